@@ -1,0 +1,77 @@
+#include "analysis/nsys_stats/naming.h"
+
+#include <algorithm>
+
+namespace tracedoc::nsys_stats {
+
+StrId kernel_name(const Trace& trace, size_t i, const ReportArgs& args) {
+  const auto& k = trace.kernels;
+  if (args.has("base")) return k.short_name[i];
+  if (args.has("mangled") && k.mangled_name[i] != kNoStr) return k.mangled_name[i];
+  return k.name[i];
+}
+
+std::string_view strip_api_version(std::string_view name) {
+  if (name.size() >= 6 && name[name.size() - 6] == '_' && name[name.size() - 5] == 'v') {
+    return name.substr(0, name.size() - 6);
+  }
+  return name;
+}
+
+bool is_pushpop(uint16_t kind) {
+  return kind == static_cast<uint16_t>(RangeKind::kNvtxPushPop) ||
+         kind == static_cast<uint16_t>(RangeKind::kNvtxtPushPop);
+}
+bool is_startend(uint16_t kind) {
+  return kind == static_cast<uint16_t>(RangeKind::kNvtxStartEnd) ||
+         kind == static_cast<uint16_t>(RangeKind::kNvtxtStartEnd);
+}
+bool is_nvtx_range(uint16_t kind) { return is_pushpop(kind) || is_startend(kind); }
+
+namespace {
+constexpr int64_t kPidBits = 0x0000FFFFFF000000;
+}
+
+NvtxNamer::NvtxNamer(const Trace& trace) : trace_(trace) {
+  const auto& r = trace.ranges;
+  std::map<std::pair<int64_t, int64_t>, TimeNs> first_seen;
+  bool any = false;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.start[i] != kNoTime) { max_ts_ = any ? std::max(max_ts_, r.start[i]) : r.start[i]; any = true; }
+    if (r.end[i] != kNoTime) { max_ts_ = any ? std::max(max_ts_, r.end[i]) : r.end[i]; any = true; }
+    if (r.kind[i] != static_cast<uint16_t>(RangeKind::kNvtxDomainCreate) || r.domain_id[i] == kNoValue) continue;
+    auto key = std::make_pair(r.global_tid[i] & kPidBits, r.domain_id[i]);
+    auto it = first_seen.find(key);
+    if (it == first_seen.end() || r.start[i] < it->second) {
+      first_seen[key] = r.start[i];
+      domains_[key] = r.text[i];
+    }
+  }
+}
+
+StrId NvtxNamer::domain(size_t i) const {
+  if (domains_.empty() || trace_.ranges.domain_id[i] == kNoValue) return kNoStr;
+  auto it = domains_.find({trace_.ranges.global_tid[i] & kPidBits, trace_.ranges.domain_id[i]});
+  return it == domains_.end() ? kNoStr : it->second;
+}
+
+std::string NvtxNamer::tag(size_t i, bool* null) const {
+  const StrId text = trace_.ranges.text[i];
+  const StrId dom = domain(i);
+  if (null) *null = text == kNoStr;
+  if (dom != kNoStr) {
+    if (text == kNoStr) return {};
+    std::string t(trace_.str(dom));
+    t += ':';
+    t += trace_.str(text);
+    return t;
+  }
+  return std::string(trace_.str(text));
+}
+
+TimeNs NvtxNamer::duration(size_t i) const {
+  const auto& r = trace_.ranges;
+  return (r.end[i] == kNoTime ? max_ts_ : r.end[i]) - r.start[i];
+}
+
+}  // namespace tracedoc::nsys_stats

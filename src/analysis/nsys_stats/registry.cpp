@@ -1,0 +1,52 @@
+#include "analysis/nsys_stats/registry.h"
+
+#include <fmt/format.h>
+
+#include "analysis/nsys_stats/summary_reports.h"
+#include "analysis/nsys_stats/trace_reports.h"
+#include "ingest/nsys_sqlite_reader.h"
+
+namespace tracedoc::nsys_stats {
+
+Status no_data(const Trace& trace, std::string_view what) {
+  return NoData(fmt::format("{} {}", trace.source.path, what));
+}
+
+const std::vector<ReportDef>& all_reports() {
+  static const std::vector<ReportDef> reports = {
+      {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_api_gpu_sum},
+      {"cuda_api_sum", "CUDA API Summary", kLoadApi, cuda_api_sum},
+      {"cuda_api_trace", "CUDA API Trace", kLoadApi, cuda_api_trace},
+      {"cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", kLoadKernels, cuda_gpu_kern_gb_sum},
+      {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", kLoadKernels, cuda_gpu_kern_sum},
+      {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", kLoadMemcpy | kLoadMemset, cuda_gpu_mem_size_sum},
+      {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", kLoadMemcpy | kLoadMemset, cuda_gpu_mem_time_sum},
+      {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_sum},
+      {"cuda_gpu_trace", "CUDA GPU Trace", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_trace},
+      {"nvtx_pushpop_sum", "NVTX Push/Pop Range Summary", kLoadRanges, nvtx_pushpop_sum},
+      {"nvtx_startend_sum", "NVTX Start/End Range Summary", kLoadRanges, nvtx_startend_sum},
+      {"nvtx_sum", "NVTX Range Summary", kLoadRanges, nvtx_sum},
+      {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
+  };
+  return reports;
+}
+
+const ReportDef* find_report(std::string_view name) {
+  for (const auto& r : all_reports()) {
+    if (name == r.name) return &r;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string>& default_reports() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> wanted = {"nvtx_sum", "osrt_sum", "cuda_api_sum", "cuda_gpu_kern_sum",
+                                       "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "openmp_sum", "um_sum"};
+    std::vector<std::string> out;
+    for (auto& w : wanted) if (find_report(w)) out.push_back(w);
+    return out;
+  }();
+  return names;
+}
+
+}  // namespace tracedoc::nsys_stats

@@ -1,0 +1,20 @@
+// Summary-style reports (one row per name with count, total, avg, median, min, max, stdev).
+#pragma once
+
+#include "analysis/nsys_stats/registry.h"
+
+namespace tracedoc::nsys_stats {
+
+Status cuda_gpu_kern_sum(const Trace&, const ReportArgs&, RowSink&);
+Status cuda_gpu_kern_gb_sum(const Trace&, const ReportArgs&, RowSink&);
+Status cuda_gpu_mem_time_sum(const Trace&, const ReportArgs&, RowSink&);
+Status cuda_gpu_mem_size_sum(const Trace&, const ReportArgs&, RowSink&);
+Status cuda_api_sum(const Trace&, const ReportArgs&, RowSink&);
+Status osrt_sum(const Trace&, const ReportArgs&, RowSink&);
+Status nvtx_sum(const Trace&, const ReportArgs&, RowSink&);
+Status nvtx_pushpop_sum(const Trace&, const ReportArgs&, RowSink&);
+Status nvtx_startend_sum(const Trace&, const ReportArgs&, RowSink&);
+Status cuda_gpu_sum(const Trace&, const ReportArgs&, RowSink&);
+Status cuda_api_gpu_sum(const Trace&, const ReportArgs&, RowSink&);
+
+}  // namespace tracedoc::nsys_stats

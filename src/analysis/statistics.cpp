@@ -1,0 +1,90 @@
+#include "analysis/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace tracedoc {
+
+double StdevAccumulator::stdev() const {
+  return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0;
+}
+
+double nsys_quantile(const std::vector<int64_t>& sorted, double fraction) {
+  const int64_t cnt = static_cast<int64_t>(sorted.size());
+  if (cnt == 0) return 0;
+  // The extension computes pcnt as cnt/2.0, cnt/4.0 or cnt*3/4.0.
+  double pcnt = fraction == 0.5 ? cnt / 2.0 : fraction == 0.25 ? cnt / 4.0 : cnt * 3 / 4.0;
+  const double need_left = pcnt;
+  const double need_right = static_cast<double>(cnt) - pcnt;
+  int64_t below = 0;  // values strictly less than the current distinct value
+  int64_t selected = 0;
+  int64_t sum = 0;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    const int64_t c = static_cast<int64_t>(j - i);
+    const int64_t at_or_below = below + c;
+    const int64_t at_or_above = cnt - below;
+    if (at_or_below >= need_left) {
+      if (at_or_above >= need_right) {
+        ++selected;
+        sum += sorted[i];
+      } else {
+        break;
+      }
+    }
+    below += c;
+    i = j;
+  }
+  if (selected == 0) return 0;
+  return static_cast<double>(sum) / static_cast<double>(selected);
+}
+
+SummaryStats summarize(std::vector<int64_t>& values) {
+  SummaryStats s;
+  s.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return s;
+  StdevAccumulator acc;
+  double fsum = 0;
+  s.min = values[0];
+  s.max = values[0];
+  for (int64_t v : values) {
+    s.total += v;
+    fsum += static_cast<double>(v);
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    acc.add(static_cast<double>(v));
+  }
+  s.avg = fsum / static_cast<double>(s.count);
+  s.stdev = acc.stdev();
+  std::sort(values.begin(), values.end());
+  s.median = nsys_quantile(values, 0.5);
+  s.q1 = nsys_quantile(values, 0.25);
+  s.q3 = nsys_quantile(values, 0.75);
+  return s;
+}
+
+double sqlite_round(double x, int digits) {
+  if (x < -4503599627370496.0 || x > 4503599627370496.0) return x;
+  if (digits == 0) return static_cast<double>(static_cast<int64_t>(x + (x < 0 ? -0.5 : 0.5)));
+  // SQLite formats with "%.*f" (long double arithmetic, rounder 0.5*10^-digits plus a relative
+  // 3e-16 nudge) and parses the text back.
+  const bool negative = x < 0;
+  long double v = negative ? -static_cast<long double>(x) : static_cast<long double>(x);
+  long double rounder = 0.5L;
+  for (int i = 0; i < digits; ++i) rounder *= 0.1L;
+  int exponent = 0;
+  std::frexp(static_cast<double>(v), &exponent);
+  const int ex = exponent - 1;
+  if (digits + ex / 3 < 15) rounder += v * 3e-16L;
+  v += rounder;
+  long double scale = 1;
+  for (int i = 0; i < digits; ++i) scale *= 10;
+  long double truncated = std::floor(v * scale);
+  // Parse-back equivalent: the nearest double to the decimal digits.
+  double result = static_cast<double>(truncated) / static_cast<double>(scale);
+  return negative ? -result : result;
+}
+
+}  // namespace tracedoc

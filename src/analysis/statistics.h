@@ -1,0 +1,46 @@
+// Summary statistics with the exact semantics of the SQLite aggregates that `nsys stats` uses
+// (nsys ships SQLite with the extension-functions median / lower_quartile / upper_quartile / stdev),
+// so that tracedoc's numbers equal nsys's bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tracedoc {
+
+struct SummaryStats {
+  int64_t count = 0;
+  int64_t total = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  double avg = 0;     // SQLite avg(): floating sum / count
+  double median = 0;  // extension median(): mean of the middle distinct value(s)
+  double q1 = 0, q3 = 0;
+  double stdev = 0;   // sample standard deviation (Welford, input order); 0 for one value
+};
+
+// Welford accumulator in SQLite's extension-functions order of operations.
+struct StdevAccumulator {
+  int64_t n = 0;
+  double mean = 0, m2 = 0;
+  void add(double x) {
+    ++n;
+    double delta = x - mean;
+    mean += delta / static_cast<double>(n);
+    m2 += delta * (x - mean);
+  }
+  double stdev() const;
+};
+
+// `values` in the order the rows were read (stdev depends on it); the vector is sorted afterwards.
+SummaryStats summarize(std::vector<int64_t>& values);
+
+// Percentile-like selection of the extension functions: `fraction` 0.5 median, 0.25 / 0.75 quartiles.
+// `sorted` must be ascending.
+double nsys_quantile(const std::vector<int64_t>& sorted, double fraction);
+
+// SQLite's round(x, digits) (SQLite 3.42 printf-based rounding: half away from zero, with its
+// small upward bias), so that .x5 cases round as nsys rounds them.
+double sqlite_round(double x, int digits);
+
+}  // namespace tracedoc

@@ -1,0 +1,18 @@
+// One function per subcommand; main() only dispatches.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace tracedoc::cli {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitBadInput = 2;
+
+// Registers the subcommand on `app`; the returned function runs it after parsing.
+std::function<int()> add_stats_command(CLI::App& app);
+
+}  // namespace tracedoc::cli

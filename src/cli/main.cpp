@@ -1,0 +1,32 @@
+// tracedoc: GPU timelines that explain themselves.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace tracedoc::cli;
+  CLI::App app{"tracedoc: reads Nsight Systems and PyTorch profiler traces and explains them"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tracedoc 0.1.0"));
+  std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+  auto stats = add_stats_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tracedoc: %s\n", e.what());
+    std::fprintf(stderr, "Run with --help for usage.\n");
+    return kExitBadInput;
+  }
+  if (app.got_subcommand("stats")) return stats();
+  return kExitBadInput;
+}

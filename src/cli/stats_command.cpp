@@ -1,0 +1,218 @@
+// `tracedoc stats`: the `nsys stats` reports, same names, columns and numbers.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <functional>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "analysis/nsys_stats/registry.h"
+#include "analysis/trace_filter.h"
+#include "cli/commands.h"
+#include "ingest/open_trace.h"
+#include "report/atomic_file.h"
+#include "report/writers.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct StatsOptions {
+  std::string input;
+  std::vector<std::string> reports;
+  std::string format;
+  std::string output = "-";
+  std::string timeunit = "ns";
+  std::string filter_time, filter_nvtx, filter_name;
+  bool all_ranks = false;
+  bool list_reports = false;
+};
+
+// Holds back begin() until the first row, so that empty reports print nothing.
+class DeferredSink : public RowSink {
+ public:
+  DeferredSink(RowSink& inner, std::function<void()> on_first_row) : inner_(inner), on_first_row_(std::move(on_first_row)) {}
+  void begin(const std::vector<ColumnSpec>& columns) override { columns_ = columns; started_ = false; }
+  void row(std::span<const Cell> cells) override {
+    if (!started_) {
+      started_ = true;
+      on_first_row_();
+      inner_.begin(columns_);
+    }
+    inner_.row(cells);
+  }
+  void end() override {
+    if (started_) inner_.end();
+  }
+
+ private:
+  RowSink& inner_;
+  std::function<void()> on_first_row_;
+  std::vector<ColumnSpec> columns_;
+  bool started_ = false;
+};
+
+struct ReportRequest {
+  const nsys_stats::ReportDef* def;
+  nsys_stats::ReportArgs args;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    size_t next = s.find(sep, pos);
+    out.push_back(s.substr(pos, next == std::string::npos ? std::string::npos : next - pos));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+int fail(const Status& st) {
+  std::fprintf(stderr, "tracedoc: %s\n", st.message().c_str());
+  return kExitBadInput;
+}
+
+int list_reports() {
+  for (const auto& r : nsys_stats::all_reports()) std::printf("%-24s %s\n", r.name, r.display_name);
+  return kExitOk;
+}
+
+int run_stats(const StatsOptions& opt) {
+  if (opt.list_reports) return list_reports();
+  if (opt.input.empty()) return fail(UsageError("stats: an INPUT file is required"));
+
+  // Reports and their arguments: "name[:arg[:arg]]", comma-separated, repeatable.
+  std::vector<ReportRequest> requests;
+  std::vector<std::string> names;
+  for (const auto& r : opt.reports) for (auto& n : split(r, ',')) if (!n.empty()) names.push_back(n);
+  if (names.empty()) names = nsys_stats::default_reports();
+  uint32_t tables = 0;
+  std::optional<std::regex> name_filter;
+  if (!opt.filter_name.empty()) {
+    try {
+      name_filter.emplace(opt.filter_name, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return fail(UsageError(fmt::format("--filter-name: invalid regular expression '{}': {}", opt.filter_name, e.what())));
+    }
+  }
+  for (const auto& n : names) {
+    auto parts = split(n, ':');
+    const auto* def = nsys_stats::find_report(parts[0]);
+    if (!def) {
+      return fail(UsageError(fmt::format("unknown report '{}' (see `tracedoc stats --help-reports`)", parts[0])));
+    }
+    ReportRequest req{def, {}};
+    req.args.args.assign(parts.begin() + 1, parts.end());
+    req.args.name_filter = name_filter;
+    tables |= def->tables;
+    requests.push_back(std::move(req));
+  }
+
+  OutputFormat format = isatty(STDOUT_FILENO) && opt.output == "-" ? OutputFormat::kColumn : OutputFormat::kCsv;
+  if (!opt.format.empty()) {
+    auto f = parse_output_format(opt.format);
+    if (!f.ok()) return fail(f.status());
+    format = *f;
+  }
+  auto unit = parse_time_unit(opt.timeunit);
+  if (!unit.ok()) return fail(unit.status());
+
+  TraceFilter filter;
+  if (!opt.filter_time.empty()) {
+    auto w = parse_time_window(opt.filter_time);
+    if (!w.ok()) return fail(w.status());
+    filter.window = *w;
+  }
+  if (!opt.filter_nvtx.empty()) {
+    auto spec = parse_nvtx_filter(opt.filter_nvtx);
+    if (!spec.ok()) return fail(spec.status());
+    filter.nvtx = *spec;
+    filter.all_ranks = opt.all_ranks;
+    tables |= kLoadRanges;
+  }
+
+  OpenOptions open_options;
+  open_options.nsys.tables = tables;
+  auto trace = open_trace(opt.input, open_options);
+  if (!trace.ok()) return fail(trace.status());
+  if (filter.window || filter.nvtx) {
+    Status st = apply_filter(*trace, filter);
+    if (!st.ok()) return fail(st);
+  }
+
+  const bool to_stdout = opt.output == "-";
+  const bool human = format == OutputFormat::kColumn || format == OutputFormat::kTable;
+  bool first = true;
+  for (const auto& req : requests) {
+    WriterOptions wo;
+    wo.format = format;
+    wo.units.time = *unit;
+    wo.report_name = req.def->name;
+    wo.display_name = human ? req.def->display_name : "";
+    wo.input_path = opt.input;
+    if (to_stdout) {
+      TextOut out(stdout);
+      auto writer = make_writer(wo, out);
+      // As nsys, a report without rows prints nothing (JSON still prints its empty document).
+      DeferredSink deferred(*writer, [&] {
+        if (!first && !human) out.put('\n');
+        first = false;
+      });
+      RowSink& sink = format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred;
+      Status st = req.def->run(*trace, req.args, sink);
+      out.flush();
+      std::fflush(stdout);
+      if (st.code() == ErrorCode::kNoData) {
+        std::fprintf(stderr, "SKIPPED: %s\n", st.message().c_str());
+        continue;
+      }
+      if (!st.ok()) return fail(st);
+      continue;
+    }
+    const std::string path = fmt::format("{}_{}.{}", opt.output, req.def->name, format_extension(format));
+    AtomicFile file;
+    Status st = file.open(path);
+    if (!st.ok()) return fail(st);
+    {
+      TextOut out(file.file());
+      auto writer = make_writer(wo, out);
+      DeferredSink deferred(*writer, [] {});
+      st = req.def->run(*trace, req.args, format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred);
+      out.flush();
+    }
+    if (st.code() == ErrorCode::kNoData) {
+      file.discard();
+      std::fprintf(stderr, "SKIPPED: %s\n", st.message().c_str());
+      continue;
+    }
+    if (!st.ok()) return fail(st);
+    st = file.commit();
+    if (!st.ok()) return fail(st);
+    std::fprintf(stderr, "Generated: %s\n", path.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_stats_command(CLI::App& app) {
+  auto opt = std::make_shared<StatsOptions>();
+  CLI::App* cmd = app.add_subcommand("stats", "Summary and trace reports compatible with `nsys stats`");
+  cmd->add_option("input", opt->input, "Nsight Systems export (.sqlite) or report (.nsys-rep)");
+  cmd->add_option("-r,--report", opt->reports, "Reports to run, comma-separated, with optional :args (default: the nsys default set)");
+  cmd->add_option("-f,--format", opt->format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
+  cmd->add_option("-o,--output", opt->output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
+  cmd->add_option("--timeunit", opt->timeunit, "ns, us, ms or s (default ns)");
+  cmd->add_option("--filter-time", opt->filter_time, "START/END: keep events overlapping this window (units ns,us,ms,s)");
+  cmd->add_option("--filter-nvtx", opt->filter_nvtx, "RANGE[@DOMAIN][/N]: keep events overlapping the N-th instance of an NVTX range");
+  cmd->add_flag("--all-ranks", opt->all_ranks, "With --filter-nvtx: keep events of every process, not only the range's own");
+  cmd->add_option("--filter-name", opt->filter_name, "Keep kernels / API calls / ranges whose name matches this regular expression");
+  cmd->add_flag("--help-reports", opt->list_reports, "List the available reports");
+  return [opt] { return run_stats(*opt); };
+}
+
+}  // namespace tracedoc::cli

@@ -1,0 +1,406 @@
+#include "ingest/nsys_sqlite_reader.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <unordered_map>
+
+#include "ingest/sqlite_db.h"
+
+namespace tracedoc {
+
+namespace {
+
+constexpr int64_t kNone = kNoValue;
+
+int32_t to_i32(int64_t v) { return v == kNone ? kNoGreen : static_cast<int32_t>(v); }
+uint8_t to_kind(int64_t v) { return v == kNone || v < 0 || v > 254 ? kNoKind : static_cast<uint8_t>(v); }
+
+// Maps nsys StringIds ids to pool ids. Sliced exports keep sparse ids, so a hash map is the fallback.
+class StringIdMap {
+ public:
+  void add(int64_t nsys_id, StrId id) { pending_.emplace_back(nsys_id, id); }
+  void finish() {
+    int64_t max_id = -1;
+    for (auto& [k, v] : pending_) max_id = std::max(max_id, k);
+    if (max_id >= 0 && max_id < static_cast<int64_t>(pending_.size()) * 4 + 4096) {
+      dense_.assign(static_cast<size_t>(max_id) + 1, kNoStr);
+      for (auto& [k, v] : pending_) if (k >= 0) dense_[static_cast<size_t>(k)] = v;
+    } else {
+      for (auto& [k, v] : pending_) sparse_.emplace(k, v);
+    }
+    pending_.clear();
+  }
+  StrId map(int64_t nsys_id) const {
+    if (nsys_id == kNone) return kNoStr;
+    if (!dense_.empty() || sparse_.empty()) {
+      return nsys_id >= 0 && nsys_id < static_cast<int64_t>(dense_.size()) ? dense_[nsys_id] : kNoStr;
+    }
+    auto it = sparse_.find(nsys_id);
+    return it == sparse_.end() ? kNoStr : it->second;
+  }
+  void remap(std::vector<StrId>& col) const {
+    // Columns are first filled with raw nsys ids (as StrId-sized ints, kNoStr for NULL).
+    for (auto& v : col) v = v == kNoStr ? kNoStr : map(static_cast<int64_t>(v));
+  }
+
+ private:
+  std::vector<std::pair<int64_t, StrId>> pending_;
+  std::vector<StrId> dense_;
+  std::unordered_map<int64_t, StrId> sparse_;
+};
+
+StrId raw_id(int64_t v) {
+  return v == kNone || v < 0 || v >= static_cast<int64_t>(kNoStr) ? kNoStr : static_cast<StrId>(v);
+}
+
+class Loader {
+ public:
+  Loader(const SqliteDb& db, Trace& trace) : db_(db), trace_(trace) {}
+
+  // Runs `SELECT wanted FROM table` and calls row(stmt) for each row.
+  template <typename RowFn>
+  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row) {
+    if (!trace_.source.has_table(table)) return Status::Ok();
+    auto cols = db_.column_names(table);
+    if (!cols.ok()) return cols.status();
+    auto stmt = db_.prepare(select_columns_sql(table, *cols, wanted));
+    if (!stmt.ok()) return stmt.status();
+    while (stmt->step()) row(*stmt);
+    if (!stmt->status().ok()) {
+      return BadInput(fmt::format("{}: table {}: {}", db_.path(), table, stmt->status().message()));
+    }
+    return Status::Ok();
+  }
+
+  Status load_kernels() {
+    auto& k = trace_.kernels;
+    return scan("CUPTI_ACTIVITY_KIND_KERNEL",
+                {"start", "end", "globalPid", "correlationId", "deviceId", "contextId", "greenContextId",
+                 "streamId", "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ",
+                 "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
+                 "dynamicSharedMemory", "graphNodeId"},
+                [&](const SqliteStatement& s) {
+                  k.start.push_back(s.int64_or(0, kNoTime));
+                  k.end.push_back(s.int64_or(1, kNoTime));
+                  k.global_pid.push_back(s.int64_or(2, 0));
+                  k.correlation.push_back(s.int64_or(3, kNone));
+                  k.device.push_back(static_cast<int32_t>(s.int64_or(4, 0)));
+                  k.context.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
+                  k.green_context.push_back(to_i32(s.int64_or(6, kNone)));
+                  k.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                  k.name.push_back(raw_id(s.int64_or(8, kNone)));
+                  k.short_name.push_back(raw_id(s.int64_or(9, kNone)));
+                  k.mangled_name.push_back(raw_id(s.int64_or(10, kNone)));
+                  k.grid_x.push_back(static_cast<int32_t>(s.int64(11)));
+                  k.grid_y.push_back(static_cast<int32_t>(s.int64(12)));
+                  k.grid_z.push_back(static_cast<int32_t>(s.int64(13)));
+                  k.block_x.push_back(static_cast<int32_t>(s.int64(14)));
+                  k.block_y.push_back(static_cast<int32_t>(s.int64(15)));
+                  k.block_z.push_back(static_cast<int32_t>(s.int64(16)));
+                  k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(17)));
+                  k.static_smem.push_back(static_cast<int32_t>(s.int64(18)));
+                  k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(19)));
+                  k.graph_node_id.push_back(s.int64_or(20, kNone));
+                });
+  }
+
+  Status load_memcpy() {
+    auto& m = trace_.memcpys;
+    return scan("CUPTI_ACTIVITY_KIND_MEMCPY",
+                {"start", "end", "globalPid", "correlationId", "bytes", "deviceId", "contextId",
+                 "greenContextId", "streamId", "srcDeviceId", "dstDeviceId", "copyKind", "srcKind",
+                 "dstKind"},
+                [&](const SqliteStatement& s) {
+                  m.start.push_back(s.int64_or(0, kNoTime));
+                  m.end.push_back(s.int64_or(1, kNoTime));
+                  m.global_pid.push_back(s.int64_or(2, 0));
+                  m.correlation.push_back(s.int64_or(3, kNone));
+                  m.bytes.push_back(s.int64_or(4, 0));
+                  m.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
+                  m.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                  m.green_context.push_back(to_i32(s.int64_or(7, kNone)));
+                  m.stream.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
+                  m.src_device.push_back(to_i32(s.int64_or(9, kNone)));
+                  m.dst_device.push_back(to_i32(s.int64_or(10, kNone)));
+                  m.copy_kind.push_back(to_kind(s.int64_or(11, kNone)));
+                  m.src_kind.push_back(to_kind(s.int64_or(12, kNone)));
+                  m.dst_kind.push_back(to_kind(s.int64_or(13, kNone)));
+                });
+  }
+
+  Status load_memset() {
+    auto& m = trace_.memsets;
+    return scan("CUPTI_ACTIVITY_KIND_MEMSET",
+                {"start", "end", "globalPid", "correlationId", "bytes", "value", "deviceId",
+                 "contextId", "greenContextId", "streamId", "memKind"},
+                [&](const SqliteStatement& s) {
+                  m.start.push_back(s.int64_or(0, kNoTime));
+                  m.end.push_back(s.int64_or(1, kNoTime));
+                  m.global_pid.push_back(s.int64_or(2, 0));
+                  m.correlation.push_back(s.int64_or(3, kNone));
+                  m.bytes.push_back(s.int64_or(4, 0));
+                  m.value.push_back(s.int64_or(5, 0));
+                  m.device.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                  m.context.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                  m.green_context.push_back(to_i32(s.int64_or(8, kNone)));
+                  m.stream.push_back(static_cast<int32_t>(s.int64_or(9, 0)));
+                  m.mem_kind.push_back(to_kind(s.int64_or(10, kNone)));
+                });
+  }
+
+  Status load_api() {
+    auto& a = trace_.api;
+    return scan("CUPTI_ACTIVITY_KIND_RUNTIME",
+                {"start", "end", "globalTid", "correlationId", "nameId", "returnValue", "eventClass"},
+                [&](const SqliteStatement& s) {
+                  a.start.push_back(s.int64_or(0, kNoTime));
+                  a.end.push_back(s.int64_or(1, kNoTime));
+                  a.global_tid.push_back(s.int64_or(2, 0));
+                  a.correlation.push_back(s.int64_or(3, kNone));
+                  a.name.push_back(raw_id(s.int64_or(4, kNone)));
+                  a.return_value.push_back(s.int64_or(5, kNone));
+                  int64_t cls = s.int64_or(6, 0);
+                  a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
+                });
+  }
+
+  Status load_os_calls() {
+    auto& o = trace_.os_calls;
+    return scan("OSRT_API",
+                {"start", "end", "globalTid", "nameId", "returnValue", "eventClass", "nestingLevel"},
+                [&](const SqliteStatement& s) {
+                  o.start.push_back(s.int64_or(0, kNoTime));
+                  o.end.push_back(s.int64_or(1, kNoTime));
+                  o.global_tid.push_back(s.int64_or(2, 0));
+                  o.name.push_back(raw_id(s.int64_or(3, kNone)));
+                  o.return_value.push_back(s.int64_or(4, kNone));
+                  o.event_class.push_back(static_cast<int32_t>(s.int64_or(5, 27)));
+                  o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                });
+  }
+
+  Status load_syncs() {
+    auto& y = trace_.syncs;
+    return scan("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                {"start", "end", "globalPid", "correlationId", "eventId", "deviceId", "contextId",
+                 "streamId", "syncType"},
+                [&](const SqliteStatement& s) {
+                  y.start.push_back(s.int64_or(0, kNoTime));
+                  y.end.push_back(s.int64_or(1, kNoTime));
+                  y.global_pid.push_back(s.int64_or(2, 0));
+                  y.correlation.push_back(s.int64_or(3, kNone));
+                  y.event_id.push_back(s.int64_or(4, kNone));
+                  y.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
+                  y.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                  y.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                  y.sync_type.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
+                });
+  }
+
+  Status load_memory() {
+    auto& m = trace_.memory;
+    return scan("CUDA_GPU_MEMORY_USAGE_EVENTS",
+                {"start", "globalPid", "address", "bytes", "correlationId", "deviceId", "memKind",
+                 "memoryOperationType"},
+                [&](const SqliteStatement& s) {
+                  m.time.push_back(s.int64_or(0, kNoTime));
+                  m.global_pid.push_back(s.int64_or(1, 0));
+                  m.address.push_back(s.int64_or(2, 0));
+                  m.bytes.push_back(s.int64_or(3, 0));
+                  m.correlation.push_back(s.int64_or(4, kNone));
+                  m.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
+                  m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                  m.operation.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                });
+  }
+
+  Status load_overhead() {
+    auto& o = trace_.overhead;
+    return scan("PROFILER_OVERHEAD", {"start", "end", "globalTid", "nameId"},
+                [&](const SqliteStatement& s) {
+                  o.start.push_back(s.int64_or(0, kNoTime));
+                  o.end.push_back(s.int64_or(1, kNoTime));
+                  o.global_tid.push_back(s.int64_or(2, 0));
+                  o.name.push_back(raw_id(s.int64_or(3, kNone)));
+                });
+  }
+
+  // NVTX rows need the string table (inline texts are interned), so they load after StringIds.
+  Status load_ranges(const StringIdMap& ids) {
+    auto& r = trace_.ranges;
+    return scan("NVTX_EVENTS",
+                {"start", "end", "globalTid", "endGlobalTid", "eventType", "textId", "text",
+                 "domainId", "rangeId"},
+                [&](const SqliteStatement& s) {
+                  r.start.push_back(s.int64_or(0, kNoTime));
+                  r.end.push_back(s.int64_or(1, kNoTime));
+                  r.global_tid.push_back(s.int64_or(2, 0));
+                  r.end_global_tid.push_back(s.int64_or(3, kNone));
+                  r.kind.push_back(static_cast<uint16_t>(s.int64_or(4, 0xFFFF)));
+                  StrId text = kNoStr;
+                  if (!s.is_null(5)) text = ids.map(s.int64(5));
+                  if (text == kNoStr && !s.is_null(6)) text = trace_.strings.intern(s.text(6));
+                  r.text.push_back(text);
+                  r.domain_id.push_back(s.int64_or(7, kNone));
+                  r.range_id.push_back(s.int64_or(8, kNone));
+                });
+  }
+
+  Status load_strings(StringIdMap& ids) {
+    Status st = scan("StringIds", {"id", "value"}, [&](const SqliteStatement& s) {
+      ids.add(s.int64(0), trace_.strings.intern(s.text(1)));
+    });
+    ids.finish();
+    return st;
+  }
+
+  Status load_small_tables(const StringIdMap& ids) {
+    TRACEDOC_RETURN_IF_ERROR(scan("ThreadNames", {"globalTid", "nameId", "priority"},
+                                  [&](const SqliteStatement& s) {
+                                    trace_.threads.push_back({s.int64_or(0, 0), ids.map(s.int64_or(1, kNone)),
+                                                              static_cast<int32_t>(s.int64_or(2, 0))});
+                                  }));
+    TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", {"globalPid", "pid", "name"}, [&](const SqliteStatement& s) {
+      trace_.processes.push_back({s.int64_or(0, 0), s.int64_or(1, 0),
+                                  s.is_null(2) ? kNoStr : trace_.strings.intern(s.text(2))});
+    }));
+    TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU",
+                                  {"id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor"},
+                                  [&](const SqliteStatement& s) {
+                                    trace_.devices.push_back(
+                                        {static_cast<int32_t>(s.int64_or(0, 0)),
+                                         s.is_null(1) ? kNoStr : trace_.strings.intern(s.text(1)),
+                                         static_cast<int32_t>(s.int64_or(2, 0)), s.int64_or(3, 0),
+                                         static_cast<int32_t>(s.int64_or(4, 0)),
+                                         static_cast<int32_t>(s.int64_or(5, 0))});
+                                  }));
+    auto load_enum = [&](const std::string& table, std::vector<std::string>& labels) {
+      return scan(table, {"id", "label"}, [&](const SqliteStatement& s) {
+        int64_t id = s.int64_or(0, -1);
+        if (id < 0 || id > 255) return;
+        if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
+        labels[static_cast<size_t>(id)] = std::string(s.text(1));
+      });
+    };
+    TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEMCPY_OPER", trace_.copy_kind_labels));
+    TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEM_KIND", trace_.mem_kind_labels));
+    return Status::Ok();
+  }
+
+  Status load_metadata() {
+    auto& src = trace_.source;
+    const std::string meta = src.has_table("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
+    TRACEDOC_RETURN_IF_ERROR(scan(meta, {"name", "value"}, [&](const SqliteStatement& s) {
+      std::string_view name = s.text(0);
+      if (name == "EXPORT_PRODUCT_VERSION") src.product_version = std::string(s.text(1));
+      if (name == "EXPORT_SCHEMA_VERSION") src.schema_version = std::string(s.text(1));
+    }));
+    return scan("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, [&](const SqliteStatement& s) {
+      src.session_start_utc_ns = s.int64_or(0, 0);
+    });
+  }
+
+ private:
+  const SqliteDb& db_;
+  Trace& trace_;
+};
+
+bool is_nsys_export(const std::set<std::string>& tables) {
+  if (tables.count("StringIds") == 0) return false;
+  return tables.count("META_DATA_EXPORT") || tables.count("EXPORT_META_DATA") ||
+         tables.count("CUPTI_ACTIVITY_KIND_RUNTIME") || tables.count("NVTX_EVENTS") ||
+         tables.count("TARGET_INFO_SESSION_START_TIME");
+}
+
+}  // namespace
+
+bool looks_like_sqlite(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof(header));
+  return in.gcount() == 16 && std::memcmp(header, "SQLite format 3\0", 16) == 0;
+}
+
+Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& options) {
+  {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) return IoError(fmt::format("{}: cannot open for reading: {}", path, std::strerror(errno)));
+  }
+  if (!looks_like_sqlite(path)) {
+    return BadInput(fmt::format("{}: not an SQLite database (expected an Nsight Systems SQLite export)", path));
+  }
+  auto db = SqliteDb::open_read_only(path);
+  if (!db.ok()) return db.status();
+  auto tables = db->table_names();
+  if (!tables.ok()) {
+    return BadInput(fmt::format("{}: damaged or truncated SQLite file ({})", path, tables.status().message()));
+  }
+  if (!is_nsys_export(*tables)) {
+    return BadInput(fmt::format(
+        "{}: SQLite file without Nsight Systems tables (no StringIds / META_DATA_EXPORT): not an nsys export",
+        path));
+  }
+
+  Trace trace;
+  trace.source.path = path;
+  trace.source.format = "nsys-sqlite";
+  trace.source.tables = *tables;
+  trace.source.has_enum_tables = tables->count("ENUM_CUDA_MEMCPY_OPER") != 0;
+  {
+    auto cols = db->column_names("CUPTI_ACTIVITY_KIND_KERNEL");
+    trace.source.has_green_context = cols.ok() && cols->count("greenContextId");
+  }
+
+  const uint32_t want = options.tables;
+  Loader main_loader(*db, trace);
+  StringIdMap ids;
+
+  // Thread B loads the big id-only tables on its own connection; thread A (this one) loads strings,
+  // NVTX and the rest. Both write to disjoint members of `trace`.
+  Status gpu_status;
+  auto load_gpu_side = [&](const SqliteDb& conn) {
+    Loader loader(conn, trace);
+    auto run = [&](uint32_t bit, Status (Loader::*fn)()) {
+      if (gpu_status.ok() && (want & bit)) gpu_status = (loader.*fn)();
+    };
+    run(kLoadApi, &Loader::load_api);
+    run(kLoadKernels, &Loader::load_kernels);
+    run(kLoadMemcpy, &Loader::load_memcpy);
+    run(kLoadMemset, &Loader::load_memset);
+    run(kLoadSyncs, &Loader::load_syncs);
+    run(kLoadMemory, &Loader::load_memory);
+  };
+  std::thread worker;
+  Result<SqliteDb> second = Status(ErrorCode::kInternal, "unused");
+  if (options.parallel) {
+    second = SqliteDb::open_read_only(path);
+    if (second.ok()) worker = std::thread([&] { load_gpu_side(*second); });
+  }
+
+  Status st = main_loader.load_metadata();
+  if (st.ok()) st = main_loader.load_strings(ids);
+  if (st.ok() && (want & kLoadRanges)) st = main_loader.load_ranges(ids);
+  if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_os_calls();
+  if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
+  if (st.ok()) st = main_loader.load_small_tables(ids);
+
+  if (worker.joinable()) {
+    worker.join();
+  } else {
+    load_gpu_side(*db);
+  }
+  if (!st.ok()) return st;
+  if (!gpu_status.ok()) return gpu_status;
+
+  for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name,
+                    &trace.api.name, &trace.os_calls.name, &trace.overhead.name}) {
+    ids.remap(*col);
+  }
+  return trace;
+}
+
+}  // namespace tracedoc

@@ -1,0 +1,38 @@
+// Reader for Nsight Systems SQLite exports (`nsys export --type sqlite`), every schema from 2.9.1
+// (nsys 2022.1) on: it adapts to renamed metadata tables, missing ENUM_* tables, missing columns
+// and absent tables, and never writes to or locks the input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "model/trace.h"
+
+namespace tracedoc {
+
+// Which event tables to load; reports ask only for what they use, which keeps big files fast.
+enum NsysTables : uint32_t {
+  kLoadKernels = 1u << 0,
+  kLoadMemcpy = 1u << 1,
+  kLoadMemset = 1u << 2,
+  kLoadApi = 1u << 3,
+  kLoadRanges = 1u << 4,
+  kLoadOsCalls = 1u << 5,
+  kLoadSyncs = 1u << 6,
+  kLoadMemory = 1u << 7,
+  kLoadOverhead = 1u << 8,
+  kLoadAll = 0xFFFFFFFFu,
+};
+
+struct NsysReadOptions {
+  uint32_t tables = kLoadAll;
+  bool parallel = true;  // load independent tables on two threads
+};
+
+// True when the first bytes of the file are the SQLite header.
+bool looks_like_sqlite(const std::string& path);
+
+Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& options = {});
+
+}  // namespace tracedoc

@@ -1,0 +1,85 @@
+#include "ingest/open_trace.h"
+
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace tracedoc {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return {};
+  std::string p(path);
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t next = p.find(':', pos);
+    std::string dir = p.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return {};
+}
+
+// Runs `nsys export` into a private temporary directory (never next to the input) and reads it.
+Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options) {
+  const std::string nsys = find_on_path("nsys");
+  if (nsys.empty()) {
+    return BadInput(fmt::format(
+        "{}: an Nsight Systems report (.nsys-rep) needs exporting first and no `nsys` is on PATH; run "
+        "`nsys export --type sqlite --output report.sqlite {}` and pass the .sqlite file",
+        path, path));
+  }
+  std::string dir_template = (std::filesystem::temp_directory_path() / "tracedoc-XXXXXX").string();
+  if (!::mkdtemp(dir_template.data())) return IoError(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  const std::string out = dir_template + "/export.sqlite";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) { ::dup2(devnull, 1); ::dup2(devnull, 2); }
+    ::execl(nsys.c_str(), "nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output",
+            out.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !std::filesystem::exists(out)) {
+    std::filesystem::remove_all(dir_template);
+    return BadInput(fmt::format("{}: `nsys export` could not export this report", path));
+  }
+  auto trace = read_nsys_sqlite(out, options.nsys);
+  std::filesystem::remove_all(dir_template);
+  if (trace.ok()) trace->source.path = path;
+  return trace;
+}
+
+}  // namespace
+
+Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return BadInput(fmt::format("{}: is a directory, expected a trace file", path));
+  if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));
+  if (looks_like_sqlite(path)) return read_nsys_sqlite(path, options.nsys);
+  if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) return open_nsys_rep(path, options);
+  return BadInput(fmt::format("{}: unrecognized input: not an Nsight Systems SQLite export or .nsys-rep report", path));
+}
+
+}  // namespace tracedoc

@@ -1,0 +1,187 @@
+// The normalized trace model shared by every reader and every analysis.
+//
+// One Trace holds one recording (an nsys export, or a PyTorch profiler trace). Events are stored
+// column-wise, times are int64 nanoseconds on the recording's own timebase, names are StringPool ids.
+// CPU threads and processes are identified the way nsys serializes them, so that both input formats
+// share one scheme:  global_tid = (vm << 48) | (pid << 24) | tid,  global_pid = global_tid with tid 0.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/string_pool.h"
+
+namespace tracedoc {
+
+using TimeNs = int64_t;
+inline constexpr TimeNs kNoTime = std::numeric_limits<int64_t>::min();  // SQL NULL time
+inline constexpr int64_t kNoValue = std::numeric_limits<int64_t>::min();  // SQL NULL integer
+
+inline int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
+inline int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
+inline int64_t global_pid_of(int64_t global_tid) { return global_tid & ~int64_t{0xFFFFFF}; }
+inline int64_t make_global_tid(int64_t vm, int64_t pid, int64_t tid) {
+  return (vm << 48) | ((pid & 0xFFFFFF) << 24) | (tid & 0xFFFFFF);
+}
+
+// Copy direction, numbered as CUPTI / nsys number them (ENUM_CUDA_MEMCPY_OPER).
+enum class CopyKind : uint8_t {
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5, kAtoD = 6, kDtoA = 7,
+  kDtoD = 8, kHtoH = 9, kPtoP = 10, kUvmHtoD = 11, kUvmDtoH = 12, kUvmDtoD = 13,
+};
+// Memory kind, numbered as ENUM_CUDA_MEM_KIND.
+enum class MemKind : uint8_t {
+  kPageable = 0, kPinned = 1, kDevice = 2, kArray = 3, kManaged = 4, kDeviceStatic = 5,
+  kManagedStatic = 6, kUnknown = 7,
+};
+inline constexpr uint8_t kNoKind = 0xFF;  // SQL NULL kind
+
+// Labels nsys prints for the enums above; used when an old export has no ENUM_* tables.
+const char* copy_kind_label(uint8_t kind);
+const char* mem_kind_label(uint8_t kind);
+
+struct KernelTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, correlation;
+  std::vector<int32_t> device, context, green_context, stream;  // green_context: kNoGreen if none
+  std::vector<StrId> name, short_name, mangled_name;             // name = demangled
+  std::vector<int32_t> grid_x, grid_y, grid_z, block_x, block_y, block_z;
+  std::vector<int32_t> registers_per_thread, static_smem, dynamic_smem;
+  std::vector<int64_t> graph_node_id;
+  size_t size() const { return start.size(); }
+};
+inline constexpr int32_t kNoGreen = std::numeric_limits<int32_t>::min();
+
+struct MemcpyTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, correlation, bytes;
+  std::vector<int32_t> device, context, green_context, stream, src_device, dst_device;
+  std::vector<uint8_t> copy_kind, src_kind, dst_kind;
+  size_t size() const { return start.size(); }
+};
+
+struct MemsetTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, correlation, bytes, value;
+  std::vector<int32_t> device, context, green_context, stream;
+  std::vector<uint8_t> mem_kind;
+  size_t size() const { return start.size(); }
+};
+
+// CUDA (or HIP) API calls made on CPU threads.
+enum class ApiClass : uint8_t { kCudaRuntime = 0, kCudaDriver = 1, kOther = 2 };
+struct ApiTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_tid, correlation, return_value;
+  std::vector<StrId> name;  // as recorded, version suffix kept (cudaLaunchKernel_v7000)
+  std::vector<uint8_t> api_class;
+  size_t size() const { return start.size(); }
+};
+
+// Annotation ranges and marks: NVTX (push/pop, start/end, marks, domain creation rows) from nsys,
+// and later user annotations / operators from PyTorch traces. `kind` uses nsys event type numbers.
+enum class RangeKind : uint16_t {
+  kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxtPushPop = 70, kNvtxtStartEnd = 71,
+  kNvtxDomainCreate = 75, kOther = 0xFFFF,
+};
+struct RangeTable {
+  std::vector<TimeNs> start, end;            // end == kNoTime: never closed
+  std::vector<int64_t> global_tid, end_global_tid;  // end_global_tid: kNoValue unless ended elsewhere
+  std::vector<uint16_t> kind;                // RangeKind, raw value kept for unknown types
+  std::vector<StrId> text;                   // registered string if any, else the inline text
+  std::vector<int64_t> domain_id;            // kNoValue when absent
+  std::vector<int64_t> range_id;             // nvtxRangeStart id, kNoValue when absent
+  size_t size() const { return start.size(); }
+};
+
+// Operating-system runtime calls (pthread, poll, ioctl, ...).
+struct OsCallTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_tid, return_value;
+  std::vector<StrId> name;
+  std::vector<int32_t> event_class, nesting_level;
+  size_t size() const { return start.size(); }
+};
+
+// CUDA synchronization activity (event / stream / context syncs seen on the GPU side).
+struct SyncTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, correlation, event_id;
+  std::vector<int32_t> device, context, stream, sync_type;
+  size_t size() const { return start.size(); }
+};
+
+// GPU memory allocation / free events (CUDA_GPU_MEMORY_USAGE_EVENTS, PyTorch [memory]).
+struct MemoryEventTable {
+  std::vector<TimeNs> time;
+  std::vector<int64_t> global_pid, address, bytes, correlation;
+  std::vector<int32_t> device, mem_kind, operation;  // operation: 0 allocation, 1 free
+  size_t size() const { return time.size(); }
+};
+
+// Profiler overhead ranges (nsys PROFILER_OVERHEAD).
+struct OverheadTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_tid;
+  std::vector<StrId> name;
+  size_t size() const { return start.size(); }
+};
+
+struct ThreadInfo {
+  int64_t global_tid = 0;
+  StrId name = kNoStr;
+  int32_t priority = 0;
+};
+struct ProcessInfo {
+  int64_t global_pid = 0;
+  int64_t pid = 0;
+  StrId name = kNoStr;
+};
+struct DeviceInfo {
+  int32_t id = 0;
+  StrId name = kNoStr;
+  int32_t sm_count = 0;
+  int64_t total_memory = 0;
+  int32_t compute_major = 0, compute_minor = 0;
+};
+
+// Where the trace came from and what it contained (reports say "does not contain ..." from this).
+struct TraceSource {
+  std::string path;
+  std::string format;          // "nsys-sqlite"
+  std::string product_version; // e.g. 2026.1.1.204
+  std::string schema_version;  // e.g. 3.24.14
+  int64_t session_start_utc_ns = 0;
+  std::set<std::string> tables;  // source tables present (nsys table names)
+  bool has_green_context = false;
+  bool has_enum_tables = false;
+  bool has_table(const std::string& t) const { return tables.count(t) != 0; }
+};
+
+struct Trace {
+  TraceSource source;
+  StringPool strings;
+  KernelTable kernels;
+  MemcpyTable memcpys;
+  MemsetTable memsets;
+  ApiTable api;
+  RangeTable ranges;
+  OsCallTable os_calls;
+  SyncTable syncs;
+  MemoryEventTable memory;
+  OverheadTable overhead;
+  std::vector<ThreadInfo> threads;
+  std::vector<ProcessInfo> processes;
+  std::vector<DeviceInfo> devices;
+  // Labels from the export's own ENUM tables (index = enum value); empty means use the built-in ones.
+  std::vector<std::string> copy_kind_labels, mem_kind_labels;
+
+  std::string_view str(StrId id) const { return strings.get(id); }
+  std::string copy_label(uint8_t kind) const;
+  std::string mem_label(uint8_t kind) const;
+};
+
+}  // namespace tracedoc

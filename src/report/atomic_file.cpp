@@ -1,0 +1,59 @@
+#include "report/atomic_file.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace tracedoc {
+
+AtomicFile::~AtomicFile() { discard(); }
+
+Status AtomicFile::open(const std::string& path) {
+  path_ = path;
+  std::string templ = path + ".tmp-XXXXXX";
+  int fd = mkstemp(templ.data());
+  if (fd < 0) return IoError(fmt::format("{}: cannot create output file: {}", path, std::strerror(errno)));
+  temp_path_ = templ;
+  file_ = fdopen(fd, "wb");
+  if (!file_) {
+    ::close(fd);
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+    return IoError(fmt::format("{}: cannot open output file: {}", path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+Status AtomicFile::commit() {
+  if (!file_) return IoError(fmt::format("{}: output file not open", path_));
+  bool failed = std::fflush(file_) != 0 || std::ferror(file_);
+  failed |= std::fclose(file_) != 0;
+  file_ = nullptr;
+  if (failed) {
+    discard();
+    return IoError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  }
+  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    std::string err = std::strerror(errno);
+    discard();
+    return IoError(fmt::format("{}: cannot rename output into place: {}", path_, err));
+  }
+  temp_path_.clear();
+  return Status::Ok();
+}
+
+void AtomicFile::discard() {
+  if (file_) {
+    std::fclose(file_);
+    file_ = nullptr;
+  }
+  if (!temp_path_.empty()) {
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+  }
+}
+
+}  // namespace tracedoc

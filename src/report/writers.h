@@ -1,0 +1,50 @@
+// Writers that turn report rows into text: csv, tsv, column (nsys console), table (boxed), json.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "analysis/result.h"
+#include "common/status.h"
+#include "report/number_format.h"
+
+namespace tracedoc {
+
+enum class OutputFormat { kCsv, kTsv, kColumn, kTable, kJson };
+
+Result<OutputFormat> parse_output_format(std::string_view s);
+const char* format_extension(OutputFormat f);
+
+// Buffered output to a FILE* (stdout or a temporary file).
+class TextOut {
+ public:
+  explicit TextOut(FILE* f) : file_(f) { buf_.reserve(1 << 16); }
+  ~TextOut() { flush(); }
+  void write(std::string_view s) {
+    buf_.append(s);
+    if (buf_.size() > (1 << 16)) flush();
+  }
+  void put(char c) { buf_.push_back(c); }
+  void flush() {
+    if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), file_);
+    buf_.clear();
+  }
+
+ private:
+  FILE* file_;
+  std::string buf_;
+};
+
+struct WriterOptions {
+  OutputFormat format = OutputFormat::kCsv;
+  UnitChoice units;
+  std::string report_name;     // json: "report"
+  std::string display_name;    // column/table title
+  std::string input_path;      // json: "input"
+};
+
+std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out);
+
+}  // namespace tracedoc

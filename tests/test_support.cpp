@@ -1,0 +1,132 @@
+#include "test_support.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/writers.h"
+
+namespace tracedoc::testing {
+
+namespace fs = std::filesystem;
+
+fs::path shared_dir() {
+  if (const char* env = std::getenv("TRACEDOC_SHARED")) {
+    if (fs::is_directory(env)) return env;
+  }
+  fs::path p = fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
+  return fs::is_directory(p / "traces") ? p : fs::path();
+}
+
+fs::path nsys_traces_dir() {
+  fs::path s = shared_dir();
+  return s.empty() ? s : s / "traces" / "nsys";
+}
+
+const Trace& load_nsys(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Trace>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[path];
+  if (!slot) {
+    auto t = read_nsys_sqlite(path);
+    if (!t.ok()) throw std::runtime_error(t.status().message());
+    slot = std::make_unique<Trace>(std::move(t).value());
+  }
+  return *slot;
+}
+
+std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args) {
+  std::vector<std::string> parts;
+  std::stringstream ss(report_with_args);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  const auto* def = nsys_stats::find_report(parts.at(0));
+  if (!def) throw std::runtime_error("unknown report " + parts.at(0));
+  nsys_stats::ReportArgs args;
+  args.args.assign(parts.begin() + 1, parts.end());
+  TableSink table;
+  Status st = def->run(trace, args, table);
+  if (st.code() == ErrorCode::kNoData) return std::nullopt;
+  if (!st.ok()) throw std::runtime_error(st.message());
+  if (table.rows().empty()) return std::string();  // nsys prints nothing for an empty result
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  {
+    TextOut out(mem);
+    WriterOptions wo;
+    auto w = make_writer(wo, out);
+    w->begin(table.columns());
+    for (const auto& r : table.rows()) w->row(r);
+    w->end();
+  }
+  std::fclose(mem);
+  std::string s(buf, len);
+  std::free(buf);
+  return s;
+}
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') { cell += '"'; ++i; }
+      else if (c == '"') quoted = false;
+      else cell += c;
+      continue;
+    }
+    if (c == '"' && cell.empty()) { quoted = true; any = true; }  // quotes open only at a field's start
+    else if (c == ',') { row.push_back(cell); cell.clear(); any = true; }
+    else if (c == '\n') { row.push_back(cell); rows.push_back(row); row.clear(); cell.clear(); any = false; }
+    else if (c != '\r') { cell += c; any = true; }
+  }
+  if (any || !cell.empty()) { row.push_back(cell); rows.push_back(row); }
+  return rows;
+}
+
+namespace {
+bool parse_number(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+}  // namespace
+
+bool csv_equal(const std::string& expected, const std::string& actual, std::string* why) {
+  auto e = parse_csv(expected), a = parse_csv(actual);
+  if (e.size() != a.size()) {
+    *why = "row count: expected " + std::to_string(e.size()) + ", got " + std::to_string(a.size());
+    return false;
+  }
+  for (size_t r = 0; r < e.size(); ++r) {
+    if (e[r].size() != a[r].size()) {
+      *why = "column count on line " + std::to_string(r + 1);
+      return false;
+    }
+    for (size_t c = 0; c < e[r].size(); ++c) {
+      if (e[r][c] == a[r][c]) continue;
+      double x, y;
+      if (parse_number(e[r][c], &x) && parse_number(a[r][c], &y) && x == y) continue;
+      *why = "line " + std::to_string(r + 1) + " column " + std::to_string(c + 1) + ": expected '" + e[r][c] +
+             "', got '" + a[r][c] + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace tracedoc::testing

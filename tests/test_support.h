@@ -1,0 +1,35 @@
+// Helpers shared by the tests: where the real traces are, running a report to CSV text, CSV parsing.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/nsys_stats/registry.h"
+#include "model/trace.h"
+
+namespace tracedoc::testing {
+
+// ../shared next to the checkout (or $TRACEDOC_SHARED); empty when absent.
+std::filesystem::path shared_dir();
+std::filesystem::path nsys_traces_dir();
+
+// Reads (and caches for the whole test run) an nsys export with every table loaded.
+const Trace& load_nsys(const std::string& path);
+
+// Runs a report ("name[:arg...]") and renders it as `tracedoc stats -f csv` would.
+// Returns std::nullopt when the report reports NoData (nsys's SKIPPED).
+std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args);
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text);
+
+// Equal after parsing: same shape, text cells equal, numeric cells equal as numbers.
+// On mismatch, `why` names the first differing cell.
+bool csv_equal(const std::string& expected, const std::string& actual, std::string* why);
+
+std::string read_file(const std::filesystem::path& p);
+
+}  // namespace tracedoc::testing
