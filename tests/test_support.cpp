@@ -50,7 +50,7 @@ std::optional<std::string> report_csv(const Trace& trace, const std::string& rep
   Status st = def->run(trace, args, table);
   if (st.code() == ErrorCode::kNoData) return std::nullopt;
   if (!st.ok()) throw std::runtime_error(st.message());
-  if (table.rows().empty()) return std::string();  // nsys prints nothing for an empty result
+  if (table.row_count() == 0) return std::string();  // nsys prints nothing for an empty result
   char* buf = nullptr;
   size_t len = 0;
   FILE* mem = open_memstream(&buf, &len);

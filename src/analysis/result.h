@@ -26,11 +26,13 @@ struct Cell {
   int64_t i = 0;
   double d = 0;
   std::string_view s;
+  bool stable = false;  // text that outlives the report (the trace's string pool): never copied
 
   static Cell null() { return {}; }
   static Cell integer(int64_t v) { Cell c; c.type = Type::kInt; c.i = v; return c; }
   static Cell real(double v) { Cell c; c.type = Type::kReal; c.d = v; return c; }
   static Cell text(std::string_view v) { Cell c; c.type = Type::kText; c.s = v; return c; }
+  static Cell pooled(std::string_view v) { Cell c = text(v); c.stable = true; return c; }
   bool is_null() const { return type == Type::kNull; }
 };
 
@@ -43,25 +45,36 @@ class RowSink {
   virtual void end() = 0;
 };
 
-// Collects a whole report (tests, small reports that need a second pass).
+// Collects a whole report (tests, reports computed ahead on another thread). Cells are stored
+// flat, row after row; text that is not `stable` is copied into the sink's own storage.
 class TableSink : public RowSink {
  public:
-  void begin(const std::vector<ColumnSpec>& columns) override { columns_ = columns; }
+  void begin(const std::vector<ColumnSpec>& columns) override {
+    columns_ = columns;
+    cells_.clear();
+  }
   void row(std::span<const Cell> cells) override {
-    std::vector<Cell> copy(cells.begin(), cells.end());
-    for (auto& c : copy) {
-      if (c.type == Cell::Type::kText) c.s = strings_.emplace_back(c.s);
+    for (Cell c : cells) {
+      if (c.type == Cell::Type::kText && !c.stable) c.s = strings_.emplace_back(c.s);
+      cells_.push_back(c);
     }
-    rows_.push_back(std::move(copy));
   }
   void end() override {}
 
   const std::vector<ColumnSpec>& columns() const { return columns_; }
-  const std::vector<std::vector<Cell>>& rows() const { return rows_; }
+  size_t row_count() const { return columns_.empty() ? 0 : cells_.size() / columns_.size(); }
+  std::span<const Cell> row_at(size_t r) const {
+    return {cells_.data() + r * columns_.size(), columns_.size()};
+  }
+  std::vector<std::span<const Cell>> rows() const {
+    std::vector<std::span<const Cell>> out;
+    for (size_t r = 0; r < row_count(); ++r) out.push_back(row_at(r));
+    return out;
+  }
 
  private:
   std::vector<ColumnSpec> columns_;
-  std::vector<std::vector<Cell>> rows_;
+  std::vector<Cell> cells_;
   std::deque<std::string> strings_;
 };
 

@@ -10,7 +10,7 @@ double StdevAccumulator::stdev() const {
   return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0;
 }
 
-double nsys_quantile(const std::vector<int64_t>& sorted, double fraction) {
+double nsys_quantile(std::span<const int64_t> sorted, double fraction) {
   const int64_t cnt = static_cast<int64_t>(sorted.size());
   if (cnt == 0) return 0;
   // The extension computes pcnt as cnt/2.0, cnt/4.0 or cnt*3/4.0.
@@ -41,7 +41,7 @@ double nsys_quantile(const std::vector<int64_t>& sorted, double fraction) {
   return static_cast<double>(sum) / static_cast<double>(selected);
 }
 
-SummaryStats summarize(std::vector<int64_t>& values) {
+SummaryStats summarize(std::span<int64_t> values) {
   SummaryStats s;
   s.count = static_cast<int64_t>(values.size());
   if (values.empty()) return s;
@@ -59,9 +59,10 @@ SummaryStats summarize(std::vector<int64_t>& values) {
   s.avg = fsum / static_cast<double>(s.count);
   s.stdev = acc.stdev();
   std::sort(values.begin(), values.end());
-  s.median = nsys_quantile(values, 0.5);
-  s.q1 = nsys_quantile(values, 0.25);
-  s.q3 = nsys_quantile(values, 0.75);
+  std::span<const int64_t> sorted(values.data(), values.size());
+  s.median = nsys_quantile(sorted, 0.5);
+  s.q1 = nsys_quantile(sorted, 0.25);
+  s.q3 = nsys_quantile(sorted, 0.75);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace tracedoc {
@@ -32,12 +33,13 @@ struct StdevAccumulator {
   double stdev() const;
 };
 
-// `values` in the order the rows were read (stdev depends on it); the vector is sorted afterwards.
-SummaryStats summarize(std::vector<int64_t>& values);
+// `values` in the order the rows were read (stdev depends on it); they are sorted afterwards.
+SummaryStats summarize(std::span<int64_t> values);
+inline SummaryStats summarize(std::vector<int64_t>& values) { return summarize(std::span<int64_t>(values)); }
 
 // Percentile-like selection of the extension functions: `fraction` 0.5 median, 0.25 / 0.75 quartiles.
 // `sorted` must be ascending.
-double nsys_quantile(const std::vector<int64_t>& sorted, double fraction);
+double nsys_quantile(std::span<const int64_t> sorted, double fraction);
 
 // SQLite's round(x, digits) (SQLite 3.42 printf-based rounding: half away from zero, with its
 // small upward bias), so that .x5 cases round as nsys rounds them.

@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <memory>
 #include <regex>
 #include <string>
@@ -68,6 +70,40 @@ std::vector<std::string> split(const std::string& s, char sep) {
     if (next == std::string::npos) break;
     pos = next + 1;
   }
+  return out;
+}
+
+struct Precomputed {
+  Status status;
+  TableSink table;
+};
+
+bool is_trace_report(const ReportRequest& r) {
+  const std::string_view name = r.def->name;
+  return name.size() > 6 && name.substr(name.size() - 6) == "_trace";
+}
+
+// Runs the summary reports on two threads; entries stay null for trace reports (and when there is
+// only one report, which then streams).
+std::vector<std::unique_ptr<Precomputed>> precompute_summaries(const Trace& trace,
+                                                               const std::vector<ReportRequest>& requests) {
+  std::vector<std::unique_ptr<Precomputed>> out(requests.size());
+  std::vector<size_t> jobs;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!is_trace_report(requests[i])) jobs.push_back(i);
+  }
+  if (jobs.size() < 2) return out;
+  for (size_t i : jobs) out[i] = std::make_unique<Precomputed>();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+      const size_t i = jobs[j];
+      out[i]->status = requests[i].def->run(trace, requests[i].args, out[i]->table);
+    }
+  };
+  std::thread helper(work);
+  work();
+  helper.join();
   return out;
 }
 
@@ -144,10 +180,25 @@ int run_stats(const StatsOptions& opt) {
     if (!st.ok()) return fail(st);
   }
 
+  // Summary reports are computed on both cores at once and kept in memory; trace reports (one row
+  // per event, possibly millions) stream straight to their writer when their turn comes.
+  std::vector<std::unique_ptr<Precomputed>> precomputed = precompute_summaries(*trace, requests);
+  auto produce = [&](size_t index, RowSink& sink) -> Status {
+    if (const auto& pre = precomputed[index]) {
+      if (!pre->status.ok()) return pre->status;
+      sink.begin(pre->table.columns());
+      for (size_t r = 0; r < pre->table.row_count(); ++r) sink.row(pre->table.row_at(r));
+      sink.end();
+      return Status::Ok();
+    }
+    return requests[index].def->run(*trace, requests[index].args, sink);
+  };
+
   const bool to_stdout = opt.output == "-";
   const bool human = format == OutputFormat::kColumn || format == OutputFormat::kTable;
   bool first = true;
-  for (const auto& req : requests) {
+  for (size_t index = 0; index < requests.size(); ++index) {
+    const auto& req = requests[index];
     WriterOptions wo;
     wo.format = format;
     wo.units.time = *unit;
@@ -163,7 +214,7 @@ int run_stats(const StatsOptions& opt) {
         first = false;
       });
       RowSink& sink = format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred;
-      Status st = req.def->run(*trace, req.args, sink);
+      Status st = produce(index, sink);
       out.flush();
       std::fflush(stdout);
       if (st.code() == ErrorCode::kNoData) {
@@ -181,7 +232,7 @@ int run_stats(const StatsOptions& opt) {
       TextOut out(file.file());
       auto writer = make_writer(wo, out);
       DeferredSink deferred(*writer, [] {});
-      st = req.def->run(*trace, req.args, format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred);
+      st = produce(index, format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred);
       out.flush();
     }
     if (st.code() == ErrorCode::kNoData) {

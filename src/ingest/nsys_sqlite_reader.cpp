@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "ingest/sqlite_db.h"
+#include "ingest/sqlite_fast_scan.h"
 
 namespace tracedoc {
 
@@ -61,10 +63,14 @@ class Loader {
  public:
   Loader(const SqliteDb& db, Trace& trace) : db_(db), trace_(trace) {}
 
-  // Runs `SELECT wanted FROM table` and calls row(stmt) for each row.
-  template <typename RowFn>
-  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row) {
+  // Calls row(r) for each row of `SELECT wanted FROM table`; r offers is_null(i), int64(i),
+  // int64_or(i, fallback) and text(i). Uses the direct b-tree scanner when the file allows it and
+  // SQLite otherwise; `reset` empties the destination if a fast scan has to be redone by SQLite.
+  template <typename RowFn, typename ResetFn>
+  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, ResetFn&& reset) {
     if (!trace_.source.has_table(table)) return Status::Ok();
+    if (fast_ && fast_scan(table, wanted, row).ok()) return Status::Ok();
+    reset();
     auto cols = db_.column_names(table);
     if (!cols.ok()) return cols.status();
     auto stmt = db_.prepare(select_columns_sql(table, *cols, wanted));
@@ -75,7 +81,69 @@ class Loader {
     }
     return Status::Ok();
   }
+  template <typename RowFn>
+  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row) {
+    return scan(table, wanted, row, [] {});
+  }
 
+  void use_fast_scanner(const MappedSqliteFile* fast) { fast_ = fast; }
+
+ private:
+  // The record positions of `wanted` in `table`, its root page and its rowid-alias column.
+  template <typename RowFn>
+  Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row) {
+    auto stmt = db_.prepare(fmt::format(
+        "SELECT (SELECT rootpage FROM sqlite_master WHERE type='table' AND name='{}'), cid, name, "
+        "upper(type), pk FROM pragma_table_info('{}')", table, table));
+    if (!stmt.ok()) return stmt.status();
+    int64_t root = 0;
+    int pk_count = 0, pk_position = -1;
+    bool pk_integer = false;
+    std::vector<std::pair<std::string, int>> positions;
+    while (stmt->step()) {
+      root = stmt->int64(0);
+      const int cid = static_cast<int>(stmt->int64(1));
+      positions.emplace_back(std::string(stmt->text(2)), cid);
+      if (stmt->int64(4) > 0) {
+        ++pk_count;
+        pk_position = cid;
+        pk_integer = stmt->text(3) == "INTEGER";
+      }
+    }
+    if (root <= 0 || positions.empty()) return BadInput("no table");
+    const int rowid_column = pk_count == 1 && pk_integer ? pk_position : -1;
+    std::vector<int> record_columns;  // ascending, unique
+    std::vector<int> wanted_position(wanted.size(), -1);
+    for (size_t w = 0; w < wanted.size(); ++w) {
+      for (const auto& [name, cid] : positions) {
+        if (name == wanted[w]) wanted_position[w] = cid;
+      }
+      if (wanted_position[w] >= 0) record_columns.push_back(wanted_position[w]);
+    }
+    std::sort(record_columns.begin(), record_columns.end());
+    record_columns.erase(std::unique(record_columns.begin(), record_columns.end()), record_columns.end());
+    std::vector<int> value_index(wanted.size(), -1);  // wanted column -> index into decoded values
+    for (size_t w = 0; w < wanted.size(); ++w) {
+      if (wanted_position[w] < 0) continue;
+      value_index[w] = static_cast<int>(std::lower_bound(record_columns.begin(), record_columns.end(),
+                                                         wanted_position[w]) - record_columns.begin());
+    }
+    return fast_->scan(static_cast<uint32_t>(root), record_columns, rowid_column,
+                       [&](std::span<const SqlValue> values) { row(FastRow{values, value_index}); });
+  }
+
+  // The fast scanner's row, with the accessors of SqliteStatement.
+  struct FastRow {
+    std::span<const SqlValue> values;
+    const std::vector<int>& index;
+    const SqlValue* at(int col) const { return index[col] < 0 ? nullptr : &values[index[col]]; }
+    bool is_null(int col) const { const SqlValue* v = at(col); return !v || v->is_null(); }
+    int64_t int64(int col) const { const SqlValue* v = at(col); return v ? v->int_or(0) : 0; }
+    int64_t int64_or(int col, int64_t fallback) const { const SqlValue* v = at(col); return v && !v->is_null() ? v->int_or(fallback) : fallback; }
+    std::string_view text(int col) const { const SqlValue* v = at(col); return v ? v->s : std::string_view{}; }
+  };
+
+ public:
   Status load_kernels() {
     auto& k = trace_.kernels;
     return scan("CUPTI_ACTIVITY_KIND_KERNEL",
@@ -83,7 +151,7 @@ class Loader {
                  "streamId", "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ",
                  "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
                  "dynamicSharedMemory", "graphNodeId"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   k.start.push_back(s.int64_or(0, kNoTime));
                   k.end.push_back(s.int64_or(1, kNoTime));
                   k.global_pid.push_back(s.int64_or(2, 0));
@@ -105,7 +173,8 @@ class Loader {
                   k.static_smem.push_back(static_cast<int32_t>(s.int64(18)));
                   k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(19)));
                   k.graph_node_id.push_back(s.int64_or(20, kNone));
-                });
+                },
+                [&] { k = KernelTable{}; });
   }
 
   Status load_memcpy() {
@@ -114,7 +183,7 @@ class Loader {
                 {"start", "end", "globalPid", "correlationId", "bytes", "deviceId", "contextId",
                  "greenContextId", "streamId", "srcDeviceId", "dstDeviceId", "copyKind", "srcKind",
                  "dstKind"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   m.start.push_back(s.int64_or(0, kNoTime));
                   m.end.push_back(s.int64_or(1, kNoTime));
                   m.global_pid.push_back(s.int64_or(2, 0));
@@ -129,7 +198,8 @@ class Loader {
                   m.copy_kind.push_back(to_kind(s.int64_or(11, kNone)));
                   m.src_kind.push_back(to_kind(s.int64_or(12, kNone)));
                   m.dst_kind.push_back(to_kind(s.int64_or(13, kNone)));
-                });
+                },
+                [&] { m = MemcpyTable{}; });
   }
 
   Status load_memset() {
@@ -137,7 +207,7 @@ class Loader {
     return scan("CUPTI_ACTIVITY_KIND_MEMSET",
                 {"start", "end", "globalPid", "correlationId", "bytes", "value", "deviceId",
                  "contextId", "greenContextId", "streamId", "memKind"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   m.start.push_back(s.int64_or(0, kNoTime));
                   m.end.push_back(s.int64_or(1, kNoTime));
                   m.global_pid.push_back(s.int64_or(2, 0));
@@ -149,14 +219,15 @@ class Loader {
                   m.green_context.push_back(to_i32(s.int64_or(8, kNone)));
                   m.stream.push_back(static_cast<int32_t>(s.int64_or(9, 0)));
                   m.mem_kind.push_back(to_kind(s.int64_or(10, kNone)));
-                });
+                },
+                [&] { m = MemsetTable{}; });
   }
 
   Status load_api() {
     auto& a = trace_.api;
     return scan("CUPTI_ACTIVITY_KIND_RUNTIME",
                 {"start", "end", "globalTid", "correlationId", "nameId", "returnValue", "eventClass"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   a.start.push_back(s.int64_or(0, kNoTime));
                   a.end.push_back(s.int64_or(1, kNoTime));
                   a.global_tid.push_back(s.int64_or(2, 0));
@@ -165,14 +236,15 @@ class Loader {
                   a.return_value.push_back(s.int64_or(5, kNone));
                   int64_t cls = s.int64_or(6, 0);
                   a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
-                });
+                },
+                [&] { a = ApiTable{}; });
   }
 
   Status load_os_calls() {
     auto& o = trace_.os_calls;
     return scan("OSRT_API",
                 {"start", "end", "globalTid", "nameId", "returnValue", "eventClass", "nestingLevel"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   o.start.push_back(s.int64_or(0, kNoTime));
                   o.end.push_back(s.int64_or(1, kNoTime));
                   o.global_tid.push_back(s.int64_or(2, 0));
@@ -180,7 +252,8 @@ class Loader {
                   o.return_value.push_back(s.int64_or(4, kNone));
                   o.event_class.push_back(static_cast<int32_t>(s.int64_or(5, 27)));
                   o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                });
+                },
+                [&] { o = OsCallTable{}; });
   }
 
   Status load_syncs() {
@@ -188,7 +261,7 @@ class Loader {
     return scan("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                 {"start", "end", "globalPid", "correlationId", "eventId", "deviceId", "contextId",
                  "streamId", "syncType"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   y.start.push_back(s.int64_or(0, kNoTime));
                   y.end.push_back(s.int64_or(1, kNoTime));
                   y.global_pid.push_back(s.int64_or(2, 0));
@@ -198,7 +271,8 @@ class Loader {
                   y.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
                   y.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
                   y.sync_type.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
-                });
+                },
+                [&] { y = SyncTable{}; });
   }
 
   Status load_memory() {
@@ -206,7 +280,7 @@ class Loader {
     return scan("CUDA_GPU_MEMORY_USAGE_EVENTS",
                 {"start", "globalPid", "address", "bytes", "correlationId", "deviceId", "memKind",
                  "memoryOperationType"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   m.time.push_back(s.int64_or(0, kNoTime));
                   m.global_pid.push_back(s.int64_or(1, 0));
                   m.address.push_back(s.int64_or(2, 0));
@@ -215,18 +289,20 @@ class Loader {
                   m.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
                   m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
                   m.operation.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
-                });
+                },
+                [&] { m = MemoryEventTable{}; });
   }
 
   Status load_overhead() {
     auto& o = trace_.overhead;
     return scan("PROFILER_OVERHEAD", {"start", "end", "globalTid", "nameId"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   o.start.push_back(s.int64_or(0, kNoTime));
                   o.end.push_back(s.int64_or(1, kNoTime));
                   o.global_tid.push_back(s.int64_or(2, 0));
                   o.name.push_back(raw_id(s.int64_or(3, kNone)));
-                });
+                },
+                [&] { o = OverheadTable{}; });
   }
 
   // NVTX rows need the string table (inline texts are interned), so they load after StringIds.
@@ -235,7 +311,7 @@ class Loader {
     return scan("NVTX_EVENTS",
                 {"start", "end", "globalTid", "endGlobalTid", "eventType", "textId", "text",
                  "domainId", "rangeId"},
-                [&](const SqliteStatement& s) {
+                [&](const auto& s) {
                   r.start.push_back(s.int64_or(0, kNoTime));
                   r.end.push_back(s.int64_or(1, kNoTime));
                   r.global_tid.push_back(s.int64_or(2, 0));
@@ -247,44 +323,45 @@ class Loader {
                   r.text.push_back(text);
                   r.domain_id.push_back(s.int64_or(7, kNone));
                   r.range_id.push_back(s.int64_or(8, kNone));
-                });
+                },
+                [&] { r = RangeTable{}; });
   }
 
   Status load_strings(StringIdMap& ids) {
-    Status st = scan("StringIds", {"id", "value"}, [&](const SqliteStatement& s) {
+    Status st = scan("StringIds", {"id", "value"}, [&](const auto& s) {
       ids.add(s.int64(0), trace_.strings.intern(s.text(1)));
-    });
+    }, [&] { ids = StringIdMap{}; });
     ids.finish();
     return st;
   }
 
   Status load_small_tables(const StringIdMap& ids) {
     TRACEDOC_RETURN_IF_ERROR(scan("ThreadNames", {"globalTid", "nameId", "priority"},
-                                  [&](const SqliteStatement& s) {
+                                  [&](const auto& s) {
                                     trace_.threads.push_back({s.int64_or(0, 0), ids.map(s.int64_or(1, kNone)),
                                                               static_cast<int32_t>(s.int64_or(2, 0))});
-                                  }));
-    TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", {"globalPid", "pid", "name"}, [&](const SqliteStatement& s) {
+                                  }, [&] { trace_.threads.clear(); }));
+    TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", {"globalPid", "pid", "name"}, [&](const auto& s) {
       trace_.processes.push_back({s.int64_or(0, 0), s.int64_or(1, 0),
                                   s.is_null(2) ? kNoStr : trace_.strings.intern(s.text(2))});
-    }));
+    }, [&] { trace_.processes.clear(); }));
     TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU",
                                   {"id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor"},
-                                  [&](const SqliteStatement& s) {
+                                  [&](const auto& s) {
                                     trace_.devices.push_back(
                                         {static_cast<int32_t>(s.int64_or(0, 0)),
                                          s.is_null(1) ? kNoStr : trace_.strings.intern(s.text(1)),
                                          static_cast<int32_t>(s.int64_or(2, 0)), s.int64_or(3, 0),
                                          static_cast<int32_t>(s.int64_or(4, 0)),
                                          static_cast<int32_t>(s.int64_or(5, 0))});
-                                  }));
+                                  }, [&] { trace_.devices.clear(); }));
     auto load_enum = [&](const std::string& table, std::vector<std::string>& labels) {
-      return scan(table, {"id", "label"}, [&](const SqliteStatement& s) {
+      return scan(table, {"id", "label"}, [&](const auto& s) {
         int64_t id = s.int64_or(0, -1);
         if (id < 0 || id > 255) return;
         if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
         labels[static_cast<size_t>(id)] = std::string(s.text(1));
-      });
+      }, [&] { labels.clear(); });
     };
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEMCPY_OPER", trace_.copy_kind_labels));
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEM_KIND", trace_.mem_kind_labels));
@@ -294,12 +371,12 @@ class Loader {
   Status load_metadata() {
     auto& src = trace_.source;
     const std::string meta = src.has_table("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
-    TRACEDOC_RETURN_IF_ERROR(scan(meta, {"name", "value"}, [&](const SqliteStatement& s) {
+    TRACEDOC_RETURN_IF_ERROR(scan(meta, {"name", "value"}, [&](const auto& s) {
       std::string_view name = s.text(0);
       if (name == "EXPORT_PRODUCT_VERSION") src.product_version = std::string(s.text(1));
       if (name == "EXPORT_SCHEMA_VERSION") src.schema_version = std::string(s.text(1));
     }));
-    return scan("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, [&](const SqliteStatement& s) {
+    return scan("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, [&](const auto& s) {
       src.session_start_utc_ns = s.int64_or(0, 0);
     });
   }
@@ -307,6 +384,7 @@ class Loader {
  private:
   const SqliteDb& db_;
   Trace& trace_;
+  const MappedSqliteFile* fast_ = nullptr;
 };
 
 bool is_nsys_export(const std::set<std::string>& tables) {
@@ -356,7 +434,14 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   }
 
   const uint32_t want = options.tables;
+  // The direct b-tree scanner, when the file's format allows it (else SQLite reads everything).
+  std::unique_ptr<MappedSqliteFile> fast;
+  if (options.fast_scan) {
+    auto mapped = MappedSqliteFile::open(path);
+    if (mapped.ok()) fast = std::move(mapped).value();
+  }
   Loader main_loader(*db, trace);
+  main_loader.use_fast_scanner(fast.get());
   StringIdMap ids;
 
   // Thread B loads the big id-only tables on its own connection; thread A (this one) loads strings,
@@ -364,6 +449,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   Status gpu_status;
   auto load_gpu_side = [&](const SqliteDb& conn) {
     Loader loader(conn, trace);
+    loader.use_fast_scanner(fast.get());
     auto run = [&](uint32_t bit, Status (Loader::*fn)()) {
       if (gpu_status.ok() && (want & bit)) gpu_status = (loader.*fn)();
     };

@@ -27,7 +27,8 @@ enum NsysTables : uint32_t {
 
 struct NsysReadOptions {
   uint32_t tables = kLoadAll;
-  bool parallel = true;  // load independent tables on two threads
+  bool parallel = true;   // load independent tables on two threads
+  bool fast_scan = true;  // decode table pages directly (falls back to SQLite when it cannot)
 };
 
 // True when the first bytes of the file are the SQLite header.

@@ -57,11 +57,13 @@ Result<SqliteDb> SqliteDb::open_read_only(const std::string& path) {
   SqliteDb db;
   db.path_ = path;
   std::string uri = "file:" + uri_escape(path) + "?mode=ro&immutable=1";
-  int rc = sqlite3_open_v2(uri.c_str(), &db.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  int rc = sqlite3_open_v2(uri.c_str(), &db.db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db.db_ ? sqlite3_errmsg(db.db_) : "cannot open";
     return IoError(fmt::format("{}: cannot open as SQLite: {}", path, msg));
   }
+  // Each connection is used by one thread only (the reader opens one per thread), so SQLite's
+  // per-call mutex is pure overhead (it was 40% of a table scan).
   sqlite3_exec(db.db_, "PRAGMA cache_size=-65536", nullptr, nullptr, nullptr);
   return db;
 }

@@ -1,6 +1,7 @@
 #include "model/string_pool.h"
 
 #include <cstring>
+#include <functional>
 
 namespace tracedoc {
 
@@ -29,18 +30,43 @@ std::string_view StringPool::store(std::string_view s) {
   return {dst, s.size()};
 }
 
+void StringPool::grow_index() {
+  std::vector<StrId> fresh(slots_.empty() ? 1024 : slots_.size() * 2, kNoStr);
+  const size_t mask = fresh.size() - 1;
+  for (StrId id = 0; id < views_.size(); ++id) {
+    size_t i = hashes_[id] & mask;
+    while (fresh[i] != kNoStr) i = (i + 1) & mask;
+    fresh[i] = id;
+  }
+  slots_.swap(fresh);
+}
+
 StrId StringPool::intern(std::string_view s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
-  StrId id = add_unique(s);
+  if ((views_.size() + 1) * 2 > slots_.size()) grow_index();
+  const uint64_t h = std::hash<std::string_view>{}(s);
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  for (; slots_[i] != kNoStr; i = (i + 1) & mask) {
+    const StrId id = slots_[i];
+    if (hashes_[id] == h && views_[id] == s) return id;
+  }
+  const StrId id = static_cast<StrId>(views_.size());
+  views_.push_back(store(s));
+  hashes_.push_back(h);
+  slots_[i] = id;
   return id;
 }
 
 StrId StringPool::add_unique(std::string_view s) {
-  std::string_view v = store(s);
-  StrId id = static_cast<StrId>(views_.size());
-  views_.push_back(v);
-  index_.emplace(v, id);
+  if ((views_.size() + 1) * 2 > slots_.size()) grow_index();
+  const uint64_t h = std::hash<std::string_view>{}(s);
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  while (slots_[i] != kNoStr) i = (i + 1) & mask;
+  const StrId id = static_cast<StrId>(views_.size());
+  views_.push_back(store(s));
+  hashes_.push_back(h);
+  slots_[i] = id;
   return id;
 }
 

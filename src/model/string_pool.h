@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace tracedoc {
@@ -35,8 +34,11 @@ class StringPool {
   std::vector<std::unique_ptr<char[]>> chunks_;
   size_t chunk_used_ = 0;
   size_t chunk_size_ = 0;
+  void grow_index();
+
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, StrId> index_;
+  std::vector<uint64_t> hashes_;   // per id, to rehash without touching the strings
+  std::vector<StrId> slots_;       // open addressing over ids; kNoStr = empty
 };
 
 }  // namespace tracedoc

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
-#include <unordered_map>
+#include <map>
+#include <numeric>
 
+#include "analysis/grouped_values.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/statistics.h"
 
@@ -13,189 +16,212 @@ namespace tracedoc::nsys_stats {
 
 namespace {
 
-// One output row of a summary: its labels, its values in input order, and how it sorts on ties.
-struct Group {
-  std::vector<std::string> labels;
-  std::string tie_text;   // SQLite GROUP BY order for string keys
-  int64_t tie_int = 0;    // ... or for integer keys (string ids)
-  std::vector<int64_t> values;
-  SummaryStats stats;
+// How rows with equal totals are ordered: nsys's SQL sorts on the total only, and SQLite then keeps
+// the GROUP BY order (the group key ascending); kernel summaries add explicit tie keys.
+enum class Tie { kKeyText, kKeyInt, kCountThenText };
+
+struct SummaryLayout {
+  const char* count_name = "Instances";
+  std::vector<std::string> label_columns;
+  Tie tie = Tie::kKeyText;
 };
 
-class Groups {
- public:
-  // Returns the group for `key`, creating it with `init` the first time.
-  Group& get(uint64_t key, const std::function<void(Group&)>& init) {
-    auto [it, fresh] = index_.try_emplace(key, groups_.size());
-    if (fresh) {
-      groups_.emplace_back();
-      init(groups_.back());
-    }
-    return groups_[it->second];
-  }
-  std::vector<Group>& finish() {
-    for (auto& g : groups_) g.stats = summarize(g.values);
-    return groups_;
-  }
-  bool empty() const { return groups_.empty(); }
+// label(g, out) appends the label cells of group g; text(g) is the group's name for tie ordering.
+using LabelFn = std::function<void(uint32_t, std::vector<Cell>&)>;
+using TextFn = std::function<std::string_view(uint32_t)>;
 
- private:
-  std::unordered_map<uint64_t, size_t> index_;
-  std::vector<Group> groups_;
-};
-
-enum class Tie { kText, kInt, kCountThenText };
-
-void sort_by_total(std::vector<Group>& groups, Tie tie) {
-  std::stable_sort(groups.begin(), groups.end(), [tie](const Group& a, const Group& b) {
-    if (a.stats.total != b.stats.total) return a.stats.total > b.stats.total;
+std::vector<uint32_t> output_order(const std::vector<SummaryStats>& stats, Tie tie, const TextFn& text,
+                                   const std::function<int64_t(uint32_t)>& int_key) {
+  std::vector<uint32_t> order(stats.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (stats[a].total != stats[b].total) return stats[a].total > stats[b].total;
     switch (tie) {
-      case Tie::kInt: return a.tie_int < b.tie_int;
-      case Tie::kText: return a.tie_text < b.tie_text;
-      case Tie::kCountThenText:
-        if (a.stats.count != b.stats.count) return a.stats.count < b.stats.count;
-        return a.tie_text < b.tie_text;
+      case Tie::kKeyInt: return int_key(a) < int_key(b);
+      case Tie::kKeyText: {
+        int c = text(a).compare(text(b));
+        return c != 0 ? c < 0 : a < b;
+      }
+      case Tie::kCountThenText: {
+        if (stats[a].count != stats[b].count) return stats[a].count < stats[b].count;
+        int c = text(a).compare(text(b));
+        return c != 0 ? c < 0 : a < b;
+      }
     }
-    return false;
+    return a < b;
   });
+  return order;
 }
 
-std::vector<ColumnSpec> time_columns(const char* count_name) {
-  return {{"Time", Unit::kRatioPct}, {"Total Time", Unit::kDurNs}, {count_name, Unit::kNone},
-          {"Avg", Unit::kDurNs},     {"Med", Unit::kDurNs},        {"Min", Unit::kDurNs},
-          {"Max", Unit::kDurNs},     {"StdDev", Unit::kDurNs}};
-}
-
-void push_time_stats(std::vector<Cell>& row, const SummaryStats& s, int64_t grand) {
-  row.push_back(Cell::real(sqlite_round(static_cast<double>(s.total) * 100.0 / static_cast<double>(grand), 1)));
-  row.push_back(Cell::integer(s.total));
-  row.push_back(Cell::integer(s.count));
-  row.push_back(Cell::real(sqlite_round(s.avg, 1)));
-  row.push_back(Cell::real(sqlite_round(s.median, 1)));
-  row.push_back(Cell::integer(s.min));
-  row.push_back(Cell::integer(s.max));
-  row.push_back(Cell::real(sqlite_round(s.stdev, 1)));
-}
-
-// Emits a time summary: the 8 statistics columns followed by the label columns.
-void emit_time_summary(std::vector<Group>& groups, Tie tie, const char* count_name,
-                       const std::vector<std::string>& label_columns, RowSink& sink) {
-  sort_by_total(groups, tie);
+void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const TextFn& text,
+                       const std::function<int64_t(uint32_t)>& int_key, const LabelFn& labels, RowSink& sink) {
+  const auto stats = groups.summarize_all();
+  const auto order = output_order(stats, layout.tie, text, int_key);
   int64_t grand = 0;
-  for (const auto& g : groups) grand += g.stats.total;
-  auto columns = time_columns(count_name);
-  for (const auto& l : label_columns) columns.push_back({l, Unit::kNone});
+  for (const auto& s : stats) grand += s.total;
+  std::vector<ColumnSpec> columns = {
+      {"Time", Unit::kRatioPct}, {"Total Time", Unit::kDurNs}, {layout.count_name, Unit::kNone},
+      {"Avg", Unit::kDurNs},     {"Med", Unit::kDurNs},        {"Min", Unit::kDurNs},
+      {"Max", Unit::kDurNs},     {"StdDev", Unit::kDurNs}};
+  for (const auto& l : layout.label_columns) columns.push_back({l, Unit::kNone});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (const auto& g : groups) {
+  for (uint32_t g : order) {
+    const SummaryStats& s = stats[g];
     row.clear();
-    push_time_stats(row, g.stats, grand);
-    for (const auto& l : g.labels) row.push_back(Cell::text(l));
+    row.push_back(Cell::real(sqlite_round(static_cast<double>(s.total) * 100.0 / static_cast<double>(grand), 1)));
+    row.push_back(Cell::integer(s.total));
+    row.push_back(Cell::integer(s.count));
+    row.push_back(Cell::real(sqlite_round(s.avg, 1)));
+    row.push_back(Cell::real(sqlite_round(s.median, 1)));
+    row.push_back(Cell::integer(s.min));
+    row.push_back(Cell::integer(s.max));
+    row.push_back(Cell::real(sqlite_round(s.stdev, 1)));
+    labels(g, row);
     sink.row(row);
   }
   sink.end();
 }
 
-std::string memcpy_name(const Trace& trace, uint8_t kind) {
-  return "[CUDA memcpy " + trace.copy_label(kind) + "]";
-}
+Cell text_or_null(const Trace& trace, StrId id) { return id == kNoStr ? Cell::null() : Cell::pooled(trace.str(id)); }
 
 // Kernel summaries group by name (and launch configuration for the _gb_ variant).
 Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool by_config) {
   if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return no_data(trace, "does not contain CUDA kernel data.");
   const auto& k = trace.kernels;
-  Groups groups;
-  std::unordered_map<std::string, uint64_t> config_keys;  // launch configuration -> small id
+  GroupedValues groups;
+  std::map<std::array<int32_t, 6>, uint32_t> config_ids;
+  std::vector<std::array<int32_t, 6>> configs;
+  std::vector<int8_t> name_ok(trace.strings.size() + 1, -1);  // cached --filter-name verdict per name
   for (size_t i = 0; i < k.size(); ++i) {
     const StrId name = kernel_name(trace, i, args);
-    if (!args.name_ok(trace.str(name))) continue;
+    int8_t& ok = name_ok[name == kNoStr ? trace.strings.size() : name];
+    if (ok < 0) ok = args.name_ok(trace.str(name)) ? 1 : 0;
+    if (!ok) continue;
     uint64_t key = name;
-    std::string grid, block;
     if (by_config) {
-      grid = fmt::format("{:4d} {:4d} {:4d}", k.grid_x[i], k.grid_y[i], k.grid_z[i]);
-      block = fmt::format("{:4d} {:4d} {:4d}", k.block_x[i], k.block_y[i], k.block_z[i]);
-      auto [it, fresh] = config_keys.try_emplace(grid + "|" + block, config_keys.size());
-      key |= it->second << 32;
+      std::array<int32_t, 6> c = {k.grid_x[i], k.grid_y[i], k.grid_z[i], k.block_x[i], k.block_y[i], k.block_z[i]};
+      auto [it, fresh] = config_ids.try_emplace(c, static_cast<uint32_t>(configs.size()));
+      if (fresh) configs.push_back(c);
+      key |= static_cast<uint64_t>(it->second) << 32;
     }
-    Group& g = groups.get(key, [&](Group& ng) {
-      ng.tie_text = std::string(trace.str(name));
-      if (by_config) ng.labels = {grid, block};
-      ng.labels.push_back(ng.tie_text);
-    });
-    g.values.push_back(k.end[i] - k.start[i]);
+    groups.add(groups.group_of(key), k.end[i] - k.start[i]);
   }
-  std::vector<std::string> labels = by_config ? std::vector<std::string>{"GridXYZ", "BlockXYZ", "Name"}
-                                              : std::vector<std::string>{"Name"};
-  emit_time_summary(groups.finish(), Tie::kCountThenText, "Instances", labels, sink);
+  auto name_of = [&](uint32_t g) { return static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu); };
+  SummaryLayout layout;
+  layout.tie = Tie::kCountThenText;
+  layout.label_columns = by_config ? std::vector<std::string>{"GridXYZ", "BlockXYZ", "Name"} : std::vector<std::string>{"Name"};
+  std::string grid, block;
+  emit_time_summary(
+      groups, layout, [&](uint32_t g) { return trace.str(name_of(g)); }, nullptr,
+      [&](uint32_t g, std::vector<Cell>& row) {
+        if (by_config) {
+          const auto& c = configs[groups.key(g) >> 32];
+          grid = fmt::format("{:4d} {:4d} {:4d}", c[0], c[1], c[2]);
+          block = fmt::format("{:4d} {:4d} {:4d}", c[3], c[4], c[5]);
+          row.push_back(Cell::text(grid));
+          row.push_back(Cell::text(block));
+        }
+        row.push_back(text_or_null(trace, name_of(g)));
+      },
+      sink);
   return Status::Ok();
-}
-
-// Memory operations: memcpy by direction, memset as one row. Calls add(name, duration, bytes).
-void for_each_memop(const Trace& trace, const std::function<void(const std::string&, int64_t, int64_t)>& add) {
-  std::string names[256];
-  const auto& m = trace.memcpys;
-  for (size_t i = 0; i < m.size(); ++i) {
-    std::string& n = names[m.copy_kind[i]];
-    if (n.empty()) n = memcpy_name(trace, m.copy_kind[i]);
-    add(n, m.end[i] - m.start[i], m.bytes[i]);
-  }
-  static const std::string kMemset = "[CUDA memset]";
-  const auto& s = trace.memsets;
-  for (size_t i = 0; i < s.size(); ++i) add(kMemset, s.end[i] - s.start[i], s.bytes[i]);
 }
 
 bool has_memops(const Trace& trace) {
   return trace.source.has_table("CUPTI_ACTIVITY_KIND_MEMCPY") || trace.source.has_table("CUPTI_ACTIVITY_KIND_MEMSET");
 }
 
+// Display names of memory operations, indexed by copy kind; index 256 is the memset row.
+constexpr uint32_t kMemsetKey = 256;
+std::vector<std::string> memop_names(const Trace& trace) {
+  std::vector<std::string> names(kMemsetKey + 1);
+  for (uint32_t kind = 0; kind < kMemsetKey; ++kind) {
+    names[kind] = "[CUDA memcpy " + trace.copy_label(static_cast<uint8_t>(kind)) + "]";
+  }
+  names[kMemsetKey] = "[CUDA memset]";
+  return names;
+}
+
+// Calls add(key, duration, bytes) for every memcpy and memset.
+template <typename Add>
+void for_each_memop(const Trace& trace, Add&& add) {
+  const auto& m = trace.memcpys;
+  for (size_t i = 0; i < m.size(); ++i) add(uint32_t{m.copy_kind[i]}, m.end[i] - m.start[i], m.bytes[i]);
+  const auto& s = trace.memsets;
+  for (size_t i = 0; i < s.size(); ++i) add(kMemsetKey, s.end[i] - s.start[i], s.bytes[i]);
+}
+
 Status memop_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool by_size) {
   if (!has_memops(trace)) return no_data(trace, "does not contain GPU memory data.");
-  Groups groups;
-  std::unordered_map<std::string, uint64_t> keys;
-  for_each_memop(trace, [&](const std::string& name, int64_t duration, int64_t bytes) {
-    if (!args.name_ok(name)) return;
-    auto [it, fresh] = keys.try_emplace(name, keys.size());
-    Group& g = groups.get(it->second, [&](Group& ng) { ng.labels = {name}; ng.tie_text = name; });
-    g.values.push_back(by_size ? bytes : duration);
+  const auto names = memop_names(trace);
+  std::vector<int8_t> keep(names.size());
+  for (size_t i = 0; i < names.size(); ++i) keep[i] = args.name_ok(names[i]);
+  GroupedValues groups;
+  for_each_memop(trace, [&](uint32_t key, int64_t duration, int64_t bytes) {
+    if (keep[key]) groups.add(groups.group_of(key), by_size ? bytes : duration);
   });
-  auto& gs = groups.finish();
+  auto name_of = [&](uint32_t g) -> std::string_view { return names[groups.key(g)]; };
   if (!by_size) {
-    emit_time_summary(gs, Tie::kText, "Count", {"Operation"}, sink);
+    SummaryLayout layout;
+    layout.count_name = "Count";
+    layout.label_columns = {"Operation"};
+    emit_time_summary(groups, layout, name_of, nullptr,
+                      [&](uint32_t g, std::vector<Cell>& row) { row.push_back(Cell::text(name_of(g))); }, sink);
     return Status::Ok();
   }
-  std::stable_sort(gs.begin(), gs.end(), [](const Group& a, const Group& b) {
-    if (a.stats.total != b.stats.total) return a.stats.total > b.stats.total;
-    return a.tie_text < b.tie_text;
-  });
+  const auto stats = groups.summarize_all();
+  const auto order = output_order(stats, Tie::kKeyText, name_of, nullptr);
   sink.begin({{"Total", Unit::kMemB}, {"Count", Unit::kNone}, {"Avg", Unit::kMemB}, {"Med", Unit::kMemB},
               {"Min", Unit::kMemB}, {"Max", Unit::kMemB}, {"StdDev", Unit::kMemB}, {"Operation", Unit::kNone}});
   std::vector<Cell> row;
-  for (const auto& g : gs) {
-    const auto& s = g.stats;
+  for (uint32_t g : order) {
+    const auto& s = stats[g];
     row = {Cell::integer(s.total), Cell::integer(s.count), Cell::real(s.avg), Cell::real(s.median),
-           Cell::integer(s.min),   Cell::integer(s.max),   Cell::real(s.stdev), Cell::text(g.labels[0])};
+           Cell::integer(s.min),   Cell::integer(s.max),   Cell::real(s.stdev), Cell::text(name_of(g))};
     sink.row(row);
   }
   sink.end();
   return Status::Ok();
 }
 
-// API-style summaries (CUDA API, OS runtime) group by the name's string id.
-template <typename NameFn>
-void add_by_name_id(Groups& groups, const Trace& trace, const ReportArgs& args, size_t n,
-                    const std::vector<StrId>& name_ids, NameFn display, const std::vector<TimeNs>& start,
-                    const std::vector<TimeNs>& end, const std::function<bool(size_t)>& keep) {
-  for (size_t i = 0; i < n; ++i) {
-    if (keep && !keep(i)) continue;
-    const StrId id = name_ids[i];
-    std::string_view shown = display(trace.str(id));
-    if (!args.name_ok(shown)) continue;
-    Group& g = groups.get(id, [&](Group& ng) {
-      ng.labels = {std::string(shown)};
-      ng.tie_int = id == kNoStr ? -1 : static_cast<int64_t>(id);
-    });
-    g.values.push_back(end[i] - start[i]);
+// API-style summaries (CUDA API, OS runtime) group by the name's string id, which follows the
+// export's StringIds order, as nsys's GROUP BY nameId does.
+template <typename Table, typename Keep>
+Status name_id_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, const Table& t,
+                       std::string_view (*display)(std::string_view), Keep keep) {
+  GroupedValues groups;
+  std::vector<int8_t> name_ok(trace.strings.size() + 1, -1);
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!keep(i)) continue;
+    const StrId id = t.name[i];
+    int8_t& ok = name_ok[id == kNoStr ? trace.strings.size() : id];
+    if (ok < 0) ok = args.name_ok(display(trace.str(id))) ? 1 : 0;
+    if (ok) groups.add(groups.group_of(id), t.end[i] - t.start[i]);
   }
+  SummaryLayout layout;
+  layout.count_name = "Num Calls";
+  layout.label_columns = {"Name"};
+  layout.tie = Tie::kKeyInt;
+  emit_time_summary(
+      groups, layout, nullptr,
+      [&](uint32_t g) { return groups.key(g) == kNoStr ? int64_t{-1} : static_cast<int64_t>(groups.key(g)); },
+      [&](uint32_t g, std::vector<Cell>& row) {
+        const StrId id = static_cast<StrId>(groups.key(g));
+        row.push_back(id == kNoStr ? Cell::null() : Cell::pooled(display(trace.str(id))));
+      },
+      sink);
+  return Status::Ok();
+}
+
+std::string_view as_is(std::string_view s) { return s; }
+
+// NVTX group key: bit 63 = StartEnd style, bits 32..62 = domain name id (all ones: none),
+// bits 0..31 = text id.
+constexpr uint64_t kNoDomainBits = 0x7FFFFFFFu;
+uint64_t nvtx_group_key(StrId domain, StrId text, bool startend) {
+  const uint64_t d = domain == kNoStr ? kNoDomainBits : (domain & kNoDomainBits);
+  return (static_cast<uint64_t>(startend) << 63) | (d << 32) | text;
 }
 
 Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool pushpop, bool startend,
@@ -205,33 +231,69 @@ Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, b
   }
   const auto& r = trace.ranges;
   NvtxNamer namer(trace);
-  Groups groups;
-  std::unordered_map<std::string, uint64_t> keys;
-  std::map<std::pair<StrId, StrId>, std::string> tag_cache;  // (domain, text) -> tag
+  GroupedValues groups;
+  // Group key: style bit, domain name id, text id. Tags are only spelled out for output.
+  std::vector<uint64_t> keys_needing_tag;
+  DenseIdMap filter_verdict_ids;
+  std::vector<int8_t> filter_verdict;
   for (size_t i = 0; i < r.size(); ++i) {
     const uint16_t kind = r.kind[i];
-    if (!((pushpop && is_pushpop(kind)) || (startend && is_startend(kind)))) continue;
-    const StrId dom = namer.domain(i);
-    auto [tit, tfresh] = tag_cache.try_emplace({dom, r.text[i]});
-    if (tfresh) tit->second = namer.tag(i);
-    const std::string& tag = tit->second;
-    if (!args.name_ok(tag)) continue;
-    const char* style = is_pushpop(kind) ? "PushPop" : "StartEnd";
-    std::string key_text = style_column ? tag + '\x1f' + style : tag;
-    auto [it, fresh] = keys.try_emplace(key_text, keys.size());
-    Group& g = groups.get(it->second, [&](Group& ng) {
-      ng.labels = style_column ? std::vector<std::string>{style, tag} : std::vector<std::string>{tag};
-      ng.tie_text = key_text;
-    });
-    g.values.push_back(namer.duration(i));
+    const bool pp = is_pushpop(kind);
+    if (!((pushpop && pp) || (startend && is_startend(kind)))) continue;
+    const uint64_t key = nvtx_group_key(namer.domain(i), r.text[i], style_column && !pp);
+    if (args.name_filter) {
+      uint32_t v = filter_verdict_ids.id(key & ~(uint64_t{1} << 63));
+      if (v == filter_verdict.size()) filter_verdict.push_back(args.name_ok(namer.tag(i)) ? 1 : 0);
+      if (!filter_verdict[v]) continue;
+    }
+    groups.add(groups.group_of(key), namer.duration(i));
   }
-  std::vector<std::string> labels = style_column ? std::vector<std::string>{"Style", "Range"}
-                                                 : std::vector<std::string>{"Range"};
-  emit_time_summary(groups.finish(), Tie::kText, "Instances", labels, sink);
+  // Spell out tags (domain:text) once per group.
+  std::vector<std::string> domain_tags(groups.group_count());
+  auto text_id = [&](uint32_t g) { return static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu); };
+  auto dom_of = [&](uint32_t g) -> StrId {
+    const uint64_t d = (groups.key(g) >> 32) & kNoDomainBits;
+    return d == kNoDomainBits ? kNoStr : static_cast<StrId>(d);
+  };
+  for (uint32_t g = 0; g < groups.group_count(); ++g) {
+    const StrId dom = dom_of(g);
+    if (dom != kNoStr && text_id(g) != kNoStr) {
+      domain_tags[g] = std::string(trace.str(dom)) + ":" + std::string(trace.str(text_id(g)));
+    }
+  }
+  auto tag = [&](uint32_t g) -> std::string_view {
+    return dom_of(g) != kNoStr ? std::string_view(domain_tags[g]) : trace.str(text_id(g));
+  };
+  auto style = [&](uint32_t g) -> std::string_view {
+    return (groups.key(g) >> 63) ? "StartEnd" : (style_column ? "PushPop" : "");
+  };
+  SummaryLayout layout;
+  layout.label_columns = style_column ? std::vector<std::string>{"Style", "Range"} : std::vector<std::string>{"Range"};
+  // GROUP BY (tag, style): ties in tag order, then style order.
+  std::vector<std::string> tie_text;
+  auto tie = [&](uint32_t g) -> std::string_view {
+    if (tie_text.empty()) {
+      tie_text.resize(groups.group_count());
+      for (uint32_t x = 0; x < groups.group_count(); ++x) {
+        tie_text[x] = std::string(tag(x)) + '\x01' + std::string(style(x));
+      }
+    }
+    return tie_text[g];
+  };
+  emit_time_summary(
+      groups, layout, tie, nullptr,
+      [&](uint32_t g, std::vector<Cell>& row) {
+        if (style_column) row.push_back(Cell::pooled(style(g)));
+        // Tags without a domain are the trace's own strings; domain tags live as long as the report.
+        row.push_back(text_id(g) == kNoStr ? Cell::null()
+                      : dom_of(g) == kNoStr ? Cell::pooled(tag(g)) : Cell::text(tag(g)));
+      },
+      sink);
   return Status::Ok();
 }
 
-// cuda_gpu_sum / cuda_api_gpu_sum: kernels, memory operations (and API calls) in one table.
+// cuda_gpu_sum / cuda_api_gpu_sum: kernels, memory operations (and API calls) in one table,
+// grouped by the displayed name.
 Status gpu_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool with_api) {
   const bool has_kernels = trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL");
   const bool has_api = with_api && trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME");
@@ -239,26 +301,57 @@ Status gpu_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bo
     return no_data(trace, with_api ? "does not contain CUDA API, GPU kernel, nor memory operations data."
                                    : "does not contain GPU kernel/memory operations data.");
   }
-  Groups groups;
-  std::unordered_map<std::string, uint64_t> keys;
-  auto add = [&](std::string_view name, const char* category, int64_t duration) {
-    if (!args.name_ok(name)) return;
-    auto [it, fresh] = keys.try_emplace(std::string(name), keys.size());
-    Group& g = groups.get(it->second, [&](Group& ng) {
-      ng.labels = {category, std::string(name)};
-      ng.tie_text = std::string(name);
-    });
-    g.labels[0] = category;  // SQLite reports the category of the group's last row
-    g.values.push_back(duration);
+  // Names are interned into a local pool so equal names from different tables share a group.
+  StringPool names;
+  std::vector<const char*> category;  // per local name id: category of the group's last row
+  std::vector<int8_t> keep;
+  GroupedValues groups;
+  auto add = [&](uint32_t local, const char* cat, int64_t duration) {
+    if (local >= category.size()) {
+      category.resize(local + 1, nullptr);
+      keep.resize(local + 1, -1);
+    }
+    if (keep[local] < 0) keep[local] = args.name_ok(names.get(local)) ? 1 : 0;
+    if (!keep[local]) return;
+    category[local] = cat;  // SQLite reports the category of the group's last row
+    groups.add(groups.group_of(local), duration);
+  };
+  std::vector<StrId> local_of(trace.strings.size() + 1, kNoStr);
+  auto local_for = [&](StrId id, std::string_view shown) {
+    StrId& l = local_of[id == kNoStr ? trace.strings.size() : id];
+    if (l == kNoStr) l = names.intern(shown);
+    return l;
   };
   const auto& k = trace.kernels;
-  for (size_t i = 0; i < k.size(); ++i) add(trace.str(kernel_name(trace, i, args)), "CUDA_KERNEL", k.end[i] - k.start[i]);
-  for_each_memop(trace, [&](const std::string& name, int64_t duration, int64_t) { add(name, "MEMORY_OPER", duration); });
-  if (has_api) {
-    const auto& a = trace.api;
-    for (size_t i = 0; i < a.size(); ++i) add(strip_api_version(trace.str(a.name[i])), "CUDA_API", a.end[i] - a.start[i]);
+  for (size_t i = 0; i < k.size(); ++i) {
+    const StrId n = kernel_name(trace, i, args);
+    add(local_for(n, trace.str(n)), "CUDA_KERNEL", k.end[i] - k.start[i]);
   }
-  emit_time_summary(groups.finish(), Tie::kText, "Instances", {"Category", "Operation"}, sink);
+  const auto memops = memop_names(trace);
+  std::vector<StrId> memop_local(memops.size(), kNoStr);
+  for_each_memop(trace, [&](uint32_t key, int64_t duration, int64_t) {
+    if (memop_local[key] == kNoStr) memop_local[key] = names.intern(memops[key]);
+    add(memop_local[key], "MEMORY_OPER", duration);
+  });
+  if (has_api) {
+    std::vector<StrId> api_local(trace.strings.size() + 1, kNoStr);
+    const auto& a = trace.api;
+    for (size_t i = 0; i < a.size(); ++i) {
+      StrId& l = api_local[a.name[i] == kNoStr ? trace.strings.size() : a.name[i]];
+      if (l == kNoStr) l = names.intern(strip_api_version(trace.str(a.name[i])));
+      add(l, "CUDA_API", a.end[i] - a.start[i]);
+    }
+  }
+  auto name_of = [&](uint32_t g) { return names.get(static_cast<StrId>(groups.key(g))); };
+  SummaryLayout layout;
+  layout.label_columns = {"Category", "Operation"};
+  emit_time_summary(
+      groups, layout, name_of, nullptr,
+      [&](uint32_t g, std::vector<Cell>& row) {
+        row.push_back(Cell::text(category[groups.key(g)]));
+        row.push_back(Cell::text(name_of(g)));
+      },
+      sink);
   return Status::Ok();
 }
 
@@ -271,21 +364,13 @@ Status cuda_gpu_mem_size_sum(const Trace& t, const ReportArgs& a, RowSink& s) { 
 
 Status cuda_api_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return no_data(trace, "does not contain CUDA trace data.");
-  Groups groups;
-  const auto& a = trace.api;
-  add_by_name_id(groups, trace, args, a.size(), a.name, strip_api_version, a.start, a.end, nullptr);
-  emit_time_summary(groups.finish(), Tie::kInt, "Num Calls", {"Name"}, sink);
-  return Status::Ok();
+  return name_id_summary(trace, args, sink, trace.api, strip_api_version, [](size_t) { return true; });
 }
 
 Status osrt_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   if (!trace.source.has_table("OSRT_API")) return no_data(trace, "does not contain OS Runtime trace data.");
-  Groups groups;
   const auto& o = trace.os_calls;
-  add_by_name_id(groups, trace, args, o.size(), o.name, [](std::string_view s) { return s; }, o.start, o.end,
-                 [&](size_t i) { return o.event_class[i] == 27; });
-  emit_time_summary(groups.finish(), Tie::kInt, "Num Calls", {"Name"}, sink);
-  return Status::Ok();
+  return name_id_summary(trace, args, sink, o, as_is, [&](size_t i) { return o.event_class[i] == 27; });
 }
 
 Status nvtx_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return nvtx_summary(t, a, s, true, true, true); }

@@ -1,0 +1,185 @@
+#include "ingest/sqlite_fast_scan.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace tracedoc {
+
+namespace {
+
+uint32_t be32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+
+// SQLite varint: 1..9 bytes, big-endian 7-bit groups, the 9th byte contributes 8 bits.
+inline const uint8_t* read_varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (p >= end) return nullptr;
+    const uint8_t b = *p++;
+    v = (v << 7) | (b & 0x7F);
+    if (!(b & 0x80)) {
+      *out = v;
+      return p;
+    }
+  }
+  if (p >= end) return nullptr;
+  *out = (v << 8) | *p++;
+  return p;
+}
+
+inline size_t serial_size(uint64_t t) {
+  static constexpr uint8_t kSizes[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+  if (t < 12) return kSizes[t];
+  return static_cast<size_t>((t - 12) / 2);
+}
+
+inline int64_t read_int(const uint8_t* p, size_t n) {
+  int64_t v = static_cast<int8_t>(p[0]);  // sign-extend from the first byte
+  for (size_t i = 1; i < n; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace
+
+MappedSqliteFile::~MappedSqliteFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+Result<std::unique_ptr<MappedSqliteFile>> MappedSqliteFile::open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(path + ": cannot open");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size < 512) {
+    ::close(fd);
+    return BadInput(path + ": too small for an SQLite database");
+  }
+  void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return IoError(path + ": cannot map");
+  std::unique_ptr<MappedSqliteFile> f(new MappedSqliteFile());
+  f->data_ = static_cast<const uint8_t*>(map);
+  f->size_ = static_cast<size_t>(st.st_size);
+  ::madvise(map, f->size_, MADV_SEQUENTIAL);
+  const uint8_t* h = f->data_;
+  if (std::memcmp(h, "SQLite format 3\0", 16) != 0) return BadInput(path + ": not an SQLite database");
+  uint32_t page_size = (uint32_t{h[16]} << 8) | h[17];
+  if (page_size == 1) page_size = 65536;
+  if (page_size < 512 || (page_size & (page_size - 1)) != 0) return BadInput(path + ": bad page size");
+  if (h[18] != 1 || h[19] != 1) return BadInput(path + ": WAL-mode database");  // let SQLite handle it
+  if (be32(h + 56) != 1) return BadInput(path + ": not a UTF-8 database");
+  f->page_size_ = page_size;
+  f->usable_ = page_size - h[20];
+  f->page_count_ = static_cast<uint32_t>(f->size_ / page_size);
+  return f;
+}
+
+Status MappedSqliteFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const {
+  // Depth-first, left to right: leaves come out in rowid order.
+  std::vector<uint32_t> stack = {root_page};
+  size_t guard = 0;
+  while (!stack.empty()) {
+    const uint32_t number = stack.back();
+    stack.pop_back();
+    if (number == 0 || number > page_count_ || ++guard > page_count_ + 1) return BadInput("damaged SQLite b-tree");
+    const uint8_t* p = page(number);
+    const size_t header = number == 1 ? 100 : 0;
+    const uint8_t type = p[header];
+    if (type == 0x0D) {
+      out.push_back(number);
+      continue;
+    }
+    if (type != 0x05) return BadInput("unexpected SQLite page type");
+    const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
+    const uint8_t* pointers = p + header + 12;
+    stack.push_back(be32(p + header + 8));  // right-most child, visited last
+    for (int c = cells - 1; c >= 0; --c) {
+      const uint16_t offset = static_cast<uint16_t>((pointers[2 * c] << 8) | pointers[2 * c + 1]);
+      if (offset + 4u > page_size_) return BadInput("damaged SQLite b-tree cell");
+      stack.push_back(be32(p + offset));
+    }
+  }
+  return Status::Ok();
+}
+
+bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const std::vector<int>& columns,
+                                   int rowid_column, std::vector<SqlValue>& values, std::string& scratch) const {
+  const uint8_t* page_end = p + usable_;
+  const uint8_t* c = p + cell_offset;
+  uint64_t payload_size = 0, rowid = 0;
+  if (!(c = read_varint(c, page_end, &payload_size))) return false;
+  if (!(c = read_varint(c, page_end, &rowid))) return false;
+
+  // Local part of the payload; the rest lives on a chain of overflow pages.
+  const uint64_t u = usable_;
+  const uint64_t x = u - 35;
+  const uint8_t* payload = c;
+  if (payload_size > x) {
+    const uint64_t m = ((u - 12) * 32 / 255) - 23;
+    uint64_t local = m + ((payload_size - m) % (u - 4));
+    if (local > x) local = m;
+    if (c + local + 4 > page_end) return false;
+    scratch.assign(reinterpret_cast<const char*>(c), local);
+    uint32_t next = be32(c + local);
+    while (scratch.size() < payload_size) {
+      if (next == 0 || next > page_count_) return false;
+      const uint8_t* op = page(next);
+      const size_t take = std::min<uint64_t>(u - 4, payload_size - scratch.size());
+      scratch.append(reinterpret_cast<const char*>(op + 4), take);
+      next = be32(op);
+    }
+    payload = reinterpret_cast<const uint8_t*>(scratch.data());
+  } else if (c + payload_size > page_end) {
+    return false;
+  }
+  const uint8_t* end = payload + payload_size;
+
+  uint64_t header_size = 0;
+  const uint8_t* h = read_varint(payload, end, &header_size);
+  if (!h || header_size > payload_size) return false;
+  const uint8_t* header_end = payload + header_size;
+  const uint8_t* body = header_end;
+
+  size_t want = 0;  // index into `columns` (ascending record positions)
+  int position = 0;
+  for (auto& v : values) v = SqlValue{};
+  while (h < header_end && want < columns.size()) {
+    uint64_t type = *h;
+    if (type < 0x80) {
+      ++h;  // one-byte serial type: every column but long texts and blobs
+    } else if (!(h = read_varint(h, header_end, &type))) {
+      return false;
+    }
+    const size_t size = serial_size(type);
+    if (body + size > end) return false;
+    if (position == columns[want]) {
+      SqlValue& v = values[want];
+      if (type == 0) {
+        if (position == rowid_column) { v.type = SqlValue::Type::kInt; v.i = static_cast<int64_t>(rowid); }
+      } else if (type <= 6) {
+        v.type = SqlValue::Type::kInt; v.i = read_int(body, size);
+      } else if (type == 7) {
+        uint64_t bits = static_cast<uint64_t>(read_int(body, 8));
+        v.type = SqlValue::Type::kReal; std::memcpy(&v.d, &bits, 8);
+      } else if (type == 8 || type == 9) {
+        v.type = SqlValue::Type::kInt; v.i = type == 9;
+      } else if (type >= 12) {
+        v.type = (type & 1) ? SqlValue::Type::kText : SqlValue::Type::kBlob;
+        v.s = std::string_view(reinterpret_cast<const char*>(body), size);
+      } else {
+        return false;  // serial types 10, 11 are reserved
+      }
+      ++want;
+    }
+    body += size;
+    ++position;
+  }
+  // Columns added by ALTER TABLE after the row was written are absent from its record: NULL.
+  return true;
+}
+
+}  // namespace tracedoc

@@ -1,0 +1,219 @@
+#include "report/nsys_sqlite_writer.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace tracedoc {
+
+namespace {
+
+// Column lists follow the real export's order; columns tracedoc does not model are written as the
+// neutral value nsys itself writes (0 or NULL).
+constexpr const char* kSchema = R"SQL(
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
+CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT,
+  isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER, clockRate INTEGER,
+  smCount INTEGER, pwGpuId INTEGER, uuid TEXT, luid INTEGER, chipName TEXT, cuDevice INTEGER,
+  ctxswDevPath TEXT, ctrlDevPath TEXT, revision INTEGER, nodeMask INTEGER, constantMemory INTEGER,
+  maxIPC INTEGER, maxRegistersPerBlock INTEGER, maxShmemPerBlock INTEGER, maxShmemPerBlockOptin INTEGER,
+  maxShmemPerSm INTEGER, maxRegistersPerSm INTEGER, threadsPerWarp INTEGER, asyncEngines INTEGER,
+  maxWarpsPerSm INTEGER, maxBlocksPerSm INTEGER, maxThreadsPerBlock INTEGER, maxBlockDimX INTEGER,
+  maxBlockDimY INTEGER, maxBlockDimZ INTEGER, maxGridDimX INTEGER, maxGridDimY INTEGER, maxGridDimZ INTEGER,
+  computeMajor INTEGER, computeMinor INTEGER, smMajor INTEGER, smMinor INTEGER);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,
+  launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL,
+  gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
+  blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
+  localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL,
+  sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER,
+  srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER,
+  dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
+  category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER,
+  domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,
+  int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
+CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+  nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL,
+  argumentsId INTEGER NOT NULL);
+)SQL";
+
+constexpr const char* kCopyEnumNames[] = {
+    "CUDA_MEMCPY_KIND_UNKNOWN", "CUDA_MEMCPY_KIND_HTOD", "CUDA_MEMCPY_KIND_DTOH", "CUDA_MEMCPY_KIND_HTOA",
+    "CUDA_MEMCPY_KIND_ATOH",    "CUDA_MEMCPY_KIND_ATOA", "CUDA_MEMCPY_KIND_ATOD", "CUDA_MEMCPY_KIND_DTOA",
+    "CUDA_MEMCPY_KIND_DTOD",    "CUDA_MEMCPY_KIND_HTOH", "CUDA_MEMCPY_KIND_PTOP", "CUDA_MEMCPY_KIND_UVM_HTOD",
+    "CUDA_MEMCPY_KIND_UVM_DTOH", "CUDA_MEMCPY_KIND_UVM_DTOD"};
+constexpr const char* kMemEnumNames[] = {
+    "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "CUDA_MEMOPR_MEMORY_KIND_PINNED", "CUDA_MEMOPR_MEMORY_KIND_DEVICE",
+    "CUDA_MEMOPR_MEMORY_KIND_ARRAY", "CUDA_MEMOPR_MEMORY_KIND_MANAGED", "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC",
+    "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC", "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN"};
+
+struct Db {
+  sqlite3* db = nullptr;
+  ~Db() { if (db) sqlite3_close(db); }
+};
+
+// One prepared INSERT, bound positionally; a null optional binds SQL NULL.
+class Insert {
+ public:
+  Insert(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
+  ~Insert() { if (stmt_) sqlite3_finalize(stmt_); }
+  bool ok() const { return stmt_ != nullptr; }
+  Insert& i(int64_t v) { sqlite3_bind_int64(stmt_, ++pos_, v); return *this; }
+  Insert& maybe(int64_t v, int64_t none) { return v == none ? null() : i(v); }
+  Insert& t(std::string_view v) { sqlite3_bind_text(stmt_, ++pos_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); return *this; }
+  Insert& null() { sqlite3_bind_null(stmt_, ++pos_); return *this; }
+  bool run() {
+    int rc = sqlite3_step(stmt_);
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    pos_ = 0;
+    return rc == SQLITE_DONE;
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int pos_ = 0;
+};
+
+std::string placeholders(int n) {
+  std::string s;
+  for (int k = 0; k < n; ++k) s += k ? ",?" : "?";
+  return s;
+}
+
+Status write_tables(const Trace& tr, sqlite3* db) {
+  auto exec = [&](const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; };
+  if (!exec(kSchema) || !exec("BEGIN")) return IoError(fmt::format("cannot create export schema: {}", sqlite3_errmsg(db)));
+  bool ok = true;
+  {
+    Insert s(db, "INSERT INTO StringIds VALUES (?,?)");
+    for (StrId id = 0; id < tr.strings.size(); ++id) ok &= s.i(id).t(tr.strings.get(id)).run();
+    Insert m(db, "INSERT INTO META_DATA_EXPORT VALUES (?,?)");
+    ok &= m.t("EXPORT_PRODUCT_NAME").t("tracedoc").run();
+    ok &= m.t("EXPORT_PRODUCT_VERSION").t(tr.source.product_version.empty() ? "2024.5.1.113" : tr.source.product_version).run();
+    ok &= m.t("EXPORT_SCHEMA_VERSION").t("3.13.2").run();
+    ok &= m.t("EXPORT_SCHEMA_VERSION_MAJOR").t("3").run();
+    ok &= m.t("EXPORT_SCHEMA_VERSION_MINOR").t("13").run();
+    ok &= m.t("EXPORT_SCHEMA_VERSION_MICRO").t("2").run();
+    Insert ce(db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?,?,?)");
+    for (uint8_t k = 0; k < std::size(kCopyEnumNames); ++k) ok &= ce.i(k).t(kCopyEnumNames[k]).t(tr.copy_label(k)).run();
+    Insert me(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?,?,?)");
+    for (uint8_t k = 0; k < std::size(kMemEnumNames); ++k) ok &= me.i(k).t(kMemEnumNames[k]).t(tr.mem_label(k)).run();
+    Insert st(db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,NULL,NULL,NULL)");
+    ok &= st.i(tr.source.session_start_utc_ns).run();
+    Insert g(db, "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
+                 "VALUES (?,?,?,?,?,?,?,?)");
+    for (const auto& d : tr.devices) {
+      ok &= g.i(0).i(d.id).t(tr.str(d.name)).i(d.total_memory).i(d.sm_count).i(d.compute_major).i(d.compute_minor).i(d.id).run();
+    }
+    Insert p(db, "INSERT INTO PROCESSES VALUES (?,?,?)");
+    for (const auto& pr : tr.processes) ok &= p.i(pr.global_pid).i(pr.pid).t(tr.str(pr.name)).run();
+    Insert th(db, "INSERT INTO ThreadNames VALUES (?,?,?)");
+    for (const auto& t : tr.threads) ok &= th.i(t.name).i(t.priority).i(t.global_tid).run();
+  }
+  {
+    const auto& k = tr.kernels;
+    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + placeholders(28) + ")");
+    for (size_t r = 0; r < k.size(); ++r) {
+      ins.i(k.start[r]).i(k.end[r]).i(k.device[r]).i(k.context[r]).maybe(k.green_context[r], kNoGreen).i(k.stream[r])
+          .maybe(k.correlation[r], kNoValue).i(k.global_pid[r]).i(k.name[r]).i(k.short_name[r])
+          .maybe(k.mangled_name[r], kNoStr).i(3).i(0).i(k.registers_per_thread[r]).i(k.grid_x[r]).i(k.grid_y[r])
+          .i(k.grid_z[r]).i(k.block_x[r]).i(k.block_y[r]).i(k.block_z[r]).i(k.static_smem[r]).i(k.dynamic_smem[r])
+          .i(0).i(0).i(static_cast<int64_t>(r) + 1).i(0).maybe(k.graph_node_id[r], kNoValue).i(0);
+      ok &= ins.run();
+    }
+  }
+  {
+    const auto& m = tr.memcpys;
+    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (" + placeholders(20) + ")");
+    for (size_t r = 0; r < m.size(); ++r) {
+      ins.i(m.start[r]).i(m.end[r]).i(m.device[r]).i(m.context[r]).maybe(m.green_context[r], kNoGreen).i(m.stream[r])
+          .maybe(m.correlation[r], kNoValue).i(m.global_pid[r]).i(m.bytes[r]).i(m.copy_kind[r]).null()
+          .maybe(m.src_kind[r], kNoKind).maybe(m.dst_kind[r], kNoKind).maybe(m.src_device[r], kNoGreen).null()
+          .maybe(m.dst_device[r], kNoGreen).null().null().null().null();
+      ok &= ins.run();
+    }
+  }
+  {
+    const auto& s = tr.memsets;
+    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (" + placeholders(12) + ")");
+    for (size_t r = 0; r < s.size(); ++r) {
+      ins.i(s.start[r]).i(s.end[r]).i(s.device[r]).i(s.context[r]).maybe(s.green_context[r], kNoGreen).i(s.stream[r])
+          .maybe(s.correlation[r], kNoValue).i(s.global_pid[r]).i(s.value[r]).i(s.bytes[r]).null()
+          .maybe(s.mem_kind[r], kNoKind);
+      ok &= ins.run();
+    }
+  }
+  {
+    const auto& a = tr.api;
+    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + placeholders(8) + ")");
+    for (size_t r = 0; r < a.size(); ++r) {
+      ins.i(a.start[r]).i(a.end[r]).i(a.api_class[r] == 1 ? 1 : 0).i(a.global_tid[r]).maybe(a.correlation[r], kNoValue)
+          .i(a.name[r]).i(a.return_value[r] == kNoValue ? 0 : a.return_value[r]).null();
+      ok &= ins.run();
+    }
+  }
+  {
+    const auto& n = tr.ranges;
+    Insert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,textId,globalTid,endGlobalTid,domainId) "
+                   "VALUES (?,?,?,?,?,?,?,?)");
+    for (size_t r = 0; r < n.size(); ++r) {
+      ins.i(n.start[r]).maybe(n.end[r], kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue).maybe(n.text[r], kNoStr)
+          .i(n.global_tid[r]).maybe(n.end_global_tid[r], kNoValue).maybe(n.domain_id[r], kNoValue);
+      ok &= ins.run();
+    }
+  }
+  {
+    const auto& o = tr.os_calls;
+    Insert ins(db, "INSERT INTO OSRT_API VALUES (" + placeholders(9) + ")");
+    for (size_t r = 0; r < o.size(); ++r) {
+      ins.i(o.start[r]).i(o.end[r]).i(o.event_class[r]).i(o.global_tid[r]).i(o.name[r])
+          .i(o.return_value[r] == kNoValue ? 0 : o.return_value[r]).i(o.nesting_level[r]).i(0).i(0);
+      ok &= ins.run();
+    }
+  }
+  if (!ok || !exec("COMMIT")) return IoError(fmt::format("writing the export failed: {}", sqlite3_errmsg(db)));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status write_nsys_sqlite(const Trace& trace, const std::string& path) {
+  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  std::remove(temp.c_str());
+  Status st;
+  {
+    Db db;
+    if (sqlite3_open(temp.c_str(), &db.db) != SQLITE_OK) {
+      return IoError(fmt::format("{}: cannot create: {}", path, db.db ? sqlite3_errmsg(db.db) : "out of memory"));
+    }
+    sqlite3_exec(db.db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", nullptr, nullptr, nullptr);
+    st = write_tables(trace, db.db);
+  }
+  if (st.ok() && std::rename(temp.c_str(), path.c_str()) != 0) st = IoError(fmt::format("{}: cannot rename into place", path));
+  if (!st.ok()) std::remove(temp.c_str());
+  return st;
+}
+
+}  // namespace tracedoc
