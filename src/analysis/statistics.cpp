@@ -41,6 +41,27 @@ double nsys_quantile(std::span<const int64_t> sorted, double fraction) {
   return static_cast<double>(sum) / static_cast<double>(selected);
 }
 
+namespace {
+
+// nsys_quantile() without a full sort. The extension's rule selects the distinct values v with
+// #(x <= v) >= p and #(x >= v) >= n - p (p = n/2, n/4 or 3n/4): with P = ceil(p) and
+// Q = ceil(n - p) those are the values at sorted positions P-1 and n-Q, which are equal or adjacent.
+// Two selections are O(n) instead of O(n log n).
+double select_quantile(std::span<int64_t> values, double pcnt) {
+  const size_t n = values.size();
+  const size_t lo = static_cast<size_t>(std::ceil(pcnt)) - 1;
+  const size_t hi = n - static_cast<size_t>(std::ceil(static_cast<double>(n) - pcnt));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
+  const int64_t a = values[lo];
+  if (hi == lo) return static_cast<double>(a);
+  const int64_t b = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
+  return a == b ? static_cast<double>(a) : (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
+}
+
+constexpr size_t kSortBelow = 64;  // small groups: sorting is cheaper than three selections
+
+}  // namespace
+
 SummaryStats summarize(std::span<int64_t> values) {
   SummaryStats s;
   s.count = static_cast<int64_t>(values.size());
@@ -58,11 +79,18 @@ SummaryStats summarize(std::span<int64_t> values) {
   }
   s.avg = fsum / static_cast<double>(s.count);
   s.stdev = acc.stdev();
-  std::sort(values.begin(), values.end());
-  std::span<const int64_t> sorted(values.data(), values.size());
-  s.median = nsys_quantile(sorted, 0.5);
-  s.q1 = nsys_quantile(sorted, 0.25);
-  s.q3 = nsys_quantile(sorted, 0.75);
+  const int64_t n = s.count;
+  if (values.size() < kSortBelow) {
+    std::sort(values.begin(), values.end());
+    std::span<const int64_t> sorted(values.data(), values.size());
+    s.median = nsys_quantile(sorted, 0.5);
+    s.q1 = nsys_quantile(sorted, 0.25);
+    s.q3 = nsys_quantile(sorted, 0.75);
+  } else {
+    s.median = select_quantile(values, n / 2.0);
+    s.q1 = select_quantile(values, n / 4.0);
+    s.q3 = select_quantile(values, n * 3 / 4.0);
+  }
   return s;
 }
 

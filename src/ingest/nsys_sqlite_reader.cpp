@@ -65,12 +65,13 @@ class Loader {
 
   // Calls row(r) for each row of `SELECT wanted FROM table`; r offers is_null(i), int64(i),
   // int64_or(i, fallback) and text(i). Uses the direct b-tree scanner when the file allows it and
-  // SQLite otherwise; `reset` empties the destination if a fast scan has to be redone by SQLite.
-  template <typename RowFn, typename ResetFn>
-  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, ResetFn&& reset) {
+  // SQLite otherwise. prepare(n) empties the destination and makes room for n rows; it runs before
+  // the rows arrive, and again (n = 0) if a fast scan has to be redone by SQLite.
+  template <typename RowFn, typename PrepareFn>
+  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, PrepareFn&& prepare) {
     if (!trace_.source.has_table(table)) return Status::Ok();
-    if (fast_ && fast_scan(table, wanted, row).ok()) return Status::Ok();
-    reset();
+    if (fast_ && fast_scan(table, wanted, row, prepare).ok()) return Status::Ok();
+    prepare(0);
     auto cols = db_.column_names(table);
     if (!cols.ok()) return cols.status();
     auto stmt = db_.prepare(select_columns_sql(table, *cols, wanted));
@@ -83,15 +84,15 @@ class Loader {
   }
   template <typename RowFn>
   Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row) {
-    return scan(table, wanted, row, [] {});
+    return scan(table, wanted, row, [](size_t) {});
   }
 
   void use_fast_scanner(const MappedSqliteFile* fast) { fast_ = fast; }
 
  private:
   // The record positions of `wanted` in `table`, its root page and its rowid-alias column.
-  template <typename RowFn>
-  Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row) {
+  template <typename RowFn, typename PrepareFn>
+  Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row, PrepareFn& prepare) {
     auto stmt = db_.prepare(fmt::format(
         "SELECT (SELECT rootpage FROM sqlite_master WHERE type='table' AND name='{}'), cid, name, "
         "upper(type), pk FROM pragma_table_info('{}')", table, table));
@@ -129,7 +130,7 @@ class Loader {
                                                          wanted_position[w]) - record_columns.begin());
     }
     return fast_->scan(static_cast<uint32_t>(root), record_columns, rowid_column,
-                       [&](std::span<const SqlValue> values) { row(FastRow{values, value_index}); });
+                       [&](std::span<const SqlValue> values) { row(FastRow{values, value_index}); }, prepare);
   }
 
   // The fast scanner's row, with the accessors of SqliteStatement.
@@ -174,7 +175,7 @@ class Loader {
                   k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(19)));
                   k.graph_node_id.push_back(s.int64_or(20, kNone));
                 },
-                [&] { k = KernelTable{}; });
+                [&](size_t n) { k = KernelTable{}; k.reserve(n); });
   }
 
   Status load_memcpy() {
@@ -199,7 +200,7 @@ class Loader {
                   m.src_kind.push_back(to_kind(s.int64_or(12, kNone)));
                   m.dst_kind.push_back(to_kind(s.int64_or(13, kNone)));
                 },
-                [&] { m = MemcpyTable{}; });
+                [&](size_t n) { m = MemcpyTable{}; m.reserve(n); });
   }
 
   Status load_memset() {
@@ -220,7 +221,7 @@ class Loader {
                   m.stream.push_back(static_cast<int32_t>(s.int64_or(9, 0)));
                   m.mem_kind.push_back(to_kind(s.int64_or(10, kNone)));
                 },
-                [&] { m = MemsetTable{}; });
+                [&](size_t n) { m = MemsetTable{}; m.reserve(n); });
   }
 
   Status load_api() {
@@ -237,7 +238,7 @@ class Loader {
                   int64_t cls = s.int64_or(6, 0);
                   a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
                 },
-                [&] { a = ApiTable{}; });
+                [&](size_t n) { a = ApiTable{}; a.reserve(n); });
   }
 
   Status load_os_calls() {
@@ -253,7 +254,7 @@ class Loader {
                   o.event_class.push_back(static_cast<int32_t>(s.int64_or(5, 27)));
                   o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
                 },
-                [&] { o = OsCallTable{}; });
+                [&](size_t n) { o = OsCallTable{}; o.reserve(n); });
   }
 
   Status load_syncs() {
@@ -272,7 +273,7 @@ class Loader {
                   y.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
                   y.sync_type.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
                 },
-                [&] { y = SyncTable{}; });
+                [&](size_t n) { y = SyncTable{}; y.reserve(n); });
   }
 
   Status load_memory() {
@@ -290,7 +291,7 @@ class Loader {
                   m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
                   m.operation.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
                 },
-                [&] { m = MemoryEventTable{}; });
+                [&](size_t n) { m = MemoryEventTable{}; m.reserve(n); });
   }
 
   Status load_overhead() {
@@ -302,7 +303,80 @@ class Loader {
                   o.global_tid.push_back(s.int64_or(2, 0));
                   o.name.push_back(raw_id(s.int64_or(3, kNone)));
                 },
-                [&] { o = OverheadTable{}; });
+                [&](size_t n) { o = OverheadTable{}; o.reserve(n); });
+  }
+
+  // Unified Memory: the UVM migrations (memcpy rows with a Unified copy kind; ordinary copies are
+  // skipped, the memcpy table holds them) and the CPU and GPU page faults.
+  Status load_unified_memory() {
+    auto& um = trace_.unified_memory;
+    auto& m = um.migrations;
+    TRACEDOC_RETURN_IF_ERROR(scan(
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        {"start", "end", "globalPid", "bytes", "deviceId", "copyKind", "migrationCause", "virtualAddress"},
+        [&](const auto& s) {
+          const uint8_t kind = to_kind(s.int64_or(5, kNone));
+          if (kind < static_cast<uint8_t>(CopyKind::kUvmHtoD) || kind > static_cast<uint8_t>(CopyKind::kUvmDtoD)) {
+            return;
+          }
+          m.start.push_back(s.int64_or(0, kNoTime));
+          m.end.push_back(s.int64_or(1, kNoTime));
+          m.global_pid.push_back(s.int64_or(2, 0));
+          m.bytes.push_back(s.int64_or(3, 0));
+          m.device.push_back(static_cast<int32_t>(s.int64_or(4, 0)));
+          m.copy_kind.push_back(kind);
+          m.migration_cause.push_back(to_kind(s.int64_or(6, kNone)));
+          m.virtual_address.push_back(s.int64_or(7, kNone));
+        },
+        [&](size_t) { m = UmMigrationTable{}; }));
+    auto& c = um.cpu_faults;
+    TRACEDOC_RETURN_IF_ERROR(scan(
+        "CUDA_UM_CPU_PAGE_FAULT_EVENTS", {"start", "globalPid", "address"},
+        [&](const auto& s) {
+          c.time.push_back(s.int64_or(0, kNoTime));
+          c.global_pid.push_back(s.int64_or(1, 0));
+          c.address.push_back(s.int64_or(2, kNone));
+        },
+        [&](size_t) { c = UmCpuPageFaultTable{}; }));
+    auto& g = um.gpu_faults;
+    return scan(
+        "CUDA_UM_GPU_PAGE_FAULT_EVENTS",
+        {"start", "end", "globalPid", "deviceId", "address", "numberOfPageFaults", "faultAccessType"},
+        [&](const auto& s) {
+          g.start.push_back(s.int64_or(0, kNoTime));
+          g.end.push_back(s.int64_or(1, kNoTime));
+          g.global_pid.push_back(s.int64_or(2, 0));
+          g.device.push_back(static_cast<int32_t>(s.int64_or(3, 0)));
+          g.address.push_back(s.int64_or(4, kNone));
+          g.fault_count.push_back(s.int64_or(5, kNone));
+          g.access_type.push_back(to_kind(s.int64_or(6, kNone)));
+        },
+        [&](size_t) { g = UmGpuPageFaultTable{}; });
+  }
+
+  // nsys writes one OPENMP_EVENT_KIND_<kind> table per OpenMP event kind, and its reports take every
+  // table whose name matches that pattern; so does this. Names stay raw StringIds ids until remapped.
+  Status load_openmp() {
+    static constexpr std::string_view kPrefix = "OPENMP_EVENT_KIND_";
+    auto& o = trace_.openmp;
+    for (const std::string& table : trace_.source.tables) {
+      if (table.size() <= kPrefix.size() || table.compare(0, kPrefix.size(), kPrefix) != 0) continue;
+      const auto source = static_cast<uint16_t>(o.source_tables.size());
+      o.source_tables.push_back(table);
+      const size_t first_row = o.size();
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          table, {"start", "end", "globalTid", "nameId", "eventKind"},
+          [&](const auto& s) {
+            o.start.push_back(s.int64_or(0, kNoTime));
+            o.end.push_back(s.int64_or(1, kNoTime));
+            o.global_tid.push_back(s.int64_or(2, 0));
+            o.name.push_back(raw_id(s.int64_or(3, kNone)));
+            o.event_kind.push_back(to_kind(s.int64_or(4, kNone)));
+            o.source.push_back(source);
+          },
+          [&](size_t) { o.truncate(first_row); }));
+    }
+    return Status::Ok();
   }
 
   // NVTX rows need the string table (inline texts are interned), so they load after StringIds.
@@ -324,13 +398,13 @@ class Loader {
                   r.domain_id.push_back(s.int64_or(7, kNone));
                   r.range_id.push_back(s.int64_or(8, kNone));
                 },
-                [&] { r = RangeTable{}; });
+                [&](size_t n) { r = RangeTable{}; r.reserve(n); });
   }
 
   Status load_strings(StringIdMap& ids) {
     Status st = scan("StringIds", {"id", "value"}, [&](const auto& s) {
       ids.add(s.int64(0), trace_.strings.intern(s.text(1)));
-    }, [&] { ids = StringIdMap{}; });
+    }, [&](size_t) { ids = StringIdMap{}; });
     ids.finish();
     return st;
   }
@@ -340,11 +414,11 @@ class Loader {
                                   [&](const auto& s) {
                                     trace_.threads.push_back({s.int64_or(0, 0), ids.map(s.int64_or(1, kNone)),
                                                               static_cast<int32_t>(s.int64_or(2, 0))});
-                                  }, [&] { trace_.threads.clear(); }));
+                                  }, [&](size_t) { trace_.threads.clear(); }));
     TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", {"globalPid", "pid", "name"}, [&](const auto& s) {
       trace_.processes.push_back({s.int64_or(0, 0), s.int64_or(1, 0),
                                   s.is_null(2) ? kNoStr : trace_.strings.intern(s.text(2))});
-    }, [&] { trace_.processes.clear(); }));
+    }, [&](size_t) { trace_.processes.clear(); }));
     TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU",
                                   {"id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor"},
                                   [&](const auto& s) {
@@ -354,14 +428,14 @@ class Loader {
                                          static_cast<int32_t>(s.int64_or(2, 0)), s.int64_or(3, 0),
                                          static_cast<int32_t>(s.int64_or(4, 0)),
                                          static_cast<int32_t>(s.int64_or(5, 0))});
-                                  }, [&] { trace_.devices.clear(); }));
+                                  }, [&](size_t) { trace_.devices.clear(); }));
     auto load_enum = [&](const std::string& table, std::vector<std::string>& labels) {
       return scan(table, {"id", "label"}, [&](const auto& s) {
         int64_t id = s.int64_or(0, -1);
         if (id < 0 || id > 255) return;
         if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
         labels[static_cast<size_t>(id)] = std::string(s.text(1));
-      }, [&] { labels.clear(); });
+      }, [&](size_t) { labels.clear(); });
     };
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEMCPY_OPER", trace_.copy_kind_labels));
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEM_KIND", trace_.mem_kind_labels));
@@ -459,6 +533,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     run(kLoadMemset, &Loader::load_memset);
     run(kLoadSyncs, &Loader::load_syncs);
     run(kLoadMemory, &Loader::load_memory);
+    run(kLoadUnifiedMemory, &Loader::load_unified_memory);
+    run(kLoadOpenMp, &Loader::load_openmp);
   };
   std::thread worker;
   Result<SqliteDb> second = Status(ErrorCode::kInternal, "unused");
@@ -486,6 +562,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
                     &trace.api.name, &trace.os_calls.name, &trace.overhead.name}) {
     ids.remap(*col);
   }
+  ids.remap(trace.openmp.name);
   return trace;
 }
 

@@ -22,6 +22,8 @@ enum NsysTables : uint32_t {
   kLoadSyncs = 1u << 6,
   kLoadMemory = 1u << 7,
   kLoadOverhead = 1u << 8,
+  kLoadUnifiedMemory = 1u << 9,  // UVM migrations and CPU / GPU page faults
+  kLoadOpenMp = 1u << 10,        // every OPENMP_EVENT_KIND_* table
   kLoadAll = 0xFFFFFFFFu,
 };
 

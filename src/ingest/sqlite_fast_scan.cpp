@@ -78,6 +78,15 @@ Result<std::unique_ptr<MappedSqliteFile>> MappedSqliteFile::open(const std::stri
   return f;
 }
 
+void MappedSqliteFile::release_pages(uint32_t first, uint32_t last) const {
+  if (first == 0 || last < first) return;
+  const size_t begin = static_cast<size_t>(first - 1) * page_size_;
+  const size_t end = std::min(size_, static_cast<size_t>(last) * page_size_);
+  const size_t os_page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t aligned = begin / os_page * os_page;
+  ::madvise(const_cast<uint8_t*>(data_) + aligned, end - aligned, MADV_DONTNEED);
+}
+
 Status MappedSqliteFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const {
   // Depth-first, left to right: leaves come out in rowid order.
   std::vector<uint32_t> stack = {root_page};

@@ -5,6 +5,7 @@
 // database) makes it return an error, and the reader falls back to the SQLite library.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -37,13 +38,19 @@ class MappedSqliteFile {
 
   // Decodes every row of the table rooted at `root_page`, in rowid order. `columns` are record
   // positions (table_info cid order); `rowid_column` is the position of an INTEGER PRIMARY KEY
-  // column (stored as the rowid), or -1. Calls row(values) with one SqlValue per requested column.
-  template <typename RowFn>
-  Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row) const;
+  // column (stored as the rowid), or -1. Calls on_count(total rows), then row(values) with one
+  // SqlValue per requested column.
+  template <typename RowFn, typename CountFn>
+  Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
+              CountFn&& on_count) const;
 
  private:
   MappedSqliteFile() = default;
   Status leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const;
+  // Drops decoded pages from this process's resident memory (they stay in the page cache), so a
+  // multi-GB export does not count against the process; a page touched again is simply re-read.
+  static constexpr size_t kReleaseBatch = 2048;
+  void release_pages(uint32_t first, uint32_t last) const;
   // Decodes one cell; fills `values` for the requested columns. Returns false on corruption.
   bool decode_cell(const uint8_t* page, uint16_t cell_offset, const std::vector<int>& columns, int rowid_column,
                    std::vector<SqlValue>& values, std::string& scratch) const;
@@ -58,14 +65,29 @@ class MappedSqliteFile {
   uint32_t page_count_ = 0;
 };
 
-template <typename RowFn>
+template <typename RowFn, typename CountFn>
 Status MappedSqliteFile::scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column,
-                              RowFn&& row) const {
+                              RowFn&& row, CountFn&& on_count) const {
   std::vector<uint32_t> leaves;
   TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
+  size_t total = 0;
+  for (uint32_t number : leaves) {
+    const uint8_t* p = page(number);
+    const size_t header = number == 1 ? 100 : 0;
+    total += static_cast<size_t>((p[header + 3] << 8) | p[header + 4]);
+  }
+  on_count(total);
   std::vector<SqlValue> values(columns.size());
   std::string scratch;
+  uint32_t batch_low = UINT32_MAX, batch_high = 0;
+  size_t in_batch = 0;
   for (uint32_t number : leaves) {
+    batch_low = std::min(batch_low, number);
+    batch_high = std::max(batch_high, number);
+    if (++in_batch == kReleaseBatch) {
+      release_pages(batch_low, batch_high);
+      batch_low = UINT32_MAX, batch_high = 0, in_batch = 0;
+    }
     const uint8_t* p = page(number);
     const size_t header = number == 1 ? 100 : 0;
     const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
@@ -78,6 +100,7 @@ Status MappedSqliteFile::scan(uint32_t root_page, const std::vector<int>& column
       row(std::span<const SqlValue>(values));
     }
   }
+  if (in_batch) release_pages(batch_low, batch_high);
   return Status::Ok();
 }
 

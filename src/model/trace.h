@@ -20,6 +20,12 @@ using TimeNs = int64_t;
 inline constexpr TimeNs kNoTime = std::numeric_limits<int64_t>::min();  // SQL NULL time
 inline constexpr int64_t kNoValue = std::numeric_limits<int64_t>::min();  // SQL NULL integer
 
+// Reserves room for n rows in every column of a table (readers that know the row count up front).
+template <typename... Columns>
+void reserve_columns(size_t n, Columns&... columns) {
+  (columns.reserve(n), ...);
+}
+
 inline int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
 inline int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
 inline int64_t global_pid_of(int64_t global_tid) { return global_tid & ~int64_t{0xFFFFFF}; }
@@ -51,6 +57,7 @@ struct KernelTable {
   std::vector<int32_t> grid_x, grid_y, grid_z, block_x, block_y, block_z;
   std::vector<int32_t> registers_per_thread, static_smem, dynamic_smem;
   std::vector<int64_t> graph_node_id;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, device, context, green_context, stream, name, short_name, mangled_name, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_smem, dynamic_smem, graph_node_id); }
   size_t size() const { return start.size(); }
 };
 inline constexpr int32_t kNoGreen = std::numeric_limits<int32_t>::min();
@@ -60,6 +67,7 @@ struct MemcpyTable {
   std::vector<int64_t> global_pid, correlation, bytes;
   std::vector<int32_t> device, context, green_context, stream, src_device, dst_device;
   std::vector<uint8_t> copy_kind, src_kind, dst_kind;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, bytes, device, context, green_context, stream, src_device, dst_device, copy_kind, src_kind, dst_kind); }
   size_t size() const { return start.size(); }
 };
 
@@ -68,6 +76,7 @@ struct MemsetTable {
   std::vector<int64_t> global_pid, correlation, bytes, value;
   std::vector<int32_t> device, context, green_context, stream;
   std::vector<uint8_t> mem_kind;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, bytes, value, device, context, green_context, stream, mem_kind); }
   size_t size() const { return start.size(); }
 };
 
@@ -78,6 +87,7 @@ struct ApiTable {
   std::vector<int64_t> global_tid, correlation, return_value;
   std::vector<StrId> name;  // as recorded, version suffix kept (cudaLaunchKernel_v7000)
   std::vector<uint8_t> api_class;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, correlation, return_value, name, api_class); }
   size_t size() const { return start.size(); }
 };
 
@@ -94,6 +104,7 @@ struct RangeTable {
   std::vector<StrId> text;                   // registered string if any, else the inline text
   std::vector<int64_t> domain_id;            // kNoValue when absent
   std::vector<int64_t> range_id;             // nvtxRangeStart id, kNoValue when absent
+  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, end_global_tid, kind, text, domain_id, range_id); }
   size_t size() const { return start.size(); }
 };
 
@@ -103,6 +114,7 @@ struct OsCallTable {
   std::vector<int64_t> global_tid, return_value;
   std::vector<StrId> name;
   std::vector<int32_t> event_class, nesting_level;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, return_value, name, event_class, nesting_level); }
   size_t size() const { return start.size(); }
 };
 
@@ -111,6 +123,7 @@ struct SyncTable {
   std::vector<TimeNs> start, end;
   std::vector<int64_t> global_pid, correlation, event_id;
   std::vector<int32_t> device, context, stream, sync_type;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, event_id, device, context, stream, sync_type); }
   size_t size() const { return start.size(); }
 };
 
@@ -119,6 +132,7 @@ struct MemoryEventTable {
   std::vector<TimeNs> time;
   std::vector<int64_t> global_pid, address, bytes, correlation;
   std::vector<int32_t> device, mem_kind, operation;  // operation: 0 allocation, 1 free
+  void reserve(size_t n) { reserve_columns(n, time, global_pid, address, bytes, correlation, device, mem_kind, operation); }
   size_t size() const { return time.size(); }
 };
 
@@ -127,7 +141,63 @@ struct OverheadTable {
   std::vector<TimeNs> start, end;
   std::vector<int64_t> global_tid;
   std::vector<StrId> name;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, name); }
   size_t size() const { return start.size(); }
+};
+
+// Unified Memory page migrations: the CUPTI_ACTIVITY_KIND_MEMCPY rows with a UVM copy kind
+// (kUvmHtoD, kUvmDtoH, kUvmDtoD), kept with the base address of the pages they moved, which the
+// ordinary memcpy table has no use for.
+struct UmMigrationTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, bytes;
+  std::vector<int64_t> virtual_address;  // kNoValue when not recorded
+  std::vector<int32_t> device;
+  std::vector<uint8_t> copy_kind;
+  std::vector<uint8_t> migration_cause;  // ENUM_CUDA_UNIF_MEM_MIGRATION, kNoKind when not recorded
+  size_t size() const { return start.size(); }
+};
+
+// CPU page faults on managed memory (CUDA_UM_CPU_PAGE_FAULT_EVENTS), one row per fault.
+struct UmCpuPageFaultTable {
+  std::vector<TimeNs> time;
+  std::vector<int64_t> global_pid, address;  // address: the faulting page, kNoValue when not recorded
+  size_t size() const { return time.size(); }
+};
+
+// GPU page faults on managed memory (CUDA_UM_GPU_PAGE_FAULT_EVENTS): one row per faulting page and
+// interval, with how many faults hit the page.
+struct UmGpuPageFaultTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, address, fault_count;  // kNoValue when not recorded
+  std::vector<int32_t> device;
+  std::vector<uint8_t> access_type;  // ENUM_CUDA_UNIF_MEM_ACCESS_TYPE, kNoKind when not recorded
+  size_t size() const { return start.size(); }
+};
+
+struct UnifiedMemoryTable {
+  UmMigrationTable migrations;
+  UmCpuPageFaultTable cpu_faults;
+  UmGpuPageFaultTable gpu_faults;
+};
+
+// OpenMP (OMPT) events from every OPENMP_EVENT_KIND_* table of an export, in one table. nsys keeps
+// one table per event kind and summarizes each on its own, so every row remembers its source table.
+struct OpenMpEventTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_tid;
+  std::vector<StrId> name;
+  std::vector<uint8_t> event_kind;         // ENUM_OPENMP_EVENT_KIND, kNoKind when not recorded
+  std::vector<uint16_t> source;            // index into source_tables
+  std::vector<std::string> source_tables;  // e.g. "OPENMP_EVENT_KIND_PARALLEL"
+  size_t size() const { return start.size(); }
+  // Drops rows from index n on (a table whose scan has to be redone).
+  void truncate(size_t n) {
+    for (auto* c : {&start, &end, &global_tid}) c->resize(n);
+    name.resize(n);
+    event_kind.resize(n);
+    source.resize(n);
+  }
 };
 
 struct ThreadInfo {
@@ -173,6 +243,8 @@ struct Trace {
   SyncTable syncs;
   MemoryEventTable memory;
   OverheadTable overhead;
+  UnifiedMemoryTable unified_memory;
+  OpenMpEventTable openmp;
   std::vector<ThreadInfo> threads;
   std::vector<ProcessInfo> processes;
   std::vector<DeviceInfo> devices;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "analysis/nsys_stats/nvtx_projection_reports.h"
 #include "analysis/nsys_stats/summary_reports.h"
 #include "analysis/nsys_stats/trace_reports.h"
+#include "analysis/nsys_stats/um_openmp_reports.h"
 #include "ingest/nsys_sqlite_reader.h"
 
 namespace tracedoc::nsys_stats {
@@ -23,10 +25,15 @@ const std::vector<ReportDef>& all_reports() {
       {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", kLoadMemcpy | kLoadMemset, cuda_gpu_mem_time_sum},
       {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_sum},
       {"cuda_gpu_trace", "CUDA GPU Trace", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_trace},
+      {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_sum},
+      {"nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_trace},
+      {"nvtx_kern_sum", "NVTX Range Kernel Summary", kLoadRanges | kLoadApi | kLoadKernels, nvtx_kern_sum},
       {"nvtx_pushpop_sum", "NVTX Push/Pop Range Summary", kLoadRanges, nvtx_pushpop_sum},
       {"nvtx_startend_sum", "NVTX Start/End Range Summary", kLoadRanges, nvtx_startend_sum},
       {"nvtx_sum", "NVTX Range Summary", kLoadRanges, nvtx_sum},
+      {"openmp_sum", "OpenMP Summary", kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
+      {"um_sum", "Unified Memory Analysis Summary", kLoadUnifiedMemory, um_sum},
   };
   return reports;
 }
