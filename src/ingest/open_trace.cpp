@@ -77,7 +77,18 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   if (S_ISDIR(st.st_mode)) return BadInput(fmt::format("{}: is a directory, expected a trace file", path));
   if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));
-  if (looks_like_sqlite(path)) return read_nsys_sqlite(path, options.nsys);
+  if (looks_like_sqlite(path)) {
+    // tracedoc never takes SQLite locks (the input may sit on a read-only or network file system),
+    // so a file that another program is writing right now is detected by its hot journal instead.
+    for (const char* suffix : {"-journal", "-wal"}) {
+      struct stat js {};
+      if (::stat((path + suffix).c_str(), &js) == 0 && js.st_size > 0) {
+        return BadInput(fmt::format("{}: locked: another program is writing it ({}{} exists); retry when it has finished",
+                                    path, path, suffix));
+      }
+    }
+    return read_nsys_sqlite(path, options.nsys);
+  }
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) return open_nsys_rep(path, options);
   return BadInput(fmt::format("{}: unrecognized input: not an Nsight Systems SQLite export or .nsys-rep report", path));
 }

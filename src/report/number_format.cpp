@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 
 namespace tracedoc {
@@ -40,6 +41,7 @@ const char* mem_unit_name(MemUnit u) {
   return "MB";
 }
 
+// Bytes per unit.
 double mem_divisor(MemUnit u) {
   switch (u) {
     case MemUnit::kB: return 1;
@@ -58,9 +60,13 @@ std::string plain_number(const Cell& cell) {
   return python_float_repr(cell.d);
 }
 
-double as_double(const Cell& cell) {
-  return cell.type == Cell::Type::kInt ? static_cast<double>(cell.i) : cell.d;
+// nsys converts units by multiplying with the unit's scale (96763.5 ns * 1e-3 = 96.76350000000001,
+// printed 96.764 us), not by dividing (96.7634999..., printed 96.763): the same is done here.
+std::string scaled(const Cell& cell, double scale, int decimals) {
+  const double v = cell.type == Cell::Type::kInt ? static_cast<double>(cell.i) : cell.d;
+  return fmt::format("{:.{}f}", v * scale, decimals);
 }
+
 
 }  // namespace
 
@@ -113,15 +119,17 @@ std::string cell_text(const Cell& cell, Unit unit, const UnitChoice& units) {
     case Unit::kTsNs:
       switch (units.time) {
         case TimeUnit::kNs: return plain_number(cell);
-        case TimeUnit::kUs: return fmt::format("{:.3f}", as_double(cell) / 1e3);
-        case TimeUnit::kMs: return fmt::format("{:.4f}", as_double(cell) / 1e6);
-        case TimeUnit::kSec: return fmt::format("{:.4f}", as_double(cell) / 1e9);
+        case TimeUnit::kUs: return scaled(cell, 1e-3, 3);
+        case TimeUnit::kMs: return scaled(cell, 1e-6, 4);
+        case TimeUnit::kSec: return scaled(cell, 1e-9, 4);
       }
       break;
     case Unit::kMemB:
     case Unit::kThruB:
-      if (units.mem == MemUnit::kB) return plain_number(cell);
-      return fmt::format("{:.3f}", as_double(cell) / mem_divisor(units.mem));
+      switch (units.mem) {
+        case MemUnit::kB: return plain_number(cell);
+        default: return scaled(cell, 1.0 / mem_divisor(units.mem), 3);
+      }
     default: break;
   }
   return plain_number(cell);

@@ -1,0 +1,148 @@
+// Benchmark: `tracedoc stats` against the real `nsys stats` on a large export made by tiling a real
+// one, both run in this process's presence on the same file with the same (default) reports.
+// Prints both times, the ratio, peak memory, rows/s and MB/s, and whether the CSVs are identical.
+//
+//   stats_vs_nsys [--source FILE.sqlite] [--tiles N] [--runs R] [--nsys PATH]
+// Defaults: ../shared/traces/nsys/nsys-ai/mfu_2gpu_before.sqlite next to the checkout, 100 tiles,
+// 3 runs (best of), nsys from $NSYS, PATH, or install-nsys.sh's default prefix.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+  double seconds = 0;
+  double cpu_seconds = 0;
+  long max_rss_kb = 0;
+  int exit_code = -1;
+};
+
+RunResult run(const std::vector<std::string>& argv, const std::string& stdout_path) {
+  RunResult r;
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = std::freopen(stdout_path.c_str(), "w", stdout);
+    FILE* err = std::freopen("/dev/null", "w", stderr);
+    (void)out, (void)err;
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  r.max_rss_kb = usage.ru_maxrss;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+RunResult best_of(int runs, const std::vector<std::string>& argv, const std::string& out) {
+  RunResult best;
+  for (int i = 0; i < runs; ++i) {
+    RunResult r = run(argv, out);
+    if (i == 0 || r.seconds < best.seconds) best = r;
+  }
+  return best;
+}
+
+std::string find_nsys(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("NSYS")) return env;
+  if (std::system("command -v nsys > /dev/null 2>&1") == 0) return "nsys";
+  if (const char* home = std::getenv("HOME")) {
+    fs::path p = fs::path(home) / ".cache" / "nsys-debian" / "nsys";
+    if (fs::exists(p)) return p.string();
+  }
+  return {};
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const fs::path bench_dir = fs::canonical("/proc/self/exe").parent_path();
+  const fs::path build_dir = bench_dir.parent_path();
+  fs::path source = fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared" / "traces" / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite";
+  int tiles = 100, runs = 3;
+  std::string nsys_arg;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--source") source = argv[i + 1];
+    else if (a == "--tiles") tiles = std::atoi(argv[i + 1]);
+    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
+    else if (a == "--nsys") nsys_arg = argv[i + 1];
+  }
+  if (!fs::exists(source)) {
+    std::fprintf(stderr, "stats_vs_nsys: source export %s not found (pass --source)\n", source.c_str());
+    return 2;
+  }
+  const fs::path work = fs::temp_directory_path() / ("tracedoc-bench-" + std::to_string(getpid()));
+  fs::create_directories(work);
+  const fs::path tiled = work / "tiled.sqlite";
+  std::printf("input: %s tiled %dx\n", source.filename().c_str(), tiles);
+  RunResult tile = run({(bench_dir / "tile_nsys_export").string(), source.string(), tiled.string(), std::to_string(tiles)},
+                       (work / "rows.txt").string());
+  if (tile.exit_code != 0) {
+    std::fprintf(stderr, "stats_vs_nsys: tiling failed\n");
+    return 2;
+  }
+  const double rows = std::atof(slurp(work / "rows.txt").c_str());
+  const double mb = static_cast<double>(fs::file_size(tiled)) / 1e6;
+  std::printf("       %.0f rows, %.1f MB\n", rows, mb);
+
+  const std::string tracedoc = (build_dir / "tracedoc").string();
+  RunResult td = best_of(runs, {tracedoc, "stats", "-f", "csv", "-o", (work / "td").string(), tiled.string()},
+                         (work / "td.out").string());
+  std::printf("tracedoc stats (default reports): %.3f s  (%.0f MB peak RSS, %.1f M rows/s, %.0f MB/s, %.1f M rows/s per CPU-second)\n",
+              td.seconds, td.max_rss_kb / 1024.0, rows / td.seconds / 1e6, mb / td.seconds, rows / td.cpu_seconds / 1e6);
+
+  const std::string nsys = find_nsys(nsys_arg);
+  if (nsys.empty()) {
+    std::printf("nsys stats: not run (no nsys found; install it with shared/tools/install-nsys.sh or pass --nsys)\n");
+    fs::remove_all(work);
+    return 0;
+  }
+  // nsys may write next to its input: give it its own copy.
+  const fs::path copy = work / "nsys_input.sqlite";
+  fs::copy_file(tiled, copy);
+  RunResult ns = best_of(runs, {nsys, "stats", "-q", "--force-overwrite", "true", "-f", "csv", "-o", (work / "ns").string(), copy.string()},
+                         (work / "ns.out").string());
+  std::printf("nsys stats     (default reports): %.3f s  (%.0f MB peak RSS)\n", ns.seconds, ns.max_rss_kb / 1024.0);
+  std::printf("speed ratio: %.1fx faster than nsys stats\n", ns.seconds / td.seconds);
+
+  int same = 0, compared = 0;
+  for (const auto& entry : fs::directory_iterator(work)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("td_", 0) != 0) continue;
+    const fs::path theirs = work / ("ns_" + name.substr(3));
+    if (!fs::exists(theirs)) continue;
+    ++compared;
+    same += slurp(entry.path()) == slurp(theirs);
+  }
+  std::printf("outputs byte-identical: %d of %d reports\n", same, compared);
+  fs::remove_all(work);
+  return 0;
+}

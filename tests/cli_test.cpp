@@ -1,0 +1,213 @@
+// End-to-end tests of the `tracedoc` binary: exact output on stdout and in files, exit codes,
+// one-line errors for bad input, no partial output files, inputs left untouched.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_support.h"
+
+namespace tracedoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs build/tracedoc with `args`; `path_env` replaces PATH when given.
+CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "") {
+  const fs::path dir = fs::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) _exit(126);
+    if (!path_env.empty()) setenv("PATH", path_env.c_str(), 1);
+    std::vector<std::string> full = {std::string(TRACEDOC_BINARY_DIR) + "/tracedoc"};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  fs::remove_all(dir);
+  return r;
+}
+
+const fs::path kSource(TRACEDOC_SOURCE_DIR);
+const fs::path kExample = kSource / "examples" / "toy_training.sqlite";
+const fs::path kGolden = kSource / "tests" / "golden" / "toy_training";
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("tracedoc-test-" + std::to_string(getpid()) + "-" + std::to_string(counter_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+  fs::path write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path_ / name, std::ios::binary) << bytes;
+    return path_ / name;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, CsvOnStdoutIsExactlyTheNsysReport) {
+  for (const char* report : {"cuda_gpu_kern_sum", "cuda_api_sum", "nvtx_sum", "cuda_gpu_trace", "osrt_sum"}) {
+    CliRun r = tracedoc({"stats", "-r", report, "-f", "csv", "-o", "-", kExample.string()});
+    EXPECT_EQ(r.exit_code, 0) << report << ": " << r.err;
+    EXPECT_EQ(r.out, read_file(kGolden / (std::string("stats_") + report + ".csv"))) << report;
+    EXPECT_EQ(r.err, "") << report;
+  }
+}
+
+TEST(Cli, TimeUnitsConvertAsNsysDoes) {
+  int compared = 0;
+  for (const auto& f : fs::directory_iterator(kGolden / "timeunit")) {
+    const std::string name = f.path().stem().string();  // <unit>_<report>
+    const std::string unit = name.substr(0, name.find('_'));
+    const std::string report = name.substr(name.find('_') + 1);
+    CliRun r = tracedoc({"stats", "-r", report, "-f", "csv", "--timeunit", unit == "sec" ? "s" : unit, kExample.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, read_file(f.path())) << name;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 12);
+}
+
+TEST(Cli, OutputFilesAreWrittenWholeWithNsysNames) {
+  TempDir dir;
+  const std::string base = (dir.path() / "run").string();
+  CliRun r = tracedoc({"stats", "-r", "cuda_api_sum,cuda_gpu_mem_size_sum,nvtx_startend_sum", "-f", "csv", "-o", base,
+                    kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(read_file(base + "_cuda_api_sum.csv"), read_file(kGolden / "stats_cuda_api_sum.csv"));
+  EXPECT_EQ(read_file(base + "_cuda_gpu_mem_size_sum.csv"), read_file(kGolden / "stats_cuda_gpu_mem_size_sum.csv"));
+  // No start/end ranges: nsys writes an empty file, so does tracedoc.
+  EXPECT_TRUE(fs::exists(base + "_nvtx_startend_sum.csv"));
+  EXPECT_EQ(fs::file_size(base + "_nvtx_startend_sum.csv"), 0u);
+  size_t files = 0;
+  for (const auto& f : fs::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(f.path().string().find(".tmp-"), std::string::npos) << "temporary file left: " << f.path();
+  }
+  EXPECT_EQ(files, 3u);
+}
+
+TEST(Cli, JsonCarriesSchemaVersion) {
+  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "json", kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"schema_version\": 1"), std::string::npos);
+  EXPECT_NE(r.out.find("\"Total Time (ns)\": 8943132"), std::string::npos) << r.out.substr(0, 600);
+}
+
+TEST(Cli, DefaultReportsAndColumnFormat) {
+  CliRun r = tracedoc({"stats", "-f", "column", kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" ** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):"), std::string::npos);
+  EXPECT_NE(r.out.find("ampere_sgemm_64x64_nn"), std::string::npos);
+}
+
+TEST(Cli, InputIsNeverModified) {
+  TempDir dir;
+  const fs::path copy = dir.path() / "input.sqlite";
+  fs::copy_file(kExample, copy);
+  const auto before_time = fs::last_write_time(copy);
+  const std::string before = read_file(copy);
+  for (const auto* def : {"cuda_gpu_trace", "cuda_api_sum,nvtx_sum", "cuda_gpu_kern_sum:base"}) {
+    CliRun r = tracedoc({"stats", "-r", def, "-f", "csv", "-o", (dir.path() / "out").string(), copy.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(read_file(copy), before);
+  EXPECT_EQ(fs::last_write_time(copy), before_time);
+  EXPECT_FALSE(fs::exists(copy.string() + "-journal"));
+}
+
+// Every bad input: exit code 2, one line on stderr naming the file, nothing on stdout, no file.
+void expect_rejected(const fs::path& input, const std::string& what, const std::string& path_env = "") {
+  TempDir out;
+  CliRun r = tracedoc({"stats", "-f", "csv", "-o", (out.path() / "base").string(), input.string()}, path_env);
+  EXPECT_EQ(r.exit_code, 2) << what << ": " << r.err;
+  EXPECT_EQ(line_count(r.err), 1u) << what << ": " << r.err;
+  EXPECT_NE(r.err.find(input.string()), std::string::npos) << what << ": error does not name the file: " << r.err;
+  EXPECT_EQ(r.out, "") << what;
+  EXPECT_TRUE(fs::is_empty(out.path())) << what << ": output file left behind";
+}
+
+TEST(Cli, BadInputsAreRejectedCleanly) {
+  TempDir dir;
+  expect_rejected(dir.path() / "missing.sqlite", "missing file");
+  expect_rejected(dir.path(), "a directory");
+  expect_rejected(dir.write("empty.sqlite", ""), "zero-length file");
+  expect_rejected(dir.write("notes.sqlite", "this is not a database\n"), "text file");
+  std::string garbage(4096, '\0');
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 7919 + 13) & 0xFF);
+  expect_rejected(dir.write("garbage.bin", garbage), "binary garbage");
+  const std::string example = read_file(kExample);
+  expect_rejected(dir.write("truncated.sqlite", example.substr(0, 16384)), "truncated export");
+  expect_rejected(dir.write("header_only.sqlite", example.substr(0, 100)), "SQLite header only");
+  // A sound SQLite file that is not an nsys export.
+  const fs::path plain = dir.path() / "plain.sqlite";
+  sqlite3* db = nullptr;
+  sqlite3_open(plain.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  expect_rejected(plain, "SQLite without nsys tables");
+  // An export that another program is writing (its hot journal exists).
+  const fs::path busy = dir.path() / "busy.sqlite";
+  fs::copy_file(kExample, busy);
+  dir.write("busy.sqlite-journal", std::string(512, 'j'));
+  expect_rejected(busy, "export being written");
+  // A .nsys-rep with no nsys to export it.
+  expect_rejected(dir.write("report.nsys-rep", garbage), ".nsys-rep without nsys", "/nonexistent-dir");
+}
+
+TEST(Cli, NsysRepWithoutNsysSaysHowToExport) {
+  TempDir dir;
+  CliRun r = tracedoc({"stats", dir.write("r.nsys-rep", "x").string()}, "/nonexistent-dir");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nsys export --type sqlite"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(tracedoc({"stats", "-r", "no_such_report", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"stats", "-f", "xml", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"stats", "--timeunit", "fortnights", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"stats", "--filter-name", "([", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"stats"}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"--help"}).exit_code, 0);
+}
+
+TEST(Cli, FilterNameKeepsMatchingRows) {
+  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--filter-name", "^ampere_", kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = parse_csv(r.out);
+  ASSERT_EQ(rows.size(), 3u);  // header + the two sgemm kernels
+  EXPECT_EQ(rows[1][8], "ampere_sgemm_64x64_nn");
+  EXPECT_EQ(rows[1][0], "64.6");  // percentages are of the rows kept
+  EXPECT_EQ(rows[2][8], "ampere_sgemm_128x64_tn");
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
