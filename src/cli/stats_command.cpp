@@ -224,7 +224,10 @@ int run_stats(const StatsOptions& opt) {
       if (!st.ok()) return fail(st);
       continue;
     }
-    const std::string path = fmt::format("{}_{}.{}", opt.output, req.def->name, format_extension(format));
+    // As nsys: report arguments become part of the name (BASE_um_sum_rows=20.csv).
+    std::string stem = req.def->name;
+    for (const auto& a : req.args.args) stem += "_" + a;
+    const std::string path = fmt::format("{}_{}.{}", opt.output, stem, format_extension(format));
     AtomicFile file;
     Status st = file.open(path);
     if (!st.ok()) return fail(st);

@@ -30,13 +30,21 @@ std::string_view StringPool::store(std::string_view s) {
   return {dst, s.size()};
 }
 
+namespace {
+inline uint64_t slot_value(uint64_t hash, StrId id) { return (hash & 0xFFFFFFFF00000000ULL) | (uint64_t{id} + 1); }
+inline StrId slot_id(uint64_t slot) { return static_cast<StrId>((slot & 0xFFFFFFFFu) - 1); }
+inline uint64_t slot_hash_high(uint64_t slot) { return slot & 0xFFFFFFFF00000000ULL; }
+}  // namespace
+
 void StringPool::grow_index() {
-  std::vector<StrId> fresh(slots_.empty() ? 1024 : slots_.size() * 2, kNoStr);
+  std::vector<uint64_t> fresh(slots_.empty() ? 1024 : slots_.size() * 2, 0);
   const size_t mask = fresh.size() - 1;
-  for (StrId id = 0; id < views_.size(); ++id) {
-    size_t i = hashes_[id] & mask;
-    while (fresh[i] != kNoStr) i = (i + 1) & mask;
-    fresh[i] = id;
+  for (const uint64_t slot : slots_) {
+    if (!slot) continue;
+    const uint64_t hash = slot_hash_high(slot) | hash_low_[slot_id(slot)];
+    size_t i = hash & mask;
+    while (fresh[i]) i = (i + 1) & mask;
+    fresh[i] = slot;
   }
   slots_.swap(fresh);
 }
@@ -46,14 +54,16 @@ StrId StringPool::intern(std::string_view s) {
   const uint64_t h = std::hash<std::string_view>{}(s);
   const size_t mask = slots_.size() - 1;
   size_t i = h & mask;
-  for (; slots_[i] != kNoStr; i = (i + 1) & mask) {
-    const StrId id = slots_[i];
-    if (hashes_[id] == h && views_[id] == s) return id;
+  for (; slots_[i]; i = (i + 1) & mask) {
+    if (slot_hash_high(slots_[i]) == slot_hash_high(h)) {
+      const StrId id = slot_id(slots_[i]);
+      if (hash_low_[id] == static_cast<uint32_t>(h) && views_[id] == s) return id;
+    }
   }
   const StrId id = static_cast<StrId>(views_.size());
   views_.push_back(store(s));
-  hashes_.push_back(h);
-  slots_[i] = id;
+  hash_low_.push_back(static_cast<uint32_t>(h));
+  slots_[i] = slot_value(h, id);
   return id;
 }
 
@@ -62,11 +72,11 @@ StrId StringPool::add_unique(std::string_view s) {
   const uint64_t h = std::hash<std::string_view>{}(s);
   const size_t mask = slots_.size() - 1;
   size_t i = h & mask;
-  while (slots_[i] != kNoStr) i = (i + 1) & mask;
+  while (slots_[i]) i = (i + 1) & mask;
   const StrId id = static_cast<StrId>(views_.size());
   views_.push_back(store(s));
-  hashes_.push_back(h);
-  slots_[i] = id;
+  hash_low_.push_back(static_cast<uint32_t>(h));
+  slots_[i] = slot_value(h, id);
   return id;
 }
 

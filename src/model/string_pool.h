@@ -37,8 +37,10 @@ class StringPool {
   void grow_index();
 
   std::vector<std::string_view> views_;
-  std::vector<uint64_t> hashes_;   // per id, to rehash without touching the strings
-  std::vector<StrId> slots_;       // open addressing over ids; kNoStr = empty
+  // Open addressing: each slot holds the upper 32 bits of the string's hash and id + 1 (0 = empty),
+  // so a probe touches one cache line and a new string is recognised without reading any other.
+  std::vector<uint64_t> slots_;
+  std::vector<uint32_t> hash_low_;  // per id: the lower hash bits, to place it when the table grows
 };
 
 }  // namespace tracedoc

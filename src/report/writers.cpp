@@ -226,7 +226,7 @@ class ColumnWriter : public RowSink {
     size_t margin = width > w ? width - w : 0;
     if (align == 'r') return std::string(margin, ' ') + c;
     if (align == 'l') return c + std::string(margin, ' ');
-    size_t left = margin / 2 + (margin & width & 1);  // Python's str.center
+    size_t left = margin / 2;  // centred, the odd space on the right (as nsys)
     return std::string(left, ' ') + c + std::string(margin - left, ' ');
   }
   std::string rule(char dash, char cross) const {

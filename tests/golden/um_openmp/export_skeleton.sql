@@ -1,6 +1,6 @@
 -- The tables every Nsight Systems SQLite export carries (metadata, strings, enum labels, process and
 -- GPU info), for a small recording of one process (pid 24817) on one GPU. The event tables are in
--- unified_memory.sql and openmp.sql. DDL in the shape `nsys export` (2024.5, schema 3.13.2) writes.
+-- the other .sql files. DDL in the shape `nsys export` (2024.5, schema 3.13.2) writes.
 
 CREATE TABLE StringIds (
     -- Consolidation of repetitive string values.

@@ -1,7 +1,7 @@
--- Values real exports rarely hold, added to unified_memory.sql to pin down how um_sum treats them:
--- migrations without a virtual address, an address with the top bit set (negative as an SQLite
--- integer), address 0, a migration too slow for an integer throughput (1e9 / duration is 0) and one
--- so large that bytes * (1e9 / duration) leaves the 64-bit integer range.
+-- Values real exports rarely hold, added to the Unified Memory tables to pin down how um_sum treats
+-- them: migrations without a virtual address, an address with the top bit set (negative as an
+-- SQLite integer), address 0, a migration too slow for an integer throughput (1e9 / duration is 0)
+-- and one so large that bytes * (1e9 / duration) leaves the 64-bit integer range.
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY
     (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind,
      srcKind, dstKind, srcDeviceId, dstDeviceId, migrationCause, virtualAddress)

@@ -1,9 +1,10 @@
--- Unified Memory activity of the recording: the UVM migrations that CUPTI reports as memcpy rows
--- (copyKind 11 Unified Host-to-Device, 12 Unified Device-to-Host, 13 Unified Device-to-Device, with
--- the base address of the migrated pages) next to two ordinary copies, and the CPU / GPU page faults
--- on the same managed pages. Addresses are chosen so that um_sum shows every case: faults and
--- migrations on one address, faults only, migrations only, equal throughputs (the order of ties),
--- a zero-length migration (no throughput) and more than 10 rows (the default row limit).
+-- CUDA memory copies of the recording: two ordinary copies and the Unified Memory migrations that
+-- CUPTI reports as memcpy rows (copyKind 11 Unified Host-to-Device, 12 Unified Device-to-Host,
+-- 13 Unified Device-to-Device, with the base address of the migrated pages). Addresses and
+-- durations are chosen so that um_sum, with the page faults of um_cpu_page_faults.sql and
+-- um_gpu_page_faults.sql, shows every case: faults and migrations on one address, faults only,
+-- migrations only, equal throughputs (the order of ties), a zero-length migration (no throughput)
+-- and more than 10 rows (the default row limit).
 
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
     start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
@@ -27,25 +28,6 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
     graphNodeId                 INTEGER,                               -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)
     virtualAddress              INTEGER                                -- Virtual base address of the page/s being transferred.
 );
-CREATE TABLE CUDA_UM_CPU_PAGE_FAULT_EVENTS (
-    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
-    globalPid                   INTEGER   NOT NULL,                    -- Serialized GlobalId.
-    address                     INTEGER   NOT NULL,                    -- Virtual address of the page that faulted.
-    originalFaultPc             INTEGER,                               -- Program counter of the CPU instruction that caused the page fault.
-    CpuInstruction              INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Function name
-    module                      INTEGER   NOT NULL,                    -- REFERENCES StringIds(id) -- Module name
-    unresolvedFaultPc           INTEGER                                -- True if the program counter was not resolved.
-);
-CREATE TABLE CUDA_UM_GPU_PAGE_FAULT_EVENTS (
-    start                       INTEGER   NOT NULL,                    -- Event start timestamp (ns).
-    end                         INTEGER   NOT NULL,                    -- Event end timestamp (ns).
-    globalPid                   INTEGER   NOT NULL,                    -- Serialized GlobalId.
-    deviceId                    INTEGER   NOT NULL,                    -- Device ID.
-    address                     INTEGER   NOT NULL,                    -- Virtual address of the page that faulted.
-    numberOfPageFaults          INTEGER   NOT NULL,                    -- Number of page faults for the same page.
-    faultAccessType             INTEGER   NOT NULL                     -- REFERENCES ENUM_CUDA_UNIF_MEM_ACCESS_TYPE(id)
-);
-
 -- Ordinary copies (no virtual address): not part of um_sum.
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY
     (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind,
@@ -53,36 +35,6 @@ INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY
 VALUES
     (402113520, 402794880, 0, 1, 7, 118, 24817 << 24, 8388608, 1, 1, 2, NULL, 0, NULL, NULL),
     (1904551230, 1905237418, 0, 1, 7, 164, 24817 << 24, 8388608, 2, 2, 1, 0, NULL, NULL, NULL);
-
--- CPU page faults while the host initializes the managed buffers (init_data) and checks the
--- result (check_result). Not in address order, as recorded.
-INSERT INTO CUDA_UM_CPU_PAGE_FAULT_EVENTS VALUES
-    (451200310, 24817 << 24, 0x7f1c40a00000, 0x55d4c3a012f4, 3, 4, 0),
-    (451204872, 24817 << 24, 0x7f1c40000000, 0x55d4c3a012f4, 3, 4, 0),
-    (451209115, 24817 << 24, 0x7f1c40400000, 0x55d4c3a012f4, 3, 4, 0),
-    (451213967, 24817 << 24, 0x7f1c40e00000, 0x55d4c3a01310, 3, 4, 0),
-    (451218020, 24817 << 24, 0x7f1c40a00000, 0x55d4c3a01310, 3, 4, 0),
-    (451222741, 24817 << 24, 0x7f1c40c00000, 0x55d4c3a01310, 3, 4, 0),
-    (451227402, 24817 << 24, 0x7f1c40a00000, 0x55d4c3a01310, 3, 4, 0),
-    (1902140551, 24817 << 24, 0x7f1c40000000, 0x55d4c3a01488, 5, 4, 0),
-    (1902145804, 24817 << 24, 0x7f1c40600000, 0x55d4c3a01488, 5, 4, 0),
-    (1902151220, 24817 << 24, 0x7f1c40400000, 0x55d4c3a01488, 5, 4, 0),
-    (1902156790, 24817 << 24, 0x7f1c40000000, 0x55d4c3a0149c, 5, 4, 0),
-    (1902161033, 24817 << 24, 0x7f1c40a00000, 0x55d4c3a0149c, 5, 4, 0);
-
--- GPU page-fault groups raised by the kernels (several faults on one page per row).
-INSERT INTO CUDA_UM_GPU_PAGE_FAULT_EVENTS VALUES
-    (520114388, 520136901, 24817 << 24, 0, 0x7f1c40000000, 12, 1),
-    (520118240, 520131175, 24817 << 24, 0, 0x7f1c40200000, 8, 1),
-    (520121975, 520140311, 24817 << 24, 0, 0x7f1c40400000, 6, 1),
-    (520126618, 520139054, 24817 << 24, 0, 0x7f1c3fe00000, 2, 1),
-    (520130211, 520142788, 24817 << 24, 0, 0x7f1c40200000, 8, 2),
-    (520141022, 520150637, 24817 << 24, 0, 0x7f1c3fc00000, 1, 1),
-    (520152470, 520161934, 24817 << 24, 0, 0x7f1c40800000, 1, 2),
-    (520158816, 520170120, 24817 << 24, 0, 0x7f1c40c00000, 3, 2),
-    (520166051, 520178442, 24817 << 24, 0, 0x7f1c40200000, 4, 2),
-    (520171390, 520180016, 24817 << 24, 0, 0x7f1c3fc00000, 1, 2),
-    (1311873260, 1311889525, 24817 << 24, 0, 0x7f1c40000000, 5, 2);
 
 -- Unified Memory migrations.
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY
