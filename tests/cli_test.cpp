@@ -211,3 +211,31 @@ TEST(Cli, FilterNameKeepsMatchingRows) {
 
 }  // namespace
 }  // namespace tracedoc::testing
+
+namespace tracedoc::testing {
+namespace {
+
+// A .nsys-rep goes through the real `nsys export` when one is installed (install-nsys.sh's prefix
+// or PATH); the result must equal the oracle of the same recording's SQLite export.
+TEST(Cli, NsysRepIsExportedThroughNsys) {
+  const fs::path traces = nsys_traces_dir();
+  if (traces.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
+  std::string path_env = std::getenv("PATH") ? std::getenv("PATH") : "";
+  bool have_nsys = std::system("command -v nsys > /dev/null 2>&1") == 0;
+  if (const char* home = std::getenv("HOME"); !have_nsys && home) {
+    const fs::path prefix = fs::path(home) / ".cache" / "nsys-debian";
+    if (fs::exists(prefix / "nsys")) {
+      path_env = prefix.string() + ":" + path_env;
+      have_nsys = true;
+    }
+  }
+  if (!have_nsys) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one)";
+  // nsys 2023.4 reads reports of its own era; report3 was recorded by nsys 2023.3.
+  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv",
+                       (traces / "SC23_OpenMP_Tutorial" / "report3.nsys-rep").string()}, path_env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(traces / "oracles" / "SC23_OpenMP_Tutorial_report3" / "stats_cuda_gpu_kern_sum.csv"));
+}
+
+}  // namespace
+}  // namespace tracedoc::testing

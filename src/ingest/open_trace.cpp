@@ -49,10 +49,11 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
   std::string dir_template = (std::filesystem::temp_directory_path() / "tracedoc-XXXXXX").string();
   if (!::mkdtemp(dir_template.data())) return IoError(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   const std::string out = dir_template + "/export.sqlite";
+  const std::string log = dir_template + "/nsys.log";
   pid_t pid = ::fork();
   if (pid == 0) {
-    int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) { ::dup2(devnull, 1); ::dup2(devnull, 2); }
+    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (logfd >= 0) { ::dup2(logfd, 1); ::dup2(logfd, 2); }
     ::execl(nsys.c_str(), "nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output",
             out.c_str(), path.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
@@ -60,8 +61,17 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
       !std::filesystem::exists(out)) {
+    // nsys's own reason (e.g. "Report was created in a newer version"), without its progress bars.
+    std::string reason;
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("Processing") != std::string::npos || line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      reason = line;
+      break;
+    }
     std::filesystem::remove_all(dir_template);
-    return BadInput(fmt::format("{}: `nsys export` could not export this report", path));
+    return BadInput(fmt::format("{}: `nsys export` could not export this report{}{}", path,
+                                reason.empty() ? "" : ": ", reason));
   }
   auto trace = read_nsys_sqlite(out, options.nsys);
   std::filesystem::remove_all(dir_template);
