@@ -31,6 +31,7 @@ struct RunResult {
 
 RunResult run(const std::vector<std::string>& argv, const std::string& stdout_path) {
   RunResult r;
+  std::fflush(stdout);  // or the child would print our buffered lines again
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {

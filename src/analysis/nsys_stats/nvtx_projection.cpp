@@ -1,33 +1,44 @@
 #include "analysis/nsys_stats/nvtx_projection.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
-#include <unordered_map>
+#include <tuple>
 
 #include "analysis/nsys_stats/naming.h"
+#include "analysis/nsys_stats/sqlite_rtree.h"
+#include "common/flat_hash.h"
 
 namespace tracedoc::nsys_stats {
 
 namespace {
 
-// nsys's NVTX_EVENTS_MINMAXTS.max: max(max(start), max(end)) over all ranges (including those
-// ended on another thread). SQL NULL (kNoTime) when no range has an end at all.
-TimeNs latest_range_timestamp(const RangeTable& r) {
-  TimeNs max_start = kNoTime, max_end = kNoTime;
+// nsys's NVTX_EVENTS_MINMAXTS: min(min(start), min(end)) and max(max(start), max(end)) over all
+// ranges (including those ended on another thread); each is SQL NULL (kNoTime) when no range has an
+// end at all.
+std::pair<TimeNs, TimeNs> range_timestamp_span(const RangeTable& r) {
+  TimeNs min_start = kNoTime, min_end = kNoTime, max_start = kNoTime, max_end = kNoTime;
   for (size_t i = 0; i < r.size(); ++i) {
     if (!is_nvtx_range(r.kind[i])) continue;
-    if (r.start[i] != kNoTime) max_start = std::max(max_start, r.start[i]);
-    if (r.end[i] != kNoTime) max_end = std::max(max_end, r.end[i]);
+    if (r.start[i] != kNoTime) {
+      min_start = min_start == kNoTime ? r.start[i] : std::min(min_start, r.start[i]);
+      max_start = std::max(max_start, r.start[i]);
+    }
+    if (r.end[i] != kNoTime) {
+      min_end = min_end == kNoTime ? r.end[i] : std::min(min_end, r.end[i]);
+      max_end = std::max(max_end, r.end[i]);
+    }
   }
-  if (max_start == kNoTime || max_end == kNoTime) return kNoTime;
-  return std::max(max_start, max_end);
+  if (min_start == kNoTime || min_end == kNoTime) return {kNoTime, kNoTime};
+  return {std::min(min_start, min_end), std::max(max_start, max_end)};
 }
 
 }  // namespace
 
-ProjectionRanges::ProjectionRanges(const Trace& trace) {
+ProjectionRanges::ProjectionRanges(const Trace& trace, bool with_tree) {
   const auto& r = trace.ranges;
-  const TimeNs open_end = latest_range_timestamp(r);
+  std::tie(span_min_, span_max_) = range_timestamp_span(r);
+  const TimeNs open_end = span_max_;
   for (size_t i = 0; i < r.size(); ++i) {
     if (!is_nvtx_range(r.kind[i]) || r.end_global_tid[i] != kNoValue) continue;
     const TimeNs end = r.end[i] == kNoTime ? open_end : r.end[i];
@@ -42,41 +53,54 @@ ProjectionRanges::ProjectionRanges(const Trace& trace) {
   }
   build_names(trace);
   build_thread_index();
-  build_parents();
-  build_levels();
+  if (with_tree) {
+    build_parents();
+    build_levels();
+  }
 }
 
 void ProjectionRanges::build_names(const Trace& trace) {
   const auto& r = trace.ranges;
   NvtxNamer namer(trace);
-  name_.resize(size());
-  name_null_.resize(size());
-  std::unordered_map<uint64_t, std::string_view> composed;  // (domain, text) -> "<domain>:<text>"
+  name_id_.assign(size(), kNone);
+  DenseIdMap ids;  // text id, or (domain id + 1, text id) -> name id
   for (uint32_t s = 0; s < size(); ++s) {
     const uint32_t i = row_[s];
     const StrId text = r.text[i];
-    name_null_[s] = text == kNoStr ? 1 : 0;
     if (text == kNoStr) continue;
     const StrId domain = namer.domain(i);
-    if (domain == kNoStr) {
-      name_[s] = trace.str(text);
-      continue;
+    const uint64_t key = domain == kNoStr ? text : ((uint64_t{domain} + 1) << 32) | text;
+    const uint32_t id = ids.id(key);
+    if (id == names_.size()) {
+      names_.push_back(domain == kNoStr ? trace.str(text)
+                                        : std::string_view(composed_names_.emplace_back(namer.tag(i))));
     }
-    auto [it, fresh] = composed.try_emplace((static_cast<uint64_t>(domain) << 32) | text);
-    if (fresh) it->second = composed_names_.emplace_back(namer.tag(i));
-    name_[s] = it->second;
+    name_id_[s] = id;
   }
 }
 
 void ProjectionRanges::build_thread_index() {
   const size_t n = size();
+  // Bucket by thread (a counting sort keeps row order inside a thread), then order each thread by
+  // start; exports mostly list a thread's ranges in start order already.
+  std::vector<int64_t> threads(global_tid_);
+  std::sort(threads.begin(), threads.end());
+  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  std::vector<uint32_t> thread_of(n), offset(threads.size() + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    const auto at = std::lower_bound(threads.begin(), threads.end(), global_tid_[s]);
+    thread_of[s] = static_cast<uint32_t>(at - threads.begin());
+    ++offset[thread_of[s] + 1];
+  }
+  for (size_t t = 0; t < threads.size(); ++t) offset[t + 1] += offset[t];
   by_thread_.resize(n);
-  std::iota(by_thread_.begin(), by_thread_.end(), 0u);
-  std::sort(by_thread_.begin(), by_thread_.end(), [&](uint32_t a, uint32_t b) {
-    if (global_tid_[a] != global_tid_[b]) return global_tid_[a] < global_tid_[b];
-    if (start_[a] != start_[b]) return start_[a] < start_[b];
-    return a < b;
-  });
+  std::vector<uint32_t> cursor(offset.begin(), offset.end() - 1);
+  for (uint32_t s = 0; s < n; ++s) by_thread_[cursor[thread_of[s]]++] = s;
+  auto by_start = [&](uint32_t a, uint32_t b) { return start_[a] != start_[b] ? start_[a] < start_[b] : a < b; };
+  for (size_t t = 0; t < threads.size(); ++t) {
+    auto first = by_thread_.begin() + offset[t], last = by_thread_.begin() + offset[t + 1];
+    if (!std::is_sorted(first, last, by_start)) std::sort(first, last, by_start);
+  }
   sorted_start_.resize(n);
   for (size_t p = 0; p < n; ++p) {
     sorted_start_[p] = start_[by_thread_[p]];
@@ -119,65 +143,102 @@ void ProjectionRanges::containers(int64_t global_tid, TimeNs call_start, TimeNs 
 }
 
 // Parent = the containing other range of the same thread with the smallest tightness
-// (c.start - p.start) + (p.end - c.end), i.e. the smallest duration; ties to the lowest row id,
-// the first one SQLite's rtree scan meets. One sweep per thread in start order: a Fenwick tree over
-// the thread's distinct ends (reversed, so that a prefix is "end >= x") keeps the best two ranges
-// seen so far, the second one being the answer when the best is the range itself.
+// (c.start - p.start) + (p.end - c.end), i.e. the smallest duration; on equal durations the first
+// one SQLite's rtree scan meets. That scan order is costly to know (it takes replaying SQLite's
+// rtree), so a first pass breaks ties by row order and notes whether any tie decided a parent;
+// only then a second pass uses the rtree order.
 void ProjectionRanges::build_parents() {
+  std::vector<uint32_t> tie_rank(size());
+  std::iota(tie_rank.begin(), tie_rank.end(), 0u);
+  if (assign_parents(tie_rank)) assign_parents(rtree_scan_positions());
+}
+
+bool ProjectionRanges::assign_parents(const std::vector<uint32_t>& tie_rank) {
   parent_.assign(size(), kNone);
-  struct Best2 {
-    uint32_t first = kNone, second = kNone;
+  bool tie_seen = false;
+  // Per thread, positions 0..m-1 in start order; the candidate key is (duration, tie rank).
+  struct Key {
+    TimeNs duration;
+    uint32_t rank;
+    bool operator<(const Key& o) const { return duration != o.duration ? duration < o.duration : rank < o.rank; }
   };
-  auto better = [&](uint32_t a, uint32_t b) {  // is a a tighter parent candidate than b?
-    if (b == kNone) return a != kNone;
-    if (a == kNone) return false;
-    const TimeNs da = end_[a] - start_[a], db = end_[b] - start_[b];
-    return da != db ? da < db : a < b;
+  // The best three candidates by key: the range itself may be one of them, and the two others
+  // tell whether a tie decided.
+  struct Best3 {
+    std::array<uint32_t, 3> pos{kNone, kNone, kNone};
   };
-  auto add = [&](Best2& into, uint32_t slot) {
-    if (slot == kNone || slot == into.first || slot == into.second) return;
-    if (better(slot, into.first)) {
-      into.second = into.first;
-      into.first = slot;
-    } else if (better(slot, into.second)) {
-      into.second = slot;
+  std::vector<Key> key;
+  std::vector<uint32_t> end_index;
+  std::vector<std::pair<TimeNs, uint32_t>> by_end;
+  std::vector<Best3> fenwick;
+  auto add = [&](Best3& into, uint32_t p) {
+    if (p == kNone || into.pos[0] == p || into.pos[1] == p || into.pos[2] == p) return;
+    if (into.pos[2] != kNone && !(key[p] < key[into.pos[2]])) return;
+    size_t k = 2;
+    while (k > 0 && (into.pos[k - 1] == kNone || key[p] < key[into.pos[k - 1]])) {
+      into.pos[k] = into.pos[k - 1];
+      --k;
     }
+    into.pos[k] = p;
   };
-  std::vector<Best2> fenwick;
-  std::vector<TimeNs> ends;
   for (size_t t = 0; t < thread_begin_.size(); ++t) {
     const size_t begin = thread_begin_[t].second;
-    const size_t finish = t + 1 < thread_begin_.size() ? thread_begin_[t + 1].second : size();
-    ends.clear();
-    for (size_t p = begin; p < finish; ++p) ends.push_back(end_[by_thread_[p]]);
-    std::sort(ends.begin(), ends.end());
-    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-    const size_t m = ends.size();
-    fenwick.assign(m + 1, Best2{});
-    // Fenwick index (1-based) of an end: larger ends come first.
-    auto index_of = [&](TimeNs end) {
-      return m - static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), end) - ends.begin());
-    };
-    for (size_t p = begin; p < finish;) {
+    const size_t m = (t + 1 < thread_begin_.size() ? thread_begin_[t + 1].second : size()) - begin;
+    key.resize(m);
+    for (size_t p = 0; p < m; ++p) {
+      const uint32_t slot = by_thread_[begin + p];
+      key[p] = {end_[slot] - start_[slot], tie_rank[slot]};
+    }
+    // Fenwick index (1-based) of each range's end, larger ends first, so that a prefix is "end >= x".
+    by_end.resize(m);
+    for (size_t p = 0; p < m; ++p) by_end[p] = {end_[by_thread_[begin + p]], static_cast<uint32_t>(p)};
+    std::sort(by_end.begin(), by_end.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    end_index.resize(m);
+    for (size_t k = 0, index = 0; k < m; ++k) {
+      if (k == 0 || by_end[k].first != by_end[k - 1].first) ++index;
+      end_index[by_end[k].second] = static_cast<uint32_t>(index);
+    }
+    fenwick.assign(m + 1, Best3{});
+    for (size_t p = 0; p < m;) {
       size_t group_end = p;
-      while (group_end < finish && sorted_start_[group_end] == sorted_start_[p]) ++group_end;
+      while (group_end < m && sorted_start_[begin + group_end] == sorted_start_[begin + p]) ++group_end;
       // Ranges starting at the same time contain each other's starts: insert them all first.
       for (size_t q = p; q < group_end; ++q) {
-        const uint32_t slot = by_thread_[q];
-        for (size_t i = index_of(end_[slot]); i <= m; i += i & (~i + 1)) add(fenwick[i], slot);
+        for (size_t i = end_index[q]; i <= m; i += i & (~i + 1)) add(fenwick[i], static_cast<uint32_t>(q));
       }
       for (size_t q = p; q < group_end; ++q) {
-        const uint32_t slot = by_thread_[q];
-        Best2 best;
-        for (size_t i = index_of(end_[slot]); i > 0; i -= i & (~i + 1)) {
-          add(best, fenwick[i].first);
-          add(best, fenwick[i].second);
+        Best3 best;
+        for (size_t i = end_index[q]; i > 0; i -= i & (~i + 1)) {
+          for (uint32_t c : fenwick[i].pos) add(best, c);
         }
-        parent_[slot] = best.first == slot ? best.second : best.first;
+        uint32_t first = kNone, second = kNone;
+        for (uint32_t c : best.pos) {
+          if (c == q || c == kNone) continue;
+          (first == kNone ? first : second) = c;
+        }
+        if (first == kNone) continue;
+        parent_[by_thread_[begin + q]] = by_thread_[begin + first];
+        if (second != kNone && key[first].duration == key[second].duration) tie_seen = true;
       }
       p = group_end;
     }
   }
+  return tie_seen;
+}
+
+// nsys inserts its ranges into the rtree in NVTX_EVENTS row order, with coordinates scaled by
+// rtree_scale over NVTX_EVENTS_MINMAXTS (a NULL bound counts as 0).
+std::vector<uint32_t> ProjectionRanges::rtree_scan_positions() const {
+  const TimeNs lo = span_min_ == kNoTime ? 0 : span_min_;
+  const TimeNs hi = span_max_ == kNoTime ? 0 : span_max_;
+  SqliteRtree1D rtree;
+  for (uint32_t s = 0; s < size(); ++s) {
+    rtree.insert(s, nsys_rtree_scale(start_[s], lo, hi), nsys_rtree_scale(end_[s], lo, hi));
+  }
+  std::vector<uint32_t> position(size());
+  const std::vector<int64_t> order = rtree.scan_order();
+  for (size_t k = 0; k < order.size(); ++k) position[static_cast<size_t>(order[k])] = static_cast<uint32_t>(k);
+  return position;
 }
 
 void ProjectionRanges::build_levels() {
@@ -189,24 +250,18 @@ void ProjectionRanges::build_levels() {
     // Walk up until a root, a range already known, or a range of this very walk (a cycle).
     chain.clear();
     uint32_t cur = s;
-    int32_t base;
+    bool reachable = true;
+    int32_t above = -1;  // level of the range above the top of `chain`; -1: the top is a root
     while (true) {
-      if (level_[cur] >= 0 || level_[cur] == kUnreachable) { base = level_[cur]; break; }
-      if (level_[cur] == kVisiting) { base = kUnreachable; break; }
+      if (level_[cur] == kUnreachable || level_[cur] == kVisiting) { reachable = false; break; }
+      if (level_[cur] >= 0) { above = level_[cur]; break; }
       level_[cur] = kVisiting;
       chain.push_back(cur);
-      if (parent_[cur] == kNone) { base = -1; break; }  // a root: level 0 below
+      if (parent_[cur] == kNone) break;
       cur = parent_[cur];
     }
-    // `chain` runs from s upwards; the last element sits directly below `base`.
-    for (size_t k = chain.size(); k-- > 0;) {
-      if (base == kUnreachable) {
-        level_[chain[k]] = kUnreachable;
-      } else {
-        base += 1;
-        level_[chain[k]] = base;
-      }
-    }
+    // `chain` runs from s upwards.
+    for (size_t k = chain.size(); k-- > 0;) level_[chain[k]] = reachable ? ++above : kUnreachable;
   }
 }
 
@@ -216,9 +271,15 @@ LaunchIndex::LaunchIndex(const ApiTable& api) {
     if (api.correlation[i] == kNoValue) continue;
     keys_.push_back({global_pid_of(api.global_tid[i]), api.correlation[i], static_cast<uint32_t>(i)});
   }
-  auto less = [](const Key& a, const Key& b) {
+  // Calls sharing a correlation id come in the order of the automatic covering index SQLite builds
+  // on CUPTI_ACTIVITY_KIND_RUNTIME(correlationId): then start, end, globalTid (table column
+  // order), rowid. It decides which thread nsys shows for work outside every range.
+  auto less = [&api](const Key& a, const Key& b) {
     if (a.global_pid != b.global_pid) return a.global_pid < b.global_pid;
     if (a.correlation != b.correlation) return a.correlation < b.correlation;
+    if (api.start[a.row] != api.start[b.row]) return api.start[a.row] < api.start[b.row];
+    if (api.end[a.row] != api.end[b.row]) return api.end[a.row] < api.end[b.row];
+    if (api.global_tid[a.row] != api.global_tid[b.row]) return api.global_tid[a.row] < api.global_tid[b.row];
     return a.row < b.row;
   };
   if (!std::is_sorted(keys_.begin(), keys_.end(), less)) std::sort(keys_.begin(), keys_.end(), less);
@@ -287,7 +348,7 @@ GpuProjection project_gpu_ops(const Trace& trace, const ProjectionRanges& ranges
     }
     const auto calls = launches.find(ops[g].global_pid, ops[g].correlation);
     launch_ranges.clear();
-    for (uint32_t call : calls) {
+    for (const uint32_t& call : calls) {
       found.clear();
       ranges.containers(trace.api.global_tid[call], trace.api.start[call], trace.api.end[call], found);
       if (!found.empty()) {
@@ -297,9 +358,10 @@ GpuProjection project_gpu_ops(const Trace& trace, const ProjectionRanges& ranges
       // Every operation of the launch pairs with this call in the NULL group.
       fold(out.outside, launch.first_start, launch.last_end);
       outside_correlations.push_back(ops[g].correlation);
+      const uint64_t call_rank = static_cast<uint64_t>(&call - calls.data());
       for (size_t k = g; k < g_end; ++k) {
         if (ops[k].end == kNoTime) continue;
-        const uint64_t row_order = (static_cast<uint64_t>(ops[k].order) << 32) | call;
+        const uint64_t row_order = (static_cast<uint64_t>(ops[k].order) << 32) | call_rank;
         if (outside_best_end == kNoTime || ops[k].end > outside_best_end ||
             (ops[k].end == outside_best_end && row_order < outside_best_row)) {
           outside_best_end = ops[k].end;

@@ -7,9 +7,10 @@
 // of any NVTX range.
 //
 // nsys also builds a range tree: the parent of a range is the shortest *other* range of the same
-// thread that contains it (the smallest "tightness"), ties going to the lowest row id. Identical
-// ranges are therefore each other's parents; such cycles are not reachable from a root, and nsys
-// reports no level, no parent and no stack for them and everything below them.
+// thread that contains it (the smallest "tightness"), ties going to the first one a scan of nsys's
+// SQLite rtree meets (see sqlite_rtree.h). Identical ranges are therefore each other's parents; such
+// cycles are not reachable from a root, and nsys reports no level, no parent and no stack for them
+// and everything below them.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,8 @@ class ProjectionRanges {
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr int32_t kUnreachable = -1;  // level of ranges in (or below) a parent cycle
 
-  explicit ProjectionRanges(const Trace& trace);
+  // `with_tree`: also compute parents and levels (nvtx_kern_sum does without them).
+  explicit ProjectionRanges(const Trace& trace, bool with_tree = true);
 
   // Slots are numbered in NVTX_EVENTS row order, which is also nsys's RangeId order.
   uint32_t size() const { return static_cast<uint32_t>(row_.size()); }
@@ -43,13 +45,24 @@ class ProjectionRanges {
   // nsys's RangeId, the NVTX_EVENTS rowid. nsys exports number that table's rows 1..n without gaps
   // and the reader loads them in rowid order, so the row index gives it.
   int64_t range_id(uint32_t slot) const { return static_cast<int64_t>(row_[slot]) + 1; }
-  // "<domain>:<text>" or the text; `name_is_null` where nsys's name expression is NULL.
-  std::string_view name(uint32_t slot) const { return name_[slot]; }
-  bool name_is_null(uint32_t slot) const { return name_null_[slot] != 0; }
+  // Range names, "<domain>:<text>" or the text, as ids 0..name_count()-1: ranges with the same
+  // domain and text share an id (different ids may still spell the same name). kNone where nsys's
+  // name expression is NULL (no text).
+  uint32_t name_id(uint32_t slot) const { return name_id_[slot]; }
+  uint32_t name_count() const { return static_cast<uint32_t>(names_.size()); }
+  std::string_view name_text(uint32_t id) const { return names_[id]; }
+  bool name_is_null(uint32_t slot) const { return name_id_[slot] == kNone; }
+  std::string_view name(uint32_t slot) const {
+    return name_is_null(slot) ? std::string_view{} : names_[name_id_[slot]];
+  }
 
   uint32_t parent(uint32_t slot) const { return parent_[slot]; }
   // Depth below a root (0 for roots), kUnreachable when the parent chain runs into a cycle.
+  // parent() and level() need the tree (see the constructor).
   int32_t level(uint32_t slot) const { return level_[slot]; }
+
+  // Position of each range (by slot) in a full scan of nsys's rtree over the ranges.
+  std::vector<uint32_t> rtree_scan_positions() const;
 
   // Appends to `out` every range of thread `global_tid` with start <= call_start and
   // end >= call_end (in start order). `out` is not cleared.
@@ -59,17 +72,20 @@ class ProjectionRanges {
   void build_names(const Trace& trace);
   void build_thread_index();
   void build_parents();
+  // Returns whether equal durations decided some parent.
+  bool assign_parents(const std::vector<uint32_t>& tie_rank);
   void build_levels();
   void report(size_t node, size_t node_lo, size_t node_hi, size_t lo, size_t hi, TimeNs min_end,
               std::vector<uint32_t>& out) const;
 
+  TimeNs span_min_ = kNoTime, span_max_ = kNoTime;  // nsys's NVTX_EVENTS_MINMAXTS
   std::vector<uint32_t> row_;
   std::vector<TimeNs> start_, end_;
   std::vector<int64_t> global_tid_;
   std::vector<uint8_t> pushpop_;
-  std::vector<std::string_view> name_;
-  std::vector<uint8_t> name_null_;
-  std::deque<std::string> composed_names_;  // "<domain>:<text>" strings name_ points into
+  std::vector<uint32_t> name_id_;
+  std::vector<std::string_view> names_;
+  std::deque<std::string> composed_names_;  // "<domain>:<text>" strings names_ points into
   std::vector<uint32_t> parent_;
   std::vector<int32_t> level_;
 
@@ -87,7 +103,8 @@ class ProjectionRanges {
 class LaunchIndex {
  public:
   explicit LaunchIndex(const ApiTable& api);
-  // API rows (ascending) that launched work with this correlation id in process `global_pid`.
+  // API rows that launched work with this correlation id in process `global_pid`, in the order
+  // SQLite's join meets them.
   std::span<const uint32_t> find(int64_t global_pid, int64_t correlation) const;
 
  private:

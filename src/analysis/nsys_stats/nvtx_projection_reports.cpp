@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <numeric>
 
 #include "analysis/grouped_values.h"
 #include "analysis/nsys_stats/naming.h"
@@ -39,33 +38,35 @@ Status check_kernel_tables(const Trace& trace) {
 const char* style_text(bool pushpop) { return pushpop ? "PushPop" : "StartEnd"; }
 
 // SQLite sorts NULL first, then text in BINARY (memcmp) order, which std::string_view's ordering is.
-// Rank 0 is NULL; equal strings share a rank, so ranks group and order as SQLite does.
+// Ranks: 0 for NULL, then from 1 in that order; equal texts share a rank, so ranks group and order
+// as SQLite does.
 struct NameRanks {
-  std::vector<uint32_t> rank_of;          // per item
+  std::vector<uint32_t> rank_of;          // per item (0: NULL or not asked for)
   std::vector<std::string_view> by_rank;  // by_rank[0] unused (NULL)
 };
 
-template <typename NameOf, typename IsNull>
-NameRanks rank_names(size_t count, NameOf name_of, IsNull is_null) {
+// Ranks the items for which `wanted(i)` holds; `name_of(i)` is their text.
+template <typename NameOf, typename Wanted>
+NameRanks rank_names(size_t count, NameOf name_of, Wanted wanted) {
   NameRanks ranks;
   ranks.rank_of.assign(count, 0);
   ranks.by_rank.emplace_back();
-  std::vector<uint32_t> order;
-  order.reserve(count);
+  std::vector<std::pair<std::string_view, uint32_t>> order;
   for (uint32_t i = 0; i < count; ++i) {
-    if (!is_null(i)) order.push_back(i);
+    if (wanted(i)) order.emplace_back(name_of(i), i);
   }
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return name_of(a) < name_of(b); });
+  std::sort(order.begin(), order.end());
   for (size_t k = 0; k < order.size(); ++k) {
-    if (k == 0 || name_of(order[k]) != name_of(order[k - 1])) ranks.by_rank.push_back(name_of(order[k]));
-    ranks.rank_of[order[k]] = static_cast<uint32_t>(ranks.by_rank.size() - 1);
+    if (k == 0 || order[k].first != order[k - 1].first) ranks.by_rank.push_back(order[k].first);
+    ranks.rank_of[order[k].second] = static_cast<uint32_t>(ranks.by_rank.size() - 1);
   }
   return ranks;
 }
 
-NameRanks rank_range_names(const ProjectionRanges& ranges) {
-  return rank_names(
-      ranges.size(), [&](uint32_t s) { return ranges.name(s); }, [&](uint32_t s) { return ranges.name_is_null(s); });
+// Ranks of the range names (by name id) for which `wanted(name id)` holds.
+template <typename Wanted>
+NameRanks rank_range_names(const ProjectionRanges& ranges, Wanted wanted) {
+  return rank_names(ranges.name_count(), [&](uint32_t id) { return ranges.name_text(id); }, wanted);
 }
 
 // Everything the three reports share: the ranges, their projection and the children counts.
@@ -137,7 +138,9 @@ Status nvtx_gpu_proj_trace(const Trace& trace, const ReportArgs& args, RowSink& 
       if (parent != ProjectionRanges::kNone) row[12] = Cell::integer(ranges.range_id(parent));
       // RangeStack: ":<root id>:...:<own id>".
       chain.clear();
-      for (uint32_t cur = s; cur != ProjectionRanges::kNone; cur = ranges.parent(cur)) chain.push_back(ranges.range_id(cur));
+      for (uint32_t cur = s; cur != ProjectionRanges::kNone; cur = ranges.parent(cur)) {
+        chain.push_back(ranges.range_id(cur));
+      }
       stack.clear();
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         stack += ':';
@@ -155,7 +158,11 @@ Status nvtx_gpu_proj_sum(const Trace& trace, const ReportArgs& args, RowSink& si
   TRACEDOC_RETURN_IF_ERROR(check_projection_tables(trace));
   const Projected p(trace);
   const ProjectionRanges& ranges = p.ranges;
-  const NameRanks names = rank_range_names(ranges);
+  std::vector<uint8_t> name_used(ranges.name_count(), 0);
+  for (uint32_t s = 0; s < ranges.size(); ++s) {
+    if (p.gpu.per_range[s].has_ops() && !ranges.name_is_null(s)) name_used[ranges.name_id(s)] = 1;
+  }
+  const NameRanks names = rank_range_names(ranges, [&](uint32_t id) { return name_used[id] != 0; });
 
   // Rows of nvtx_gpu_proj_trace with a name, grouped by (name, style); within a group in RangeId
   // order, the order SQLite feeds its aggregates (the standard deviation depends on it).
@@ -165,7 +172,7 @@ Status nvtx_gpu_proj_sum(const Trace& trace, const ReportArgs& args, RowSink& si
     slots.push_back(s);
   }
   auto group_key = [&](uint32_t s) {
-    return std::make_pair(names.rank_of[s], ranges.is_pushpop(s) ? 0 : 1);  // 'PushPop' < 'StartEnd'
+    return std::make_pair(names.rank_of[ranges.name_id(s)], ranges.is_pushpop(s) ? 0 : 1);  // 'PushPop' < 'StartEnd'
   };
   std::stable_sort(slots.begin(), slots.end(), [&](uint32_t a, uint32_t b) { return group_key(a) < group_key(b); });
 
@@ -196,7 +203,8 @@ Status nvtx_gpu_proj_sum(const Trace& trace, const ReportArgs& args, RowSink& si
     groups.push_back(g);
     k = end;
   }
-  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.proj.total > b.proj.total; });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const Group& a, const Group& b) { return a.proj.total > b.proj.total; });
 
   sink.begin({{"Range", Unit::kNone}, {"Style", Unit::kNone}, {"Total Proj Time", Unit::kDurNs},
               {"Total Range Time", Unit::kDurNs}, {"Range Instances", Unit::kNone}, {"Proj Avg", Unit::kDurNs},
@@ -229,26 +237,38 @@ Status nvtx_gpu_proj_sum(const Trace& trace, const ReportArgs& args, RowSink& si
 Status nvtx_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_kernel_tables(trace));
   const auto& k = trace.kernels;
-  const ProjectionRanges ranges(trace);
+  const ProjectionRanges ranges(trace, /*with_tree=*/false);
   const LaunchIndex launches(trace.api);
-  const NameRanks range_names = rank_range_names(ranges);
+  const NameRanks range_names = rank_range_names(ranges, [](uint32_t) { return true; });
 
-  // Kernel names: `coalesce(<chosen column>, demangledName)`, ranked by text (ids may repeat a text).
+  // Kernel names: `coalesce(<chosen column>, demangledName)`, ranked by text over the distinct
+  // name ids (two ids may spell the same text).
   std::vector<StrId> kernel_names(k.size());
   for (size_t i = 0; i < k.size(); ++i) {
     const StrId id = kernel_name(trace, i, args);
     kernel_names[i] = id == kNoStr ? k.name[i] : id;
   }
-  const NameRanks kernel_ranks = rank_names(
-      k.size(), [&](uint32_t i) { return trace.str(kernel_names[i]); },
-      [&](uint32_t i) { return kernel_names[i] == kNoStr; });
+  std::vector<StrId> distinct_kernel_names(kernel_names);
+  std::sort(distinct_kernel_names.begin(), distinct_kernel_names.end());
+  distinct_kernel_names.erase(std::unique(distinct_kernel_names.begin(), distinct_kernel_names.end()),
+                              distinct_kernel_names.end());
+  const NameRanks distinct_ranks = rank_names(
+      distinct_kernel_names.size(), [&](uint32_t i) { return trace.str(distinct_kernel_names[i]); },
+      [&](uint32_t i) { return distinct_kernel_names[i] != kNoStr; });
+  std::vector<uint32_t> kernel_rank(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    const auto at = std::lower_bound(distinct_kernel_names.begin(), distinct_kernel_names.end(), kernel_names[i]);
+    kernel_rank[i] = distinct_ranks.rank_of[static_cast<size_t>(at - distinct_kernel_names.begin())];
+  }
 
   // One row of nsys's `combo` per (kernel, launching call, containing range), with NULLs where the
   // LEFT JOINs find nothing. A group is (pid/tid, range name and style, kernel name); it is keyed
   // through dense ids: thread -> id, (range label, kernel rank) -> id, then (thread id, that id).
   // Range label: 3 * name rank + style (0 none, 1 PushPop, 2 StartEnd), 0 without a range.
   auto label_of = [&](uint32_t slot) -> uint64_t {
-    return slot == ProjectionRanges::kNone ? 0 : 3 * uint64_t{range_names.rank_of[slot]} + (ranges.is_pushpop(slot) ? 1 : 2);
+    if (slot == ProjectionRanges::kNone) return 0;
+    const uint64_t name_rank = ranges.name_is_null(slot) ? 0 : range_names.rank_of[ranges.name_id(slot)];
+    return 3 * name_rank + (ranges.is_pushpop(slot) ? 1 : 2);
   };
   constexpr int64_t kNoThread = -1;
   DenseIdMap thread_ids, label_kernel_ids, range_kernel_pairs;
@@ -257,7 +277,7 @@ Status nvtx_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
   std::vector<uint32_t> last_kernel;
   auto add_row = [&](int64_t thread, uint32_t slot, uint32_t kernel) {
     const uint64_t thread_id = thread_ids.id(static_cast<uint64_t>(thread));
-    const uint64_t label_kernel = label_kernel_ids.id((label_of(slot) << 32) | kernel_ranks.rank_of[kernel]);
+    const uint64_t label_kernel = label_kernel_ids.id((label_of(slot) << 32) | kernel_rank[kernel]);
     const uint32_t g = durations.group_of((thread_id << 32) | label_kernel);
     if (g == nvtx_instances.size()) {
       nvtx_instances.push_back(0);
@@ -273,7 +293,7 @@ Status nvtx_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
     if (slot != ProjectionRanges::kNone) {
       // A range's thread and label are its own, so (range, kernel name) determines the group.
       const size_t before = range_kernel_pairs.size();
-      range_kernel_pairs.id((uint64_t{slot} << 32) | kernel_ranks.rank_of[kernel]);
+      range_kernel_pairs.id((uint64_t{slot} << 32) | kernel_rank[kernel]);
       if (range_kernel_pairs.size() != before) ++nvtx_instances[g];
     }
   };
@@ -335,7 +355,7 @@ Status nvtx_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
     row[9] = Cell::integer(st.min);
     row[10] = Cell::integer(st.max);
     row[11] = Cell::real(sqlite_round(st.stdev, 1));
-    row[12] = g.kernel_rank == 0 ? Cell::null() : Cell::text(kernel_ranks.by_rank[g.kernel_rank]);
+    row[12] = g.kernel_rank == 0 ? Cell::null() : Cell::text(distinct_ranks.by_rank[g.kernel_rank]);
     sink.row(row);
   }
   sink.end();
