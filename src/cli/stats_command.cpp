@@ -194,6 +194,15 @@ int run_stats(const StatsOptions& opt) {
     return requests[index].def->run(*trace, requests[index].args, sink);
   };
 
+  // Output file names carry the filter as nsys's do: _nvtx=<argument> (it overrides the time
+  // window), else _start=<ns>_end=<ns>; --all-ranks, tracedoc's own, keeps its files apart.
+  std::string filter_suffix;
+  if (filter.nvtx) {
+    filter_suffix = "_nvtx=" + filter.nvtx->argument + (filter.all_ranks ? "_all-ranks" : "");
+  } else if (filter.window) {
+    filter_suffix = fmt::format("_start={}_end={}", filter.window->start, filter.window->end);
+  }
+
   const bool to_stdout = opt.output == "-";
   const bool human = format == OutputFormat::kColumn || format == OutputFormat::kTable;
   bool first = true;
@@ -224,8 +233,9 @@ int run_stats(const StatsOptions& opt) {
       if (!st.ok()) return fail(st);
       continue;
     }
-    // As nsys: report arguments become part of the name (BASE_um_sum_rows=20.csv).
-    std::string stem = req.def->name;
+    // As nsys: the filter and then the report arguments become part of the name
+    // (BASE_um_sum_rows=20.csv, BASE_cuda_gpu_kern_sum_start=0_end=5000_base.csv).
+    std::string stem = req.def->name + filter_suffix;
     for (const auto& a : req.args.args) stem += "_" + a;
     const std::string path = fmt::format("{}_{}.{}", opt.output, stem, format_extension(format));
     AtomicFile file;
@@ -261,7 +271,7 @@ std::function<int()> add_stats_command(CLI::App& app) {
   cmd->add_option("-f,--format", opt->format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
   cmd->add_option("-o,--output", opt->output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt->timeunit, "ns, us, ms or s (default ns)");
-  cmd->add_option("--filter-time", opt->filter_time, "START/END: keep events overlapping this window (units ns,us,ms,s)");
+  cmd->add_option("--filter-time", opt->filter_time, "[START]/[END]: keep events overlapping this window (ns, or with units ns/us/ms/s/m/h, summable: 1s200ms)");
   cmd->add_option("--filter-nvtx", opt->filter_nvtx, "RANGE[@DOMAIN][/N]: keep events overlapping the N-th instance of an NVTX range");
   cmd->add_flag("--all-ranks", opt->all_ranks, "With --filter-nvtx: keep events of every process, not only the range's own");
   cmd->add_option("--filter-name", opt->filter_name, "Keep kernels / API calls / ranges whose name matches this regular expression");
