@@ -38,10 +38,23 @@ inline size_t serial_size(uint64_t t) {
   return static_cast<size_t>((t - 12) / 2);
 }
 
+// Big-endian two's complement integers of 1, 2, 3, 4, 6 or 8 bytes.
 inline int64_t read_int(const uint8_t* p, size_t n) {
-  int64_t v = static_cast<int8_t>(p[0]);  // sign-extend from the first byte
-  for (size_t i = 1; i < n; ++i) v = (v << 8) | p[i];
-  return v;
+  switch (n) {
+    case 1: return static_cast<int8_t>(p[0]);
+    case 2: return static_cast<int16_t>((p[0] << 8) | p[1]);
+    case 4: return static_cast<int32_t>(be32(p));
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<int64_t>(__builtin_bswap64(v));
+    }
+    default: {
+      int64_t v = static_cast<int8_t>(p[0]);  // sign-extend from the first byte
+      for (size_t i = 1; i < n; ++i) v = (v << 8) | p[i];
+      return v;
+    }
+  }
 }
 
 }  // namespace
@@ -155,7 +168,6 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
 
   size_t want = 0;  // index into `columns` (ascending record positions)
   int position = 0;
-  for (auto& v : values) v = SqlValue{};
   while (h < header_end && want < columns.size()) {
     uint64_t type = *h;
     if (type < 0x80) {
@@ -168,6 +180,7 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
     if (position == columns[want]) {
       SqlValue& v = values[want];
       if (type == 0) {
+        v.type = SqlValue::Type::kNull;
         if (position == rowid_column) { v.type = SqlValue::Type::kInt; v.i = static_cast<int64_t>(rowid); }
       } else if (type <= 6) {
         v.type = SqlValue::Type::kInt; v.i = read_int(body, size);
@@ -188,6 +201,7 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
     ++position;
   }
   // Columns added by ALTER TABLE after the row was written are absent from its record: NULL.
+  for (; want < columns.size(); ++want) values[want].type = SqlValue::Type::kNull;
   return true;
 }
 
