@@ -15,6 +15,12 @@ namespace tracedoc {
 class GroupedValues {
  public:
   uint32_t group_of(uint64_t key) { return ids_.id(key); }
+  // Room for `rows` rows and as many groups (the worst case: every row its own group).
+  void reserve(size_t rows) {
+    ids_.reserve(rows);
+    group_.reserve(rows);
+    value_.reserve(rows);
+  }
   void add(uint32_t group, int64_t value) {
     group_.push_back(group);
     value_.push_back(value);

@@ -257,7 +257,7 @@ void compact_rows(ApiTable& t, const std::vector<uint8_t>& keep) {
 }
 void compact_rows(RangeTable& t, const std::vector<uint8_t>& keep) {
   compact_columns<RangeTable>(keep, t.start, t.end, t.global_tid, t.end_global_tid, t.kind, t.text, t.domain_id,
-                              t.range_id);
+                              t.range_id, t.row_id);
 }
 void compact_rows(OsCallTable& t, const std::vector<uint8_t>& keep) {
   compact_columns<OsCallTable>(keep, t.start, t.end, t.global_tid, t.return_value, t.name, t.event_class,
@@ -362,6 +362,9 @@ Status apply_filter(Trace& trace, const TraceFilter& filter) {
     return Status::Ok();
   }
 
+  // nvtx-name reads every CUDA API call and NVTX range, as nsys's main.<table> (see trace.h).
+  if (!trace.unfiltered_api) trace.unfiltered_api = std::make_shared<const ApiTable>(trace.api);
+  if (!trace.unfiltered_ranges) trace.unfiltered_ranges = std::make_shared<const RangeTable>(trace.ranges);
   filter_table(trace.kernels, &KernelTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.memcpys, &MemcpyTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.memsets, &MemsetTable::global_pid, OwnerColumn::kGlobalPid, rule);

@@ -10,9 +10,9 @@
 //  * Reports read the filtered tables, joins included (cuda_kern_exec_*, nvtx_kern_sum, ...): nsys's
 //    report scripts join the views. The one exception is the `nvtx-name` kernel naming
 //    (kernel_helper.py), which reads main.CUPTI_ACTIVITY_KIND_RUNTIME and main.NVTX_EVENTS, i.e.
-//    every CUDA API call and NVTX range, filter or not. Filtering in place loses those rows, so
-//    `nvtx-name` under a filter needs the Trace to keep its API and NVTX tables from before the
-//    filter (not done yet: the manifest's pending golden cases check it).
+//    every CUDA API call and NVTX range, filter or not: apply_filter keeps those two tables as they
+//    were (Trace::unfiltered_api / unfiltered_ranges) for it. NVTX rows also keep their export row
+//    number (RangeTable::row_id), which nsys_gpu_proj_trace prints as RangeId.
 //  * The NVTX filter takes its window from one instance of a range and overrides --filter-time. It
 //    also keeps only the range's own thread (when the range's thread is not the process's main
 //    thread, i.e. tid != pid, as nsys decides it) or else its whole process, in the tables that carry

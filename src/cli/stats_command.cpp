@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/nsys_stats/nvtx_kernel_names.h"
 #include "analysis/nsys_stats/registry.h"
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
@@ -145,6 +146,7 @@ int run_stats(const StatsOptions& opt) {
     req.args.args.assign(parts.begin() + 1, parts.end());
     req.args.name_filter = name_filter;
     tables |= def->tables;
+    tables |= nsys_stats::kernel_name_tables(req.args);  // :nvtx-name also reads NVTX and API calls
     requests.push_back(std::move(req));
   }
 

@@ -37,10 +37,18 @@ class DenseIdMap {
   }
   size_t size() const { return keys_.size(); }
   uint64_t key(uint32_t id) const { return keys_[id]; }
+  // Makes room for `n` keys without rehashing on the way.
+  void reserve(size_t n) {
+    keys_.reserve(n);
+    size_t want = 64;
+    while (want < n * 2) want *= 2;
+    if (want > slots_.size()) grow(want);
+  }
 
  private:
-  void grow() {
-    std::vector<uint32_t> fresh(slots_.empty() ? 64 : slots_.size() * 2, kEmpty);
+  void grow(size_t capacity = 0) {
+    if (capacity == 0) capacity = slots_.empty() ? 64 : slots_.size() * 2;
+    std::vector<uint32_t> fresh(capacity, kEmpty);
     size_t mask = fresh.size() - 1;
     for (uint32_t id = 0; id < keys_.size(); ++id) {
       size_t i = mix64(keys_[id]) & mask;

@@ -397,6 +397,7 @@ class Loader {
                   r.text.push_back(text);
                   r.domain_id.push_back(s.int64_or(7, kNone));
                   r.range_id.push_back(s.int64_or(8, kNone));
+                  r.row_id.push_back(static_cast<int64_t>(r.row_id.size()) + 1);
                 },
                 [&](size_t n) { r = RangeTable{}; r.reserve(n); });
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,7 +105,8 @@ struct RangeTable {
   std::vector<StrId> text;                   // registered string if any, else the inline text
   std::vector<int64_t> domain_id;            // kNoValue when absent
   std::vector<int64_t> range_id;             // nvtxRangeStart id, kNoValue when absent
-  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, end_global_tid, kind, text, domain_id, range_id); }
+  std::vector<int64_t> row_id;               // the export's rowid (1-based row number), kept through filters
+  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, end_global_tid, kind, text, domain_id, range_id, row_id); }
   size_t size() const { return start.size(); }
 };
 
@@ -250,6 +252,14 @@ struct Trace {
   std::vector<DeviceInfo> devices;
   // Labels from the export's own ENUM tables (index = enum value); empty means use the built-in ones.
   std::vector<std::string> copy_kind_labels, mem_kind_labels;
+
+  // Set by apply_filter (--filter-time / --filter-nvtx): the CUDA API and NVTX tables as they were
+  // before filtering. nsys's kernel naming for `nvtx-name` reads them as main.<table>, past the
+  // filter's views. Null when no filter was applied.
+  std::shared_ptr<const ApiTable> unfiltered_api;
+  std::shared_ptr<const RangeTable> unfiltered_ranges;
+  const ApiTable& api_before_filter() const { return unfiltered_api ? *unfiltered_api : api; }
+  const RangeTable& ranges_before_filter() const { return unfiltered_ranges ? *unfiltered_ranges : ranges; }
 
   std::string_view str(StrId id) const { return strings.get(id); }
   std::string copy_label(uint8_t kind) const;

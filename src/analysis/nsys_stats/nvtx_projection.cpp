@@ -46,6 +46,7 @@ ProjectionRanges::ProjectionRanges(const Trace& trace, bool with_tree) {
     // and is nobody's parent, so it can never appear in a report.
     if (r.start[i] == kNoTime || end == kNoTime) continue;
     row_.push_back(static_cast<uint32_t>(i));
+    row_id_.push_back(trace.ranges.row_id.empty() ? static_cast<int64_t>(i) + 1 : trace.ranges.row_id[i]);
     start_.push_back(r.start[i]);
     end_.push_back(end);
     global_tid_.push_back(r.global_tid[i]);

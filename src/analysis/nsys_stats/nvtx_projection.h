@@ -44,7 +44,7 @@ class ProjectionRanges {
   bool is_pushpop(uint32_t slot) const { return pushpop_[slot] != 0; }
   // nsys's RangeId, the NVTX_EVENTS rowid. nsys exports number that table's rows 1..n without gaps
   // and the reader loads them in rowid order, so the row index gives it.
-  int64_t range_id(uint32_t slot) const { return static_cast<int64_t>(row_[slot]) + 1; }
+  int64_t range_id(uint32_t slot) const { return row_id_[slot]; }
   // Range names, "<domain>:<text>" or the text, as ids 0..name_count()-1: ranges with the same
   // domain and text share an id (different ids may still spell the same name). kNone where nsys's
   // name expression is NULL (no text).
@@ -80,6 +80,7 @@ class ProjectionRanges {
 
   TimeNs span_min_ = kNoTime, span_max_ = kNoTime;  // nsys's NVTX_EVENTS_MINMAXTS
   std::vector<uint32_t> row_;
+  std::vector<int64_t> row_id_;
   std::vector<TimeNs> start_, end_;
   std::vector<int64_t> global_tid_;
   std::vector<uint8_t> pushpop_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/nsys_stats/kernel_exec_reports.h"
 #include "analysis/nsys_stats/nvtx_projection_reports.h"
 #include "analysis/nsys_stats/summary_reports.h"
 #include "analysis/nsys_stats/trace_reports.h"
@@ -25,6 +26,8 @@ const std::vector<ReportDef>& all_reports() {
       {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", kLoadMemcpy | kLoadMemset, cuda_gpu_mem_time_sum},
       {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_sum},
       {"cuda_gpu_trace", "CUDA GPU Trace", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_trace},
+      {"cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", kLoadApi | kLoadKernels, cuda_kern_exec_sum},
+      {"cuda_kern_exec_trace", "CUDA Kernel Launch & Exec Time Trace", kLoadApi | kLoadKernels, cuda_kern_exec_trace},
       {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_sum},
       {"nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_trace},
       {"nvtx_kern_sum", "NVTX Range Kernel Summary", kLoadRanges | kLoadApi | kLoadKernels, nvtx_kern_sum},

@@ -10,6 +10,7 @@
 
 #include "analysis/grouped_values.h"
 #include "analysis/nsys_stats/naming.h"
+#include "analysis/nsys_stats/nvtx_kernel_names.h"
 #include "analysis/statistics.h"
 
 namespace tracedoc::nsys_stats {
@@ -83,20 +84,21 @@ void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const
   sink.end();
 }
 
-Cell text_or_null(const Trace& trace, StrId id) { return id == kNoStr ? Cell::null() : Cell::pooled(trace.str(id)); }
-
 // Kernel summaries group by name (and launch configuration for the _gb_ variant).
 Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool by_config) {
   if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return no_data(trace, "does not contain CUDA kernel data.");
+  auto names_or = KernelNames::make(trace, args);
+  if (!names_or.ok()) return names_or.status();
+  const KernelNames& names = *names_or;
   const auto& k = trace.kernels;
   GroupedValues groups;
   std::map<std::array<int32_t, 6>, uint32_t> config_ids;
   std::vector<std::array<int32_t, 6>> configs;
-  std::vector<int8_t> name_ok(trace.strings.size() + 1, -1);  // cached --filter-name verdict per name
+  std::vector<int8_t> name_ok(names.id_bound() + 1, -1);  // cached --filter-name verdict per name
   for (size_t i = 0; i < k.size(); ++i) {
-    const StrId name = kernel_name(trace, i, args);
-    int8_t& ok = name_ok[name == kNoStr ? trace.strings.size() : name];
-    if (ok < 0) ok = args.name_ok(trace.str(name)) ? 1 : 0;
+    const StrId name = names.id(i);
+    int8_t& ok = name_ok[name == kNoStr ? names.id_bound() : name];
+    if (ok < 0) ok = args.name_ok(names.text(name)) ? 1 : 0;
     if (!ok) continue;
     uint64_t key = name;
     if (by_config) {
@@ -113,7 +115,7 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
   layout.label_columns = by_config ? std::vector<std::string>{"GridXYZ", "BlockXYZ", "Name"} : std::vector<std::string>{"Name"};
   std::string grid, block;
   emit_time_summary(
-      groups, layout, [&](uint32_t g) { return trace.str(name_of(g)); }, nullptr,
+      groups, layout, [&](uint32_t g) { return names.text(name_of(g)); }, nullptr,
       [&](uint32_t g, std::vector<Cell>& row) {
         if (by_config) {
           const auto& c = configs[groups.key(g) >> 32];
@@ -122,7 +124,7 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
           row.push_back(Cell::text(grid));
           row.push_back(Cell::text(block));
         }
-        row.push_back(text_or_null(trace, name_of(g)));
+        row.push_back(names.cell(name_of(g)));
       },
       sink);
   return Status::Ok();
@@ -232,6 +234,7 @@ Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, b
   const auto& r = trace.ranges;
   NvtxNamer namer(trace);
   GroupedValues groups;
+  groups.reserve(r.size());
   // Group key: style bit, domain name id, text id. Tags are only spelled out for output.
   std::vector<uint64_t> keys_needing_tag;
   DenseIdMap filter_verdict_ids;
@@ -316,16 +319,18 @@ Status gpu_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bo
     category[local] = cat;  // SQLite reports the category of the group's last row
     groups.add(groups.group_of(local), duration);
   };
-  std::vector<StrId> local_of(trace.strings.size() + 1, kNoStr);
-  auto local_for = [&](StrId id, std::string_view shown) {
-    StrId& l = local_of[id == kNoStr ? trace.strings.size() : id];
-    if (l == kNoStr) l = names.intern(shown);
-    return l;
-  };
-  const auto& k = trace.kernels;
-  for (size_t i = 0; i < k.size(); ++i) {
-    const StrId n = kernel_name(trace, i, args);
-    add(local_for(n, trace.str(n)), "CUDA_KERNEL", k.end[i] - k.start[i]);
+  if (has_kernels) {
+    // nsys builds its kernel view (and checks what nvtx-name needs) only when there are kernels.
+    auto kernel_names = KernelNames::make(trace, args);
+    if (!kernel_names.ok()) return kernel_names.status();
+    std::vector<StrId> local_of(kernel_names->id_bound() + 1, kNoStr);
+    const auto& k = trace.kernels;
+    for (size_t i = 0; i < k.size(); ++i) {
+      const StrId n = kernel_names->id(i);
+      StrId& l = local_of[n == kNoStr ? kernel_names->id_bound() : n];
+      if (l == kNoStr) l = names.intern(kernel_names->text(n));
+      add(l, "CUDA_KERNEL", k.end[i] - k.start[i]);
+    }
   }
   const auto memops = memop_names(trace);
   std::vector<StrId> memop_local(memops.size(), kNoStr);

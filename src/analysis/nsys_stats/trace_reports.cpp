@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analysis/nsys_stats/naming.h"
+#include "analysis/nsys_stats/nvtx_kernel_names.h"
 
 namespace tracedoc::nsys_stats {
 
@@ -31,6 +32,10 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
   const bool has_c = src.has_table("CUPTI_ACTIVITY_KIND_MEMCPY");
   const bool has_s = src.has_table("CUPTI_ACTIVITY_KIND_MEMSET");
   if (!has_k && !has_c && !has_s) return no_data(trace, "does not contain GPU trace data.");
+  // nsys builds its kernel view (and checks what nvtx-name needs) only when there are kernels.
+  const ReportArgs no_kernel_args;
+  auto kernel_names = KernelNames::make(trace, has_k ? args : no_kernel_args);
+  if (!kernel_names.ok()) return kernel_names.status();
 
   // Device column: "<gpu name> (<id>)"; without TARGET_INFO_GPU the name is empty, as in nsys's
   // LEFT JOIN ("" || " (0)").
@@ -74,7 +79,7 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
     if (r.table == 0) {
       const auto& k = trace.kernels;
       const uint32_t i = r.row;
-      name = trace.str(kernel_name(trace, i, args));
+      name = kernel_names->text(kernel_names->id(i));
       if (!args.name_ok(name)) continue;
       row[0] = Cell::integer(k.start[i]);
       row[1] = Cell::integer(k.end[i] - k.start[i]);
