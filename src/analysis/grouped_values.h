@@ -15,9 +15,9 @@ namespace tracedoc {
 class GroupedValues {
  public:
   uint32_t group_of(uint64_t key) { return ids_.id(key); }
-  // Room for `rows` rows and as many groups (the worst case: every row its own group).
+  // Room for `rows` rows. The group table grows on demand: sized for the worst case (a group per
+  // row) it would no longer fit in cache when, as usual, names repeat.
   void reserve(size_t rows) {
-    ids_.reserve(rows);
     group_.reserve(rows);
     value_.reserve(rows);
   }

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 #include <memory>
@@ -175,7 +177,12 @@ int run_stats(const StatsOptions& opt) {
 
   OpenOptions open_options;
   open_options.nsys.tables = tables;
+  // TRACEDOC_TIMING=1 prints where the time goes (reading, reports, writing) on stderr.
+  const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
+  const auto t_start = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
   auto trace = open_trace(opt.input, open_options);
+  if (timing) std::fprintf(stderr, "timing: read %.3f s\n", since());
   if (!trace.ok()) return fail(trace.status());
   if (filter.window || filter.nvtx) {
     Status st = apply_filter(*trace, filter);
@@ -185,6 +192,7 @@ int run_stats(const StatsOptions& opt) {
   // Summary reports are computed on both cores at once and kept in memory; trace reports (one row
   // per event, possibly millions) stream straight to their writer when their turn comes.
   std::vector<std::unique_ptr<Precomputed>> precomputed = precompute_summaries(*trace, requests);
+  if (timing) std::fprintf(stderr, "timing: summaries done %.3f s\n", since());
   auto produce = [&](size_t index, RowSink& sink) -> Status {
     if (const auto& pre = precomputed[index]) {
       if (!pre->status.ok()) return pre->status;
@@ -260,6 +268,7 @@ int run_stats(const StatsOptions& opt) {
     if (!st.ok()) return fail(st);
     std::fprintf(stderr, "Generated: %s\n", path.c_str());
   }
+  if (timing) std::fprintf(stderr, "timing: written %.3f s\n", since());
   return kExitOk;
 }
 

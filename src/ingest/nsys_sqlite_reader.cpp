@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -123,7 +124,8 @@ class Loader {
     }
     std::sort(record_columns.begin(), record_columns.end());
     record_columns.erase(std::unique(record_columns.begin(), record_columns.end()), record_columns.end());
-    std::vector<int> value_index(wanted.size(), -1);  // wanted column -> index into decoded values
+    // wanted column -> index into the decoded values; absent columns read the trailing NULL value
+    std::vector<int> value_index(wanted.size(), static_cast<int>(record_columns.size()));
     for (size_t w = 0; w < wanted.size(); ++w) {
       if (wanted_position[w] < 0) continue;
       value_index[w] = static_cast<int>(std::lower_bound(record_columns.begin(), record_columns.end(),
@@ -137,11 +139,14 @@ class Loader {
   struct FastRow {
     std::span<const SqlValue> values;
     const std::vector<int>& index;
-    const SqlValue* at(int col) const { return index[col] < 0 ? nullptr : &values[index[col]]; }
-    bool is_null(int col) const { const SqlValue* v = at(col); return !v || v->is_null(); }
-    int64_t int64(int col) const { const SqlValue* v = at(col); return v ? v->int_or(0) : 0; }
-    int64_t int64_or(int col, int64_t fallback) const { const SqlValue* v = at(col); return v && !v->is_null() ? v->int_or(fallback) : fallback; }
-    std::string_view text(int col) const { const SqlValue* v = at(col); return v ? v->s : std::string_view{}; }
+    const SqlValue& at(int col) const { return values[static_cast<size_t>(index[col])]; }
+    bool is_null(int col) const { return at(col).is_null(); }
+    int64_t int64(int col) const { return at(col).i; }
+    int64_t int64_or(int col, int64_t fallback) const { const SqlValue& v = at(col); return v.is_null() ? fallback : v.i; }
+    std::string_view text(int col) const {
+      const SqlValue& v = at(col);
+      return v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob ? v.s : std::string_view{};
+    }
   };
 
  public:
@@ -521,6 +526,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
 
   // Thread B loads the big id-only tables on its own connection; thread A (this one) loads strings,
   // NVTX and the rest. Both write to disjoint members of `trace`.
+  const auto t0 = std::chrono::steady_clock::now();
   Status gpu_status;
   auto load_gpu_side = [&](const SqliteDb& conn) {
     Loader loader(conn, trace);
@@ -538,10 +544,11 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     run(kLoadOpenMp, &Loader::load_openmp);
   };
   std::thread worker;
+  std::chrono::steady_clock::time_point b_done;
   Result<SqliteDb> second = Status(ErrorCode::kInternal, "unused");
   if (options.parallel) {
     second = SqliteDb::open_read_only(path);
-    if (second.ok()) worker = std::thread([&] { load_gpu_side(*second); });
+    if (second.ok()) worker = std::thread([&] { load_gpu_side(*second); b_done = std::chrono::steady_clock::now(); });
   }
 
   Status st = main_loader.load_metadata();
@@ -551,8 +558,15 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
   if (st.ok()) st = main_loader.load_small_tables(ids);
 
+  const auto a_done = std::chrono::steady_clock::now();
   if (worker.joinable()) {
     worker.join();
+    if (std::getenv("TRACEDOC_TIMING")) {
+      std::fprintf(stderr, "timing: reader thread A %.3f s, B %.3f s, both %.3f s\n",
+                   std::chrono::duration<double>(a_done - t0).count(),
+                   std::chrono::duration<double>(b_done - t0).count(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
   } else {
     load_gpu_side(*db);
   }

@@ -181,16 +181,19 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
       SqlValue& v = values[want];
       if (type == 0) {
         v.type = SqlValue::Type::kNull;
+        v.i = 0;
         if (position == rowid_column) { v.type = SqlValue::Type::kInt; v.i = static_cast<int64_t>(rowid); }
       } else if (type <= 6) {
         v.type = SqlValue::Type::kInt; v.i = read_int(body, size);
       } else if (type == 7) {
         uint64_t bits = static_cast<uint64_t>(read_int(body, 8));
         v.type = SqlValue::Type::kReal; std::memcpy(&v.d, &bits, 8);
+        v.i = static_cast<int64_t>(v.d);
       } else if (type == 8 || type == 9) {
         v.type = SqlValue::Type::kInt; v.i = type == 9;
       } else if (type >= 12) {
         v.type = (type & 1) ? SqlValue::Type::kText : SqlValue::Type::kBlob;
+        v.i = 0;
         v.s = std::string_view(reinterpret_cast<const char*>(body), size);
       } else {
         return false;  // serial types 10, 11 are reserved
@@ -201,7 +204,10 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
     ++position;
   }
   // Columns added by ALTER TABLE after the row was written are absent from its record: NULL.
-  for (; want < columns.size(); ++want) values[want].type = SqlValue::Type::kNull;
+  for (; want < columns.size(); ++want) {
+    values[want].type = SqlValue::Type::kNull;
+    values[want].i = 0;
+  }
   return true;
 }
 

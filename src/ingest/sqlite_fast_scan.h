@@ -18,7 +18,9 @@
 namespace tracedoc {
 
 // One decoded column value. Text and blobs point into the mapped file, or into the scanner's
-// scratch buffer for values that spill onto overflow pages (valid until the next row).
+// scratch buffer for values that spill onto overflow pages (valid until the next row). `i` holds
+// the value as an integer whatever the type (reals truncated, 0 for NULL, text and blobs), so that
+// integer columns, nearly all of an export, read without branching on the type.
 struct SqlValue {
   enum class Type : uint8_t { kNull, kInt, kReal, kText, kBlob };
   Type type = Type::kNull;
@@ -26,9 +28,6 @@ struct SqlValue {
   double d = 0;
   std::string_view s;
   bool is_null() const { return type == Type::kNull; }
-  int64_t int_or(int64_t fallback) const {
-    return type == Type::kInt ? i : type == Type::kReal ? static_cast<int64_t>(d) : fallback;
-  }
 };
 
 class MappedSqliteFile {
@@ -39,7 +38,7 @@ class MappedSqliteFile {
   // Decodes every row of the table rooted at `root_page`, in rowid order. `columns` are record
   // positions (table_info cid order); `rowid_column` is the position of an INTEGER PRIMARY KEY
   // column (stored as the rowid), or -1. Calls on_count(total rows), then row(values) with one
-  // SqlValue per requested column.
+  // SqlValue per requested column, plus one last value that is always NULL (for absent columns).
   template <typename RowFn, typename CountFn>
   Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
               CountFn&& on_count) const;
@@ -77,7 +76,7 @@ Status MappedSqliteFile::scan(uint32_t root_page, const std::vector<int>& column
     total += static_cast<size_t>((p[header + 3] << 8) | p[header + 4]);
   }
   on_count(total);
-  std::vector<SqlValue> values(columns.size());
+  std::vector<SqlValue> values(columns.size() + 1);  // the extra one stays NULL
   std::string scratch;
   uint32_t batch_low = UINT32_MAX, batch_high = 0;
   size_t in_batch = 0;

@@ -21,10 +21,15 @@ using TimeNs = int64_t;
 inline constexpr TimeNs kNoTime = std::numeric_limits<int64_t>::min();  // SQL NULL time
 inline constexpr int64_t kNoValue = std::numeric_limits<int64_t>::min();  // SQL NULL integer
 
+// Asks the kernel to back a large buffer with huge pages: filling millions of rows otherwise spends
+// a tenth of the run in page faults.
+void advise_huge_pages(const void* data, size_t bytes);
+
 // Reserves room for n rows in every column of a table (readers that know the row count up front).
 template <typename... Columns>
 void reserve_columns(size_t n, Columns&... columns) {
   (columns.reserve(n), ...);
+  (advise_huge_pages(columns.data(), columns.capacity() * sizeof(*columns.data())), ...);
 }
 
 inline int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
