@@ -45,17 +45,41 @@ namespace {
 
 // nsys_quantile() without a full sort. The extension's rule selects the distinct values v with
 // #(x <= v) >= p and #(x >= v) >= n - p (p = n/2, n/4 or 3n/4): with P = ceil(p) and
-// Q = ceil(n - p) those are the values at sorted positions P-1 and n-Q, which are equal or adjacent.
-// Two selections are O(n) instead of O(n log n).
-double select_quantile(std::span<int64_t> values, double pcnt) {
-  const size_t n = values.size();
-  const size_t lo = static_cast<size_t>(std::ceil(pcnt)) - 1;
-  const size_t hi = n - static_cast<size_t>(std::ceil(static_cast<double>(n) - pcnt));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
-  const int64_t a = values[lo];
-  if (hi == lo) return static_cast<double>(a);
-  const int64_t b = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
+// Q = ceil(n - p) those are the values of sorted ranks P-1 and n-Q, which are equal or adjacent.
+struct Ranks {
+  size_t lo, hi;  // hi == lo or lo + 1
+};
+Ranks ranks_for(size_t n, double pcnt) {
+  return {static_cast<size_t>(std::ceil(pcnt)) - 1, n - static_cast<size_t>(std::ceil(static_cast<double>(n) - pcnt))};
+}
+double mean_of_distinct(int64_t a, int64_t b) {
   return a == b ? static_cast<double>(a) : (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
+}
+// Median, lower and upper quartile by three selections on shrinking ranges: the median splits the
+// values, the quartiles are then selected within each half (about 2n element visits in all).
+// Needs n >= 8, so that q1 ranks < median ranks < q3 ranks.
+void select_quartiles(std::span<int64_t> values, SummaryStats& s) {
+  const size_t n = values.size();
+  auto at = [&](size_t i) { return values.begin() + static_cast<std::ptrdiff_t>(i); };
+  const Ranks med = ranks_for(n, n / 2.0), q1 = ranks_for(n, n / 4.0), q3 = ranks_for(n, n * 3 / 4.0);
+  std::nth_element(at(0), at(med.lo), at(n));
+  const int64_t med_lo = values[med.lo];
+  // Everything before med.lo is <= med_lo, everything after is >= med_lo.
+  const int64_t med_hi = med.hi == med.lo ? med_lo : *std::min_element(at(med.lo + 1), at(n));
+  s.median = mean_of_distinct(med_lo, med_hi);
+
+  std::nth_element(at(0), at(q1.lo), at(med.lo));
+  const int64_t q1_lo = values[q1.lo];
+  // Rank q1.lo + 1 is the smallest of the rest of the lower part, or the median itself.
+  const int64_t q1_hi = q1.hi == q1.lo        ? q1_lo
+                        : q1.lo + 1 == med.lo ? med_lo
+                                              : *std::min_element(at(q1.lo + 1), at(med.lo));
+  s.q1 = mean_of_distinct(q1_lo, q1_hi);
+
+  std::nth_element(at(med.lo + 1), at(q3.lo), at(n));
+  const int64_t q3_lo = values[q3.lo];
+  const int64_t q3_hi = q3.hi == q3.lo ? q3_lo : *std::min_element(at(q3.lo + 1), at(n));
+  s.q3 = mean_of_distinct(q3_lo, q3_hi);
 }
 
 constexpr size_t kSortBelow = 64;  // small groups: sorting is cheaper than three selections
@@ -87,9 +111,7 @@ SummaryStats summarize(std::span<int64_t> values) {
     s.q1 = nsys_quantile(sorted, 0.25);
     s.q3 = nsys_quantile(sorted, 0.75);
   } else {
-    s.median = select_quantile(values, n / 2.0);
-    s.q1 = select_quantile(values, n / 4.0);
-    s.q3 = select_quantile(values, n * 3 / 4.0);
+    select_quartiles(values, s);
   }
   return s;
 }

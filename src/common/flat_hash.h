@@ -35,6 +35,15 @@ class DenseIdMap {
       if (keys_[s] == key) return s;
     }
   }
+  // The id of `key`, or kEmpty when it was never added.
+  uint32_t find(uint64_t key) const {
+    if (slots_.empty()) return kEmpty;
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+      const uint32_t s = slots_[i];
+      if (s == kEmpty || keys_[s] == key) return s;
+    }
+  }
   size_t size() const { return keys_.size(); }
   uint64_t key(uint32_t id) const { return keys_[id]; }
   // Makes room for `n` keys without rehashing on the way.

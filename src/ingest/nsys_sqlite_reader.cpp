@@ -10,6 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/flat_hash.h"
 #include "ingest/sqlite_db.h"
 #include "ingest/sqlite_fast_scan.h"
 
@@ -22,7 +23,8 @@ constexpr int64_t kNone = kNoValue;
 int32_t to_i32(int64_t v) { return v == kNone ? kNoGreen : static_cast<int32_t>(v); }
 uint8_t to_kind(int64_t v) { return v == kNone || v < 0 || v > 254 ? kNoKind : static_cast<uint8_t>(v); }
 
-// Maps nsys StringIds ids to pool ids. Sliced exports keep sparse ids, so a hash map is the fallback.
+// Maps nsys StringIds ids to pool ids. Sliced exports keep sparse ids (a few hundred strings with
+// ids in the millions), so a flat hash map is the fallback to the dense table.
 class StringIdMap {
  public:
   void add(int64_t nsys_id, StrId id) { pending_.emplace_back(nsys_id, id); }
@@ -33,17 +35,21 @@ class StringIdMap {
       dense_.assign(static_cast<size_t>(max_id) + 1, kNoStr);
       for (auto& [k, v] : pending_) if (k >= 0) dense_[static_cast<size_t>(k)] = v;
     } else {
-      for (auto& [k, v] : pending_) sparse_.emplace(k, v);
+      for (auto& [k, v] : pending_) {
+        const uint32_t slot = sparse_ids_.id(static_cast<uint64_t>(k));
+        if (slot == sparse_values_.size()) sparse_values_.push_back(v);
+      }
+      sparse_ = true;
     }
     pending_.clear();
   }
   StrId map(int64_t nsys_id) const {
     if (nsys_id == kNone) return kNoStr;
-    if (!dense_.empty() || sparse_.empty()) {
-      return nsys_id >= 0 && nsys_id < static_cast<int64_t>(dense_.size()) ? dense_[nsys_id] : kNoStr;
+    if (!sparse_) {
+      return nsys_id >= 0 && nsys_id < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(nsys_id)] : kNoStr;
     }
-    auto it = sparse_.find(nsys_id);
-    return it == sparse_.end() ? kNoStr : it->second;
+    const uint32_t slot = sparse_ids_.find(static_cast<uint64_t>(nsys_id));
+    return slot == DenseIdMap::kEmpty ? kNoStr : sparse_values_[slot];
   }
   void remap(std::vector<StrId>& col) const {
     // Columns are first filled with raw nsys ids (as StrId-sized ints, kNoStr for NULL).
@@ -53,7 +59,9 @@ class StringIdMap {
  private:
   std::vector<std::pair<int64_t, StrId>> pending_;
   std::vector<StrId> dense_;
-  std::unordered_map<int64_t, StrId> sparse_;
+  bool sparse_ = false;
+  DenseIdMap sparse_ids_;
+  std::vector<StrId> sparse_values_;
 };
 
 StrId raw_id(int64_t v) {
