@@ -25,13 +25,6 @@ namespace fs = std::filesystem;
 
 fs::path golden_dir() { return fs::path(TRACEDOC_SOURCE_DIR) / "tests" / "golden" / "nvtx_name"; }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream ss(text);
-  for (std::string p; std::getline(ss, p, sep);) parts.push_back(p);
-  return parts;
-}
-
 struct ExportCase {
   std::string name;
   std::string source;  // sql:A.sql+B.sql, example:F, shared:D/F, reexport:D/F (see cases.txt)
@@ -53,22 +46,13 @@ std::vector<ExportCase> read_cases() {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-// Writes a synthetic export to a fresh SQLite file (the SQL runs as the sqlite3 shell would run it).
+// Writes a synthetic export to a fresh SQLite file.
 std::string build_export(const ExportCase& c) {
-  const fs::path path =
-      fs::temp_directory_path() / ("tracedoc_nvtx_name_" + std::to_string(getpid()) + "_" + c.name + ".sqlite");
-  fs::remove(path);
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
-  for (const auto& file : split(c.source.substr(4), '+')) {
-    const std::string sql = read_file(golden_dir() / file);
-    EXPECT_FALSE(sql.empty()) << file;
-    char* error = nullptr;
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << file << ": " << (error ? error : "");
-    sqlite3_free(error);
-  }
-  sqlite3_close(db);
-  return path.string();
+  std::vector<fs::path> scripts;
+  for (const auto& file : split(c.source.substr(4), '+')) scripts.push_back(golden_dir() / file);
+  auto path = write_sql_export(scripts, "nvtx_name_" + c.name);
+  EXPECT_TRUE(path.ok()) << path.status().message();
+  return path.ok() ? *path : std::string();
 }
 
 // The export tracedoc reads for a case; empty when it needs ../shared and that is absent.

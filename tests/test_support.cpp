@@ -1,5 +1,8 @@
 #include "test_support.h"
 
+#include <sqlite3.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -120,6 +123,36 @@ bool csv_equal(const std::string& expected, const std::string& actual, std::stri
     }
   }
   return true;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  for (std::string p; std::getline(ss, p, sep);) parts.push_back(p);
+  return parts;
+}
+
+Result<std::string> write_sql_export(const std::vector<fs::path>& scripts, const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("tracedoc_" + name + "_" + std::to_string(::getpid()) + ".sqlite");
+  fs::remove(path);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return IoError("cannot create " + path.string());
+  }
+  for (const auto& script : scripts) {
+    const std::string sql = read_file(script);
+    char* error = nullptr;
+    const int rc = sql.empty() ? SQLITE_ERROR : sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+    const std::string message = sql.empty() ? "empty or missing script" : error ? error : "";
+    sqlite3_free(error);
+    if (rc != SQLITE_OK) {
+      sqlite3_close(db);
+      return BadInput(script.string() + ": " + message);
+    }
+  }
+  sqlite3_close(db);
+  return path.string();
 }
 
 std::string read_file(const fs::path& p) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/nsys_stats/registry.h"
+#include "common/status.h"
 #include "model/trace.h"
 
 namespace tracedoc::testing {
@@ -31,5 +32,12 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 bool csv_equal(const std::string& expected, const std::string& actual, std::string* why);
 
 std::string read_file(const std::filesystem::path& p);
+
+std::vector<std::string> split(const std::string& text, char sep);
+
+// Runs SQL scripts, in order, into a fresh SQLite file in the temporary directory (as the sqlite3
+// shell would) and returns its path; `name` makes the file name unique per case. Used to build
+// synthetic nsys exports for cases no real export has.
+Result<std::string> write_sql_export(const std::vector<std::filesystem::path>& scripts, const std::string& name);
 
 }  // namespace tracedoc::testing

@@ -186,31 +186,11 @@ TEST(ParseNvtxFilter, SplitsTheIndexOnlyWhenItIsANonNegativeInteger) {
 
 // Builds an export from SQL scripts (run in order) in a temporary file, and reads it.
 Result<Trace> load_sql_export(const std::vector<fs::path>& scripts) {
-  std::string sql;
-  for (const auto& script : scripts) sql += read_file(script) + "\n";
-  const fs::path db_path = fs::temp_directory_path() / ("tracedoc_filter_test_" + std::to_string(::getpid()) + ".sqlite");
-  fs::remove(db_path);
-  sqlite3* db = nullptr;
-  if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) {
-    sqlite3_close(db);
-    return IoError("cannot create " + db_path.string());
-  }
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) return BadInput(scripts.front().string() + "...: " + message);
-  auto trace = read_nsys_sqlite(db_path.string());
-  fs::remove(db_path);
+  auto path = write_sql_export(scripts, "filter_test");
+  if (!path.ok()) return path.status();
+  auto trace = read_nsys_sqlite(*path);
+  fs::remove(*path);
   return trace;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, sep);) out.push_back(part);
-  return out;
 }
 
 // "shared:PATH", "source:PATH" or "sql:PATH[+PATH...]" of the manifest. Sets `skip` (and fails) when

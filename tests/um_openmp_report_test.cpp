@@ -27,13 +27,6 @@ struct ExportCase {
   std::vector<std::string> reports;
 };
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream ss(text);
-  for (std::string p; std::getline(ss, p, sep);) parts.push_back(p);
-  return parts;
-}
-
 std::vector<ExportCase> read_cases() {
   std::vector<ExportCase> cases;
   std::ifstream in(golden_dir() / "cases.txt");
@@ -47,22 +40,13 @@ std::vector<ExportCase> read_cases() {
   return cases;
 }
 
-// Writes the case's export to a fresh SQLite file (the SQL runs as the sqlite3 shell would run it).
+// Writes the case's export to a fresh SQLite file.
 std::string build_export(const ExportCase& c) {
-  const fs::path path =
-      fs::temp_directory_path() / ("tracedoc_um_openmp_" + std::to_string(getpid()) + "_" + c.name + ".sqlite");
-  fs::remove(path);
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
-  for (const auto& file : c.sql_files) {
-    const std::string sql = read_file(golden_dir() / file);
-    EXPECT_FALSE(sql.empty()) << file;
-    char* error = nullptr;
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << file << ": " << (error ? error : "");
-    sqlite3_free(error);
-  }
-  sqlite3_close(db);
-  return path.string();
+  std::vector<fs::path> scripts;
+  for (const auto& file : c.sql_files) scripts.push_back(golden_dir() / file);
+  auto path = write_sql_export(scripts, "um_openmp_" + c.name);
+  EXPECT_TRUE(path.ok()) << path.status().message();
+  return path.ok() ? *path : std::string();
 }
 
 // nsys names the output of `-r um_sum:rows=20` stats_um_sum_rows=20.csv.

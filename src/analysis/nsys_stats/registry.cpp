@@ -15,6 +15,25 @@ Status no_data(const Trace& trace, std::string_view what) {
   return NoData(fmt::format("{} {}", trace.source.path, what));
 }
 
+std::vector<ColumnSpec> time_summary_columns(const char* count_name) {
+  return {{"Time", Unit::kRatioPct}, {"Total Time", Unit::kDurNs}, {count_name, Unit::kNone},
+          {"Avg", Unit::kDurNs},     {"Med", Unit::kDurNs},        {"Min", Unit::kDurNs},
+          {"Max", Unit::kDurNs},     {"StdDev", Unit::kDurNs}};
+}
+
+void push_time_summary_cells(std::vector<Cell>& row, const SummaryStats& s, int64_t grand_total) {
+  row.push_back(grand_total == 0 ? Cell::null()
+                                 : Cell::real(sqlite_round(static_cast<double>(s.total) * 100.0 /
+                                                           static_cast<double>(grand_total), 1)));
+  row.push_back(Cell::integer(s.total));
+  row.push_back(Cell::integer(s.count));
+  row.push_back(Cell::real(sqlite_round(s.avg, 1)));
+  row.push_back(Cell::real(sqlite_round(s.median, 1)));
+  row.push_back(Cell::integer(s.min));
+  row.push_back(Cell::integer(s.max));
+  row.push_back(Cell::real(sqlite_round(s.stdev, 1)));
+}
+
 const std::vector<ReportDef>& all_reports() {
   static const std::vector<ReportDef> reports = {
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_api_gpu_sum},

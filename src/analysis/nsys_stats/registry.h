@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/result.h"
+#include "analysis/statistics.h"
 #include "common/status.h"
 #include "model/trace.h"
 
@@ -44,5 +45,11 @@ const std::vector<std::string>& default_reports();
 
 // Shared by the report implementations.
 Status no_data(const Trace& trace, std::string_view what);
+
+// The eight columns of nsys's time summaries: Time (%), Total Time, <count_name>, Avg, Med, Min,
+// Max, StdDev; and one row's cells for them (avg, median and stdev rounded as SQLite's round(x, 1);
+// the percentage is NULL when the grand total is 0, as SQLite's division by zero).
+std::vector<ColumnSpec> time_summary_columns(const char* count_name);
+void push_time_summary_cells(std::vector<Cell>& row, const SummaryStats& stats, int64_t grand_total);
 
 }  // namespace tracedoc::nsys_stats

@@ -60,24 +60,14 @@ void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const
   const auto order = output_order(stats, layout.tie, text, int_key);
   int64_t grand = 0;
   for (const auto& s : stats) grand += s.total;
-  std::vector<ColumnSpec> columns = {
-      {"Time", Unit::kRatioPct}, {"Total Time", Unit::kDurNs}, {layout.count_name, Unit::kNone},
-      {"Avg", Unit::kDurNs},     {"Med", Unit::kDurNs},        {"Min", Unit::kDurNs},
-      {"Max", Unit::kDurNs},     {"StdDev", Unit::kDurNs}};
+  std::vector<ColumnSpec> columns = time_summary_columns(layout.count_name);
   for (const auto& l : layout.label_columns) columns.push_back({l, Unit::kNone});
   sink.begin(columns);
   std::vector<Cell> row;
   for (uint32_t g : order) {
     const SummaryStats& s = stats[g];
     row.clear();
-    row.push_back(Cell::real(sqlite_round(static_cast<double>(s.total) * 100.0 / static_cast<double>(grand), 1)));
-    row.push_back(Cell::integer(s.total));
-    row.push_back(Cell::integer(s.count));
-    row.push_back(Cell::real(sqlite_round(s.avg, 1)));
-    row.push_back(Cell::real(sqlite_round(s.median, 1)));
-    row.push_back(Cell::integer(s.min));
-    row.push_back(Cell::integer(s.max));
-    row.push_back(Cell::real(sqlite_round(s.stdev, 1)));
+    push_time_summary_cells(row, s, grand);
     labels(g, row);
     sink.row(row);
   }

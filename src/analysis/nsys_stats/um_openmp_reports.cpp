@@ -339,25 +339,15 @@ Status openmp_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   int64_t grand_total = 0;
   for (const auto& s : stats) grand_total += s.total;
 
-  sink.begin({{"Time", Unit::kRatioPct}, {"Total Time", Unit::kDurNs}, {"Count", Unit::kNone},
-              {"Avg", Unit::kDurNs}, {"Med", Unit::kDurNs}, {"Min", Unit::kDurNs}, {"Max", Unit::kDurNs},
-              {"StdDev", Unit::kDurNs}, {"Name", Unit::kNone}});
+  std::vector<ColumnSpec> columns = time_summary_columns("Count");
+  columns.push_back({"Name", Unit::kNone});
+  sink.begin(columns);
   std::vector<Cell> row;
   for (uint32_t g : order) {
     const SummaryStats& s = stats[g];
     const auto name = static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu);
     row.clear();
-    // total * 100.0 / 0 is NULL in SQLite.
-    row.push_back(grand_total == 0 ? Cell::null()
-                                   : Cell::real(sqlite_round(static_cast<double>(s.total) * 100.0 /
-                                                                 static_cast<double>(grand_total), 1)));
-    row.push_back(Cell::integer(s.total));
-    row.push_back(Cell::integer(s.count));
-    row.push_back(Cell::real(sqlite_round(s.avg, 1)));
-    row.push_back(Cell::real(sqlite_round(s.median, 1)));
-    row.push_back(Cell::integer(s.min));
-    row.push_back(Cell::integer(s.max));
-    row.push_back(Cell::real(sqlite_round(s.stdev, 1)));
+    push_time_summary_cells(row, s, grand_total);
     row.push_back(name == kNoStr ? Cell::null() : Cell::text(trace.str(name)));
     sink.row(row);
   }
