@@ -72,13 +72,6 @@ std::string expected_stem(const std::string& report) {
   return stem;
 }
 
-bool parse_number(const std::string& s, double* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  *out = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
-}
-
 // A sampled golden: each row is "nsys line" + nsys's row at that line (0 = header); the last line of
 // nsys's output is always there, so it also fixes the row count.
 bool sampled_equal(const std::string& sampled, const std::string& actual, std::string* why) {
@@ -99,8 +92,7 @@ bool sampled_equal(const std::string& sampled, const std::string& actual, std::s
       return false;
     }
     for (size_t c = 0; c < want.size(); ++c) {
-      double x, y;
-      if (want[c] == got[c] || (parse_number(want[c], &x) && parse_number(got[c], &y) && x == y)) continue;
+      if (cell_equal(want[c], got[c])) continue;
       *why = "line " + std::to_string(line) + " column " + std::to_string(c + 1) + ": expected '" + want[c] +
              "', got '" + got[c] + "'";
       return false;

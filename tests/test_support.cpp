@@ -102,6 +102,11 @@ bool parse_number(const std::string& s, double* out) {
 }
 }  // namespace
 
+bool cell_equal(const std::string& expected, const std::string& actual) {
+  double x, y;
+  return expected == actual || (parse_number(expected, &x) && parse_number(actual, &y) && x == y);
+}
+
 bool csv_equal(const std::string& expected, const std::string& actual, std::string* why) {
   auto e = parse_csv(expected), a = parse_csv(actual);
   if (e.size() != a.size()) {
@@ -114,9 +119,7 @@ bool csv_equal(const std::string& expected, const std::string& actual, std::stri
       return false;
     }
     for (size_t c = 0; c < e[r].size(); ++c) {
-      if (e[r][c] == a[r][c]) continue;
-      double x, y;
-      if (parse_number(e[r][c], &x) && parse_number(a[r][c], &y) && x == y) continue;
+      if (cell_equal(e[r][c], a[r][c])) continue;
       *why = "line " + std::to_string(r + 1) + " column " + std::to_string(c + 1) + ": expected '" + e[r][c] +
              "', got '" + a[r][c] + "'";
       return false;

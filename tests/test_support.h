@@ -27,6 +27,9 @@ std::optional<std::string> report_csv(const Trace& trace, const std::string& rep
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 
+// One CSV cell: equal text, or both numbers with the same value ("12.0" == "12").
+bool cell_equal(const std::string& expected, const std::string& actual);
+
 // Equal after parsing: same shape, text cells equal, numeric cells equal as numbers.
 // On mismatch, `why` names the first differing cell.
 bool csv_equal(const std::string& expected, const std::string& actual, std::string* why);
