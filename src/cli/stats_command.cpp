@@ -1,5 +1,6 @@
 // `tracedoc stats`: the `nsys stats` reports, same names, columns and numbers.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,6 +34,7 @@ struct StatsOptions {
   std::string filter_time, filter_nvtx, filter_name;
   bool all_ranks = false;
   bool list_reports = false;
+  int64_t rank = -1;
 };
 
 // Holds back begin() until the first row, so that empty reports print nothing.
@@ -115,6 +117,17 @@ int fail(const Status& st) {
   return kExitBadInput;
 }
 
+// Per-event problems of a PyTorch trace, one line on stderr: counted, never fatal.
+void report_read_warnings(const Trace& trace) {
+  const auto& w = trace.pytorch.warnings;
+  if (!w.any()) return;
+  std::vector<std::string> parts;
+  if (w.negative_durations) parts.push_back(fmt::format("{} with a negative duration (read as 0)", w.negative_durations));
+  if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
+  if (w.missing_times) parts.push_back(fmt::format("{} without a timestamp (skipped)", w.missing_times));
+  std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(), fmt::format("{}", fmt::join(parts, "; ")).c_str());
+}
+
 int list_reports() {
   for (const auto& r : nsys_stats::all_reports()) std::printf("%-24s %s\n", r.name, r.display_name);
   return kExitOk;
@@ -177,6 +190,7 @@ int run_stats(const StatsOptions& opt) {
 
   OpenOptions open_options;
   open_options.nsys.tables = tables;
+  open_options.rank = opt.rank;
   // TRACEDOC_TIMING=1 prints where the time goes (reading, reports, writing) on stderr.
   const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
   const auto t_start = std::chrono::steady_clock::now();
@@ -184,6 +198,7 @@ int run_stats(const StatsOptions& opt) {
   auto trace = open_trace(opt.input, open_options);
   if (timing) std::fprintf(stderr, "timing: read %.3f s\n", since());
   if (!trace.ok()) return fail(trace.status());
+  report_read_warnings(*trace);
   if (filter.window || filter.nvtx) {
     Status st = apply_filter(*trace, filter);
     if (!st.ok()) return fail(st);
@@ -277,8 +292,12 @@ int run_stats(const StatsOptions& opt) {
 std::function<int()> add_stats_command(CLI::App& app) {
   auto opt = std::make_shared<StatsOptions>();
   CLI::App* cmd = app.add_subcommand("stats", "Summary and trace reports compatible with `nsys stats`");
-  cmd->add_option("input", opt->input, "Nsight Systems export (.sqlite) or report (.nsys-rep)");
-  cmd->add_option("-r,--report", opt->reports, "Reports to run, comma-separated, with optional :args (default: the nsys default set)");
+  cmd->add_option("input", opt->input,
+                  "Nsight Systems export (.sqlite) or report (.nsys-rep), PyTorch profiler trace (.json, .json.gz) "
+                  "or a directory of per-rank PyTorch traces");
+  cmd->add_option("--rank", opt->rank, "PyTorch traces: only this rank (default: all ranks of a directory)");
+  cmd->add_option("-r,--report", opt->reports, "Reports to run, comma-separated, with optional :args (default: the nsys default set)")
+      ->allow_extra_args(false);  // `-r a,b INPUT`: the input is not one more report
   cmd->add_option("-f,--format", opt->format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
   cmd->add_option("-o,--output", opt->output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt->timeunit, "ns, us, ms or s (default ns)");

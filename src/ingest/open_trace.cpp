@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ingest/kineto_reader.h"
+
 namespace tracedoc {
 
 namespace {
@@ -84,7 +86,7 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) return BadInput(fmt::format("{}: is a directory, expected a trace file", path));
+  if (S_ISDIR(st.st_mode)) return read_kineto_directory(path, options.rank);
   if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));
   if (looks_like_sqlite(path)) {
@@ -100,7 +102,16 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     return read_nsys_sqlite(path, options.nsys);
   }
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) return open_nsys_rep(path, options);
-  return BadInput(fmt::format("{}: unrecognized input: not an Nsight Systems SQLite export or .nsys-rep report", path));
+  if (looks_like_kineto(path)) {
+    auto trace = read_kineto_trace(path);
+    if (trace.ok() && options.rank >= 0 && trace->pytorch.rank != options.rank) {
+      return UsageError(fmt::format("{}: --rank {}: this trace is rank {}", path, options.rank, trace->pytorch.rank));
+    }
+    return trace;
+  }
+  return BadInput(fmt::format(
+      "{}: unrecognized input: not an Nsight Systems export (.sqlite, .nsys-rep) or a PyTorch profiler trace "
+      "(.json, .json.gz)", path));
 }
 
 }  // namespace tracedoc

@@ -1,5 +1,6 @@
-// Opens any supported input by content: an nsys SQLite export, or an nsys report (.nsys-rep),
-// which is exported through the `nsys` binary when one is on PATH.
+// Opens any supported input by content: an nsys SQLite export, an nsys report (.nsys-rep), which is
+// exported through the `nsys` binary when one is on PATH, a PyTorch profiler trace (.json,
+// .json.gz), or a directory of per-rank PyTorch profiler traces.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@ namespace tracedoc {
 
 struct OpenOptions {
   NsysReadOptions nsys;
+  int64_t rank = -1;  // PyTorch traces: keep only this rank (-1: all ranks)
 };
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options = {});

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/pytorch_tables.h"
 #include "model/string_pool.h"
 
 namespace tracedoc {
@@ -228,7 +229,7 @@ struct DeviceInfo {
 // Where the trace came from and what it contained (reports say "does not contain ..." from this).
 struct TraceSource {
   std::string path;
-  std::string format;          // "nsys-sqlite"
+  std::string format;          // "nsys-sqlite" or "kineto-json"
   std::string product_version; // e.g. 2026.1.1.204
   std::string schema_version;  // e.g. 3.24.14
   int64_t session_start_utc_ns = 0;
@@ -252,6 +253,7 @@ struct Trace {
   OverheadTable overhead;
   UnifiedMemoryTable unified_memory;
   OpenMpEventTable openmp;
+  PyTorchInfo pytorch;  // PyTorch profiler traces only
   std::vector<ThreadInfo> threads;
   std::vector<ProcessInfo> processes;
   std::vector<DeviceInfo> devices;

@@ -1,0 +1,216 @@
+#include "ingest/byte_stream.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tracedoc {
+
+namespace {
+
+class FileHandle {
+ public:
+  explicit FileHandle(int fd) : fd_(fd) {}
+  ~FileHandle() { if (fd_ >= 0) ::close(fd_); }
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// read(2) until `capacity` bytes or the end of the file.
+ssize_t read_fully(int fd, char* dst, size_t capacity) {
+  size_t got = 0;
+  while (got < capacity) {
+    ssize_t n = ::read(fd, dst + got, capacity - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(got);
+}
+
+class PlainFileStream final : public ByteStream {
+ public:
+  PlainFileStream(std::string path, int fd) : path_(std::move(path)), file_(fd) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  Result<size_t> read(char* dst, size_t capacity) override {
+    ssize_t n = read_fully(file_.fd(), dst, capacity);
+    if (n < 0) return IoError(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
+    offset_ += static_cast<uint64_t>(n);
+    return static_cast<size_t>(n);
+  }
+  uint64_t file_bytes_read() const override { return offset_; }
+  bool compressed() const override { return false; }
+
+ private:
+  std::string path_;
+  FileHandle file_;
+  uint64_t offset_ = 0;
+};
+
+// Inflates on its own thread into a small queue of blocks; read() hands them out in order.
+class GzipFileStream final : public ByteStream {
+ public:
+  static constexpr size_t kBlock = 4u << 20;
+  static constexpr size_t kQueueDepth = 3;
+
+  GzipFileStream(std::string path, int fd) : path_(std::move(path)), file_(fd) {
+    worker_ = std::thread([this] { inflate_all(); });
+  }
+  ~GzipFileStream() override {
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+  Result<size_t> read(char* dst, size_t capacity) override {
+    size_t copied = 0;
+    while (copied < capacity) {
+      if (current_pos_ == current_.size()) {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !ready_.empty() || finished_; });
+        if (ready_.empty()) {
+          if (!error_.ok()) return error_;
+          break;
+        }
+        current_ = std::move(ready_.front());
+        ready_.pop_front();
+        current_pos_ = 0;
+        lock.unlock();
+        cv_.notify_all();
+      }
+      size_t n = std::min(capacity - copied, current_.size() - current_pos_);
+      std::memcpy(dst + copied, current_.data() + current_pos_, n);
+      current_pos_ += n;
+      copied += n;
+    }
+    return copied;
+  }
+  uint64_t file_bytes_read() const override { return compressed_read_.load(); }
+  bool compressed() const override { return true; }
+
+ private:
+  void finish(Status error) {
+    std::lock_guard lock(mu_);
+    error_ = std::move(error);
+    finished_ = true;
+    cv_.notify_all();
+  }
+  // False when the consumer went away.
+  bool publish(std::vector<char>&& block) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return ready_.size() < kQueueDepth || cancelled_; });
+    if (cancelled_) return false;
+    ready_.push_back(std::move(block));
+    cv_.notify_all();
+    return true;
+  }
+
+  void inflate_all() {
+    z_stream z{};
+    // 15 + 32: zlib recognizes the gzip (or zlib) header itself.
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return finish(IoError(fmt::format("{}: cannot start zlib", path_)));
+    std::vector<char> in(1u << 20);
+    std::vector<char> out(kBlock);
+    size_t fill = 0;            // bytes of `out` already inflated
+    bool member_done = false;   // the last inflate() ended a gzip member
+    uint64_t consumed = 0;      // compressed bytes handed to zlib
+    Status status;
+    for (;;) {
+      if (z.avail_in == 0) {
+        ssize_t n = read_fully(file_.fd(), in.data(), in.size());
+        if (n < 0) { status = IoError(fmt::format("{}: read failed: {}", path_, std::strerror(errno))); break; }
+        compressed_read_ += static_cast<uint64_t>(n);
+        if (n == 0) {
+          if (!member_done) {
+            status = BadInput(fmt::format("{}: truncated gzip data: the compressed stream ends after {} bytes, "
+                                          "in the middle of a member (was the file cut short?)", path_, consumed));
+          }
+          break;
+        }
+        z.next_in = reinterpret_cast<Bytef*>(in.data());
+        z.avail_in = static_cast<uInt>(n);
+      }
+      if (member_done) {
+        // Another member follows (concatenated gzip files are one stream), unless it is zero padding.
+        if (*z.next_in == 0) { z.next_in++; z.avail_in--; consumed++; continue; }
+        inflateReset(&z);
+        member_done = false;
+      }
+      z.next_out = reinterpret_cast<Bytef*>(out.data() + fill);
+      z.avail_out = static_cast<uInt>(kBlock - fill);
+      const uInt before_in = z.avail_in;
+      const int rc = inflate(&z, Z_NO_FLUSH);
+      consumed += before_in - z.avail_in;
+      fill = kBlock - z.avail_out;
+      if (rc == Z_STREAM_END) {
+        member_done = true;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        status = BadInput(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, consumed,
+                                      z.msg ? z.msg : "inflate failed"));
+        break;
+      }
+      if (fill == kBlock) {
+        if (!publish(std::move(out))) { inflateEnd(&z); return; }
+        out = std::vector<char>(kBlock);
+        fill = 0;
+      }
+    }
+    inflateEnd(&z);
+    if (fill > 0) {
+      out.resize(fill);
+      if (!publish(std::move(out))) return;
+    }
+    finish(std::move(status));
+  }
+
+  std::string path_;
+  FileHandle file_;
+  std::thread worker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<char>> ready_;
+  bool finished_ = false, cancelled_ = false;
+  Status error_;
+  std::vector<char> current_;
+  size_t current_pos_ = 0;
+  std::atomic<uint64_t> compressed_read_{0};
+};
+
+}  // namespace
+
+bool is_gzip_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  FileHandle f(fd);
+  unsigned char magic[2] = {0, 0};
+  return read_fully(fd, reinterpret_cast<char*>(magic), 2) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+Result<std::unique_ptr<ByteStream>> open_byte_stream(const std::string& path) {
+  const bool gz = is_gzip_file(path);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
+  if (gz) return std::unique_ptr<ByteStream>(new GzipFileStream(path, fd));
+  return std::unique_ptr<ByteStream>(new PlainFileStream(path, fd));
+}
+
+}  // namespace tracedoc

@@ -1,0 +1,546 @@
+#include "ingest/kineto_events.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+#include "ingest/json_cursor.h"
+
+namespace tracedoc::kineto {
+
+namespace {
+
+constexpr TimeNs kWeekNs = TimeNs{7} * 24 * 3600 * 1000000000;  // HTA drops events longer than this too
+
+bool eq(const Value& v, std::string_view s) { return v.present && v.text == s; }
+
+int64_t int_or(const Value& v, int64_t fallback) {
+  int64_t x = 0;
+  return v.present && json::parse_int64(v.text, &x) ? x : fallback;
+}
+
+// "Memcpy HtoD (Pageable -> Device)" -> direction and memory kinds, numbered as nsys numbers them.
+struct CopyDescription {
+  uint8_t kind = static_cast<uint8_t>(CopyKind::kUnknown);
+  uint8_t src = static_cast<uint8_t>(MemKind::kUnknown), dst = static_cast<uint8_t>(MemKind::kUnknown);
+};
+
+uint8_t mem_kind_from(std::string_view s) {
+  static constexpr std::pair<std::string_view, MemKind> kKinds[] = {
+      {"Pageable", MemKind::kPageable}, {"Pinned", MemKind::kPinned},   {"Device", MemKind::kDevice},
+      {"Array", MemKind::kArray},       {"Managed", MemKind::kManaged},
+  };
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  for (const auto& [label, kind] : kKinds) if (s == label) return static_cast<uint8_t>(kind);
+  return static_cast<uint8_t>(MemKind::kUnknown);
+}
+
+CopyDescription describe_copy(std::string_view name) {
+  static constexpr std::pair<std::string_view, CopyKind> kDirections[] = {
+      {"HtoD", CopyKind::kHtoD}, {"DtoH", CopyKind::kDtoH}, {"HtoA", CopyKind::kHtoA}, {"AtoH", CopyKind::kAtoH},
+      {"AtoA", CopyKind::kAtoA}, {"AtoD", CopyKind::kAtoD}, {"DtoA", CopyKind::kDtoA}, {"DtoD", CopyKind::kDtoD},
+      {"HtoH", CopyKind::kHtoH}, {"PtoP", CopyKind::kPtoP},
+  };
+  CopyDescription d;
+  for (const auto& [label, kind] : kDirections) {
+    if (name.find(label) != std::string_view::npos) { d.kind = static_cast<uint8_t>(kind); break; }
+  }
+  const size_t open = name.find('('), arrow = name.find("->"), close = name.rfind(')');
+  if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos &&
+      open < arrow && arrow < close) {
+    d.src = mem_kind_from(name.substr(open + 1, arrow - open - 1));
+    d.dst = mem_kind_from(name.substr(arrow + 2, close - arrow - 2));
+  }
+  return d;
+}
+
+// nsys's shortName for a demangled kernel name: the function's own name without namespace, return
+// type, template arguments or parameters ("void at::native::foo<4>(int)" -> "foo").
+std::string_view short_kernel_name(std::string_view s) {
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  auto strip_group = [&](char open, char close) {
+    if (s.empty() || s.back() != close) return;
+    int depth = 0;
+    for (size_t i = s.size(); i-- > 0;) {
+      if (s[i] == close) ++depth;
+      else if (s[i] == open && --depth == 0) { s = s.substr(0, i); return; }
+    }
+  };
+  strip_group('(', ')');
+  strip_group('<', '>');
+  if (size_t colons = s.rfind("::"); colons != std::string_view::npos) s = s.substr(colons + 2);
+  if (size_t space = s.rfind(' '); space != std::string_view::npos) s = s.substr(space + 1);
+  return s.empty() ? std::string_view{} : s;
+}
+
+int32_t sync_type_from(std::string_view name) {
+  // ENUM_CUPTI_SYNC_TYPE: 1 event synchronize, 2 stream wait event, 3 stream synchronize, 4 context.
+  if (name == "Event Sync") return 1;
+  if (name == "Stream Wait Event") return 2;
+  if (name == "Stream Sync") return 3;
+  if (name == "Context Sync") return 4;
+  return 0;
+}
+
+// Orders every column of a table by `order` (row indices).
+template <typename Col>
+void permute_one(const std::vector<uint32_t>& order, Col& col) {
+  if (col.size() != order.size()) return;
+  Col out;
+  out.reserve(col.size());
+  for (uint32_t i : order) out.push_back(col[i]);
+  col.swap(out);
+}
+template <typename... Cols>
+void permute(const std::vector<uint32_t>& order, Cols&... cols) {
+  (permute_one(order, cols), ...);
+}
+std::vector<uint32_t> order_by(const std::vector<TimeNs>& start) {
+  std::vector<uint32_t> order(start.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return start[a] < start[b]; });
+  return order;
+}
+
+}  // namespace
+
+int EraClues::era() const {
+  if (bare_array) return 0;
+  if (capitalized_categories) return 1;
+  if (base_time) return 5;
+  if (fractional_times) return 4;
+  if (ac2g_flows || ev_idx) return 3;
+  return 2;
+}
+
+StrId TraceBuilder::name_id(const Value& v) {
+  if (!v.present) return t_.strings.intern("");
+  return v.escaped ? t_.strings.intern(json::unescape(v.text)) : t_.strings.intern(v.text);
+}
+
+int64_t TraceBuilder::compact_id(int64_t raw) {
+  if (raw < 0) raw = raw == INT64_MIN ? 0 : -raw;  // Kineto's sanitizeTid
+  if (raw < 0xFFFE00) return raw;
+  auto [it, inserted] = compacted_.try_emplace(raw, next_compact_);
+  if (inserted) next_compact_--;
+  return it->second;
+}
+
+int64_t TraceBuilder::map_pid(const Value& v) {
+  int64_t x = 0;
+  if (v.present && json::parse_int64(v.text, &x)) return compact_id(x);
+  // "CPU functions", "Spans", "Traces", "": named pseudo-processes get ids of their own.
+  std::string key(v.text);
+  auto [it, inserted] = named_pids_.try_emplace(key, next_named_pid_);
+  if (inserted) next_named_pid_++;
+  return it->second;
+}
+
+int64_t TraceBuilder::map_tid(const Value& v) {
+  int64_t x = 0;
+  if (v.present && json::parse_int64(v.text, &x)) return compact_id(x);
+  return v.present ? map_pid(v) : 0;
+}
+
+int64_t TraceBuilder::cpu_global_tid(const RawEvent& e) {
+  const int64_t pid = map_pid(e.pid);
+  if (first_cpu_pid_ < 0) first_cpu_pid_ = pid;
+  return make_global_tid(0, pid, map_tid(e.tid));
+}
+
+int32_t TraceBuilder::gpu_device(const RawEvent& e) const {
+  int64_t d = int_or(e.device, kNoValue);
+  if (d == kNoValue) d = int_or(e.pid, 0);
+  return static_cast<int32_t>(d);
+}
+
+int32_t TraceBuilder::gpu_stream(const RawEvent& e) const {
+  int64_t s = int_or(e.stream, kNoValue);
+  if (s != kNoValue) return static_cast<int32_t>(s);
+  std::string_view tid = e.tid.text;  // 2021: "stream 7"
+  if (tid.rfind("stream ", 0) == 0) tid.remove_prefix(7);
+  while (!tid.empty() && tid.back() == ' ') tid.remove_suffix(1);
+  int64_t x = 0;
+  return json::parse_int64(tid, &x) ? static_cast<int32_t>(x) : 0;
+}
+
+bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
+  auto& w = t_.pytorch.warnings;
+  if (!e.ts.present || !json::parse_micros_as_ns(e.ts.text, start)) {
+    w.missing_times++;
+    return false;
+  }
+  if (e.ts.text.find('.') != std::string_view::npos) clues_.fractional_times = true;
+  TimeNs dur = 0;
+  if (e.dur.present && !json::parse_micros_as_ns(e.dur.text, &dur)) dur = 0;
+  if (dur < 0) {
+    w.negative_durations++;
+    dur = 0;
+  }
+  if (dur > kWeekNs) {
+    w.absurd_durations++;
+    return false;
+  }
+  *end = *start + dur;
+  return true;
+}
+
+void TraceBuilder::add_event(const RawEvent& e) {
+  t_.pytorch.event_count++;
+  const std::string_view ph = e.ph.text, cat = e.cat.text;
+  if (e.has_ev_idx) clues_.ev_idx = true;
+  if (cat == "python_function") {
+    t_.pytorch.python_function_count++;
+    return;
+  }
+  if (ph == "X") {
+    TimeNs start = 0, end = 0;
+    const bool kernel = cat == "kernel", kernel1 = cat == "Kernel";
+    if (kernel1 || cat == "Runtime" || cat == "Operator" || cat == "Memcpy" || cat == "Memset") {
+      clues_.capitalized_categories = true;
+    }
+    if (!times(e, &start, &end)) return;
+    if (kernel || kernel1) return add_kernel(e, start, end);
+    if (cat == "gpu_memcpy" || cat == "Memcpy") return add_memcpy(e, start, end);
+    if (cat == "gpu_memset" || cat == "Memset") return add_memset(e, start, end);
+    if (cat == "cuda_runtime" || cat == "Runtime") return add_api(e, start, end, false);
+    if (cat == "cuda_driver") return add_api(e, start, end, true);
+    if (cat == "cpu_op") return add_op(e, start, end);
+    if (cat == "user_annotation") return add_range(e, start, end);
+    if (cat == "gpu_user_annotation") return add_gpu_annotation(e, start, end);
+    if (cat == "cuda_sync") return add_sync(e, start, end);
+    if (cat == "Operator" || !e.cat.present) {
+      // 2021 and legacy traces label record_function ranges and operators alike; the steps are
+      // the ranges that matter.
+      if (e.name.text.rfind("ProfilerStep#", 0) == 0) return add_range(e, start, end);
+      return add_op(e, start, end);
+    }
+    return;  // Trace spans, overhead, cuda_profiler_range, ...: not modelled
+  }
+  if (ph == "i" || ph == "I") {
+    if (eq(e.name, "[memory]")) add_memory(e);
+    return;
+  }
+  if (ph == "s" || ph == "f" || ph == "t") {
+    t_.pytorch.flow_count++;
+    if (cat == "ac2g" || cat == "fwdbwd") clues_.ac2g_flows = true;
+    return;
+  }
+  if (ph == "M") return add_metadata(e);
+  t_.pytorch.warnings.unknown_events++;
+}
+
+void TraceBuilder::add_kernel(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& k = t_.kernels;
+  k.start.push_back(start);
+  k.end.push_back(end);
+  k.global_pid.push_back(kNoValue);
+  k.correlation.push_back(int_or(e.correlation, kNoValue));
+  k.device.push_back(gpu_device(e));
+  k.context.push_back(static_cast<int32_t>(int_or(e.context, 0)));
+  k.green_context.push_back(kNoGreen);
+  k.stream.push_back(gpu_stream(e));
+  const StrId name = name_id(e.name);
+  k.name.push_back(name);
+  k.mangled_name.push_back(name);
+  const std::string short_name(short_kernel_name(t_.strings.get(name)));
+  k.short_name.push_back(short_name.empty() ? name : t_.strings.intern(short_name));
+  k.grid_x.push_back(static_cast<int32_t>(e.grid[0]));
+  k.grid_y.push_back(static_cast<int32_t>(e.grid[1]));
+  k.grid_z.push_back(static_cast<int32_t>(e.grid[2]));
+  k.block_x.push_back(static_cast<int32_t>(e.block[0]));
+  k.block_y.push_back(static_cast<int32_t>(e.block[1]));
+  k.block_z.push_back(static_cast<int32_t>(e.block[2]));
+  k.registers_per_thread.push_back(static_cast<int32_t>(int_or(e.registers, 0)));
+  // Kineto prints one "shared memory" figure: static plus dynamic.
+  k.static_smem.push_back(static_cast<int32_t>(int_or(e.shared_memory, 0)));
+  k.dynamic_smem.push_back(0);
+  k.graph_node_id.push_back(int_or(e.graph_node_id, kNoValue));
+  if (e.collective.present) {
+    auto& c = t_.pytorch.collectives;
+    c.kernel.push_back(static_cast<uint32_t>(k.size() - 1));
+    c.collective.push_back(name_id(e.collective));
+    c.dtype.push_back(e.dtype.present ? name_id(e.dtype) : kNoStr);
+    c.group_name.push_back(e.group_name.present ? name_id(e.group_name) : kNoStr);
+    c.in_nelems.push_back(int_or(e.in_nelems, kNoValue));
+    c.out_nelems.push_back(int_or(e.out_nelems, kNoValue));
+    c.group_size.push_back(int_or(e.group_size, kNoValue));
+  }
+}
+
+void TraceBuilder::add_memcpy(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& m = t_.memcpys;
+  const CopyDescription d = describe_copy(e.name.text);
+  const int32_t device = gpu_device(e);
+  m.start.push_back(start);
+  m.end.push_back(end);
+  m.global_pid.push_back(kNoValue);
+  m.correlation.push_back(int_or(e.correlation, kNoValue));
+  m.bytes.push_back(int_or(e.bytes, 0));
+  m.device.push_back(device);
+  m.context.push_back(static_cast<int32_t>(int_or(e.context, 0)));
+  m.green_context.push_back(kNoGreen);
+  m.stream.push_back(gpu_stream(e));
+  m.src_device.push_back(device);
+  m.dst_device.push_back(device);
+  m.copy_kind.push_back(d.kind);
+  m.src_kind.push_back(d.src);
+  m.dst_kind.push_back(d.dst);
+}
+
+void TraceBuilder::add_memset(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& m = t_.memsets;
+  const CopyDescription d = describe_copy(e.name.text);  // "Memset (Device)": kind in parentheses
+  const std::string_view name = e.name.text;
+  const size_t open = name.find('('), close = name.rfind(')');
+  m.start.push_back(start);
+  m.end.push_back(end);
+  m.global_pid.push_back(kNoValue);
+  m.correlation.push_back(int_or(e.correlation, kNoValue));
+  m.bytes.push_back(int_or(e.bytes, 0));
+  m.value.push_back(0);
+  m.device.push_back(gpu_device(e));
+  m.context.push_back(static_cast<int32_t>(int_or(e.context, 0)));
+  m.green_context.push_back(kNoGreen);
+  m.stream.push_back(gpu_stream(e));
+  (void)d;
+  m.mem_kind.push_back(open != std::string_view::npos && close != std::string_view::npos && open < close
+                           ? mem_kind_from(name.substr(open + 1, close - open - 1))
+                           : static_cast<uint8_t>(MemKind::kUnknown));
+}
+
+void TraceBuilder::add_api(const RawEvent& e, TimeNs start, TimeNs end, bool driver) {
+  auto& a = t_.api;
+  a.start.push_back(start);
+  a.end.push_back(end);
+  a.global_tid.push_back(cpu_global_tid(e));
+  a.correlation.push_back(int_or(e.correlation, kNoValue));
+  a.return_value.push_back(0);
+  a.name.push_back(name_id(e.name));
+  a.api_class.push_back(static_cast<uint8_t>(driver ? ApiClass::kCudaDriver : ApiClass::kCudaRuntime));
+}
+
+void TraceBuilder::add_op(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& o = t_.pytorch.ops;
+  o.start.push_back(start);
+  o.end.push_back(end);
+  o.global_tid.push_back(cpu_global_tid(e));
+  o.name.push_back(name_id(e.name));
+  o.external_id.push_back(int_or(e.external_id, kNoValue));
+  o.sequence_number.push_back(int_or(e.sequence_number, kNoValue));
+  o.fwd_thread_id.push_back(int_or(e.fwd_thread_id, kNoValue));
+  o.input_dims.push_back(e.input_dims.present ? t_.strings.intern(json::compact(e.input_dims.text)) : kNoStr);
+}
+
+void TraceBuilder::add_range(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& r = t_.ranges;
+  r.start.push_back(start);
+  r.end.push_back(end);
+  r.global_tid.push_back(cpu_global_tid(e));
+  r.end_global_tid.push_back(kNoValue);
+  r.kind.push_back(static_cast<uint16_t>(RangeKind::kNvtxPushPop));  // record_function is a scope
+  r.text.push_back(name_id(e.name));
+  r.domain_id.push_back(kNoValue);
+  r.range_id.push_back(kNoValue);
+  r.row_id.push_back(static_cast<int64_t>(r.row_id.size()) + 1);
+}
+
+void TraceBuilder::add_gpu_annotation(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& g = t_.pytorch.gpu_annotations;
+  g.start.push_back(start);
+  g.end.push_back(end);
+  g.device.push_back(gpu_device(e));
+  g.stream.push_back(gpu_stream(e));
+  g.name.push_back(name_id(e.name));
+  g.external_id.push_back(int_or(e.external_id, kNoValue));
+}
+
+void TraceBuilder::add_sync(const RawEvent& e, TimeNs start, TimeNs end) {
+  auto& s = t_.syncs;
+  s.start.push_back(start);
+  s.end.push_back(end);
+  s.global_pid.push_back(kNoValue);
+  s.correlation.push_back(int_or(e.correlation, kNoValue));
+  s.event_id.push_back(kNoValue);
+  s.device.push_back(gpu_device(e));
+  s.context.push_back(static_cast<int32_t>(int_or(e.context, 0)));
+  s.stream.push_back(gpu_stream(e));
+  s.sync_type.push_back(sync_type_from(e.name.text));
+}
+
+void TraceBuilder::add_memory(const RawEvent& e) {
+  TimeNs time = 0;
+  if (!e.ts.present || !json::parse_micros_as_ns(e.ts.text, &time)) {
+    t_.pytorch.warnings.missing_times++;
+    return;
+  }
+  auto& m = t_.pytorch.allocator;
+  m.time.push_back(time);
+  m.global_tid.push_back(cpu_global_tid(e));
+  m.address.push_back(int_or(e.addr, kNoValue));
+  m.bytes.push_back(int_or(e.bytes, kNoValue));
+  m.total_allocated.push_back(int_or(e.total_allocated, kNoValue));
+  m.total_reserved.push_back(int_or(e.total_reserved, kNoValue));
+  m.device_type.push_back(static_cast<int32_t>(int_or(e.device_type, -1)));
+  m.device_id.push_back(static_cast<int32_t>(int_or(e.device_id, -1)));
+}
+
+void TraceBuilder::add_metadata(const RawEvent& e) {
+  if (!e.arg_name.present) return;
+  if (eq(e.name, "process_name")) {
+    process_names_[make_global_tid(0, map_pid(e.pid), 0)] = name_id(e.arg_name);
+  } else if (eq(e.name, "thread_name")) {
+    thread_names_[make_global_tid(0, map_pid(e.pid), map_tid(e.tid))] = name_id(e.arg_name);
+  }
+}
+
+void TraceBuilder::add_device(int64_t id, std::string_view name, int64_t sm_count, int64_t total_memory,
+                              int64_t cc_major, int64_t cc_minor) {
+  DeviceInfo d;
+  d.id = static_cast<int32_t>(id);
+  d.name = t_.strings.intern(name);
+  d.sm_count = static_cast<int32_t>(sm_count);
+  d.total_memory = total_memory;
+  d.compute_major = static_cast<int32_t>(cc_major);
+  d.compute_minor = static_cast<int32_t>(cc_minor);
+  t_.devices.push_back(d);
+}
+
+void sort_by_time(Trace& t_) {
+  auto& py = t_.pytorch;
+
+  // Stable time order, as the nsys tables come; collectives follow their kernels.
+  {
+    auto& k = t_.kernels;
+    const auto order = order_by(k.start);
+    permute(order, k.start, k.end, k.global_pid, k.correlation, k.device, k.context, k.green_context, k.stream,
+            k.name, k.short_name, k.mangled_name, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
+            k.registers_per_thread, k.static_smem, k.dynamic_smem, k.graph_node_id);
+    std::vector<uint32_t> new_row(order.size());
+    for (uint32_t i = 0; i < order.size(); ++i) new_row[order[i]] = i;
+    auto& c = py.collectives;
+    for (auto& row : c.kernel) row = new_row[row];
+  }
+  {
+    auto& m = t_.memcpys;
+    const auto order = order_by(m.start);
+    permute(order, m.start, m.end, m.global_pid, m.correlation, m.bytes, m.device, m.context, m.green_context,
+            m.stream, m.src_device, m.dst_device, m.copy_kind, m.src_kind, m.dst_kind);
+  }
+  {
+    auto& m = t_.memsets;
+    const auto order = order_by(m.start);
+    permute(order, m.start, m.end, m.global_pid, m.correlation, m.bytes, m.value, m.device, m.context,
+            m.green_context, m.stream, m.mem_kind);
+  }
+  {
+    auto& a = t_.api;
+    const auto order = order_by(a.start);
+    permute(order, a.start, a.end, a.global_tid, a.correlation, a.return_value, a.name, a.api_class);
+  }
+  {
+    auto& r = t_.ranges;
+    const auto order = order_by(r.start);
+    permute(order, r.start, r.end, r.global_tid, r.end_global_tid, r.kind, r.text, r.domain_id, r.range_id);
+    std::iota(r.row_id.begin(), r.row_id.end(), int64_t{1});
+  }
+  {
+    auto& o = py.ops;
+    const auto order = order_by(o.start);
+    permute(order, o.start, o.end, o.global_tid, o.name, o.external_id, o.sequence_number, o.fwd_thread_id,
+            o.input_dims);
+  }
+  {
+    auto& g = py.gpu_annotations;
+    const auto order = order_by(g.start);
+    permute(order, g.start, g.end, g.device, g.stream, g.name, g.external_id);
+  }
+  {
+    auto& s = t_.syncs;
+    const auto order = order_by(s.start);
+    permute(order, s.start, s.end, s.global_pid, s.correlation, s.event_id, s.device, s.context, s.stream,
+            s.sync_type);
+  }
+  {
+    auto& m = py.allocator;
+    const auto order = order_by(m.time);
+    permute(order, m.time, m.global_tid, m.address, m.bytes, m.total_allocated, m.total_reserved, m.device_type,
+            m.device_id);
+  }
+}
+
+void find_steps(Trace& t_) {
+  auto& py = t_.pytorch;
+  py.steps.clear();
+  // Steps: ProfilerStep#N ranges (regex ProfilerStep\s*#\s*\d+, as the profiler and HTA match them).
+  for (uint32_t i = 0; i < t_.ranges.size(); ++i) {
+    std::string_view s = t_.strings.get(t_.ranges.text[i]);
+    if (s.rfind("ProfilerStep", 0) != 0) continue;
+    s.remove_prefix(12);
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    if (s.empty() || s.front() != '#') continue;
+    s.remove_prefix(1);
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    if (!s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) py.steps.push_back(i);
+  }
+}
+
+void TraceBuilder::finish() {
+  auto& py = t_.pytorch;
+  py.era = clues_.era();
+  sort_by_time(t_);
+
+  // GPU activity belongs to the process whose runtime call launched it (nsys joins on it).
+  std::unordered_map<int64_t, int64_t> launcher;
+  launcher.reserve(t_.api.size());
+  for (size_t i = 0; i < t_.api.size(); ++i) {
+    if (t_.api.correlation[i] != kNoValue) launcher.emplace(t_.api.correlation[i], global_pid_of(t_.api.global_tid[i]));
+  }
+  const int64_t fallback_pid = make_global_tid(0, first_cpu_pid_ < 0 ? 0 : first_cpu_pid_, 0);
+  auto assign = [&](const std::vector<int64_t>& correlation, std::vector<int64_t>& global_pid) {
+    for (size_t i = 0; i < correlation.size(); ++i) {
+      auto it = launcher.find(correlation[i]);
+      global_pid[i] = it == launcher.end() ? fallback_pid : it->second;
+    }
+  };
+  assign(t_.kernels.correlation, t_.kernels.global_pid);
+  assign(t_.memcpys.correlation, t_.memcpys.global_pid);
+  assign(t_.memsets.correlation, t_.memsets.global_pid);
+  assign(t_.syncs.correlation, t_.syncs.global_pid);
+
+  find_steps(t_);
+
+  // Threads and processes that did something on the CPU.
+  std::unordered_set<int64_t> tids, pids;
+  for (auto* col : {&t_.api.global_tid, &py.ops.global_tid, &t_.ranges.global_tid, &py.allocator.global_tid}) {
+    for (int64_t g : *col) tids.insert(g);
+  }
+  std::vector<int64_t> sorted_tids(tids.begin(), tids.end());
+  std::sort(sorted_tids.begin(), sorted_tids.end());
+  for (int64_t g : sorted_tids) {
+    ThreadInfo th;
+    th.global_tid = g;
+    if (auto it = thread_names_.find(g); it != thread_names_.end()) th.name = it->second;
+    t_.threads.push_back(th);
+    if (pids.insert(global_pid_of(g)).second) {
+      ProcessInfo p;
+      p.global_pid = global_pid_of(g);
+      p.pid = pid_of(g);
+      if (auto it = process_names_.find(p.global_pid); it != process_names_.end()) p.name = it->second;
+      t_.processes.push_back(p);
+    }
+  }
+
+  // What the nsys reports look for before they run ("does not contain CUDA kernel data").
+  auto& tables = t_.source.tables;
+  tables.insert("StringIds");
+  if (t_.kernels.size()) tables.insert("CUPTI_ACTIVITY_KIND_KERNEL");
+  if (t_.memcpys.size()) tables.insert("CUPTI_ACTIVITY_KIND_MEMCPY");
+  if (t_.memsets.size()) tables.insert("CUPTI_ACTIVITY_KIND_MEMSET");
+  if (t_.api.size()) tables.insert("CUPTI_ACTIVITY_KIND_RUNTIME");
+  if (t_.syncs.size()) tables.insert("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+  if (t_.ranges.size()) tables.insert("NVTX_EVENTS");
+}
+
+}  // namespace tracedoc::kineto

@@ -1,0 +1,362 @@
+#include "ingest/kineto_reader.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <vector>
+
+#include "ingest/byte_stream.h"
+#include "ingest/json_cursor.h"
+#include "ingest/kineto_events.h"
+
+namespace tracedoc {
+
+namespace {
+
+using json::Cursor;
+using kineto::RawEvent;
+using kineto::Value;
+
+Value read_value(Cursor& c) {
+  Value v;
+  v.present = true;
+  const char ch = c.peek();
+  if (ch == '"') {
+    v.is_string = true;
+    v.text = c.string(&v.escaped);
+  } else if (ch == '{' || ch == '[') {
+    const char* start = c.skip_value();
+    v.text = std::string_view(start, static_cast<size_t>(c.p - start));
+  } else {
+    v.text = c.scalar();
+  }
+  return v;
+}
+
+// "[50, 1, 1]" -> up to three integers.
+bool read_dim3(Cursor& c, int64_t out[3]) {
+  const Value v = read_value(c);
+  std::string_view s = v.text;
+  if (s.empty() || s.front() != '[') return false;
+  int n = 0;
+  size_t i = 1;
+  while (i < s.size() && n < 3) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == ',' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
+    size_t j = i;
+    while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-')) ++j;
+    if (j == i) break;
+    json::parse_int64(s.substr(i, j - i), &out[n++]);
+    i = j;
+  }
+  return n > 0;
+}
+
+// The args object: keys tracedoc reads are kept, everything else is skipped unread.
+void read_args(Cursor& c, RawEvent& e) {
+  c.expect('{', "to open args");
+  while (!c.consume('}')) {
+    const std::string_view key = c.string();
+    c.expect(':', "after an args key");
+    Value* target = nullptr;
+    bool consumed = false;
+    switch (key.size()) {
+      case 4:
+        if (key == "grid") { e.has_grid = read_dim3(c, e.grid); consumed = true; break; }
+        if (key == "name") target = &e.arg_name;
+        else if (key == "Addr") target = &e.addr;
+        break;
+      case 5:
+        if (key == "block") { e.has_block = read_dim3(c, e.block); consumed = true; break; }
+        if (key == "bytes" || key == "Bytes") target = &e.bytes;
+        else if (key == "dtype") target = &e.dtype;
+        break;
+      case 6:
+        if (key == "device") target = &e.device;
+        else if (key == "stream") target = &e.stream;
+        else if (key == "Ev Idx") { e.has_ev_idx = true; }
+        break;
+      case 7:
+        if (key == "context") target = &e.context;
+        break;
+      case 9:
+        if (key == "Device Id") target = &e.device_id;
+        break;
+      case 10:
+        if (key == "Input Dims") target = &e.input_dims;
+        else if (key == "Group size") target = &e.group_size;
+        break;
+      case 11:
+        if (key == "correlation") target = &e.correlation;
+        else if (key == "External id" || key == "external id") target = &e.external_id;
+        else if (key == "Device Type") target = &e.device_type;
+        break;
+      case 13:
+        if (key == "shared memory") target = &e.shared_memory;
+        else if (key == "Fwd thread id") target = &e.fwd_thread_id;
+        else if (key == "In msg nelems") target = &e.in_nelems;
+        else if (key == "graph node id") target = &e.graph_node_id;
+        break;
+      case 14:
+        if (key == "Out msg nelems") target = &e.out_nelems;
+        else if (key == "Total Reserved") target = &e.total_reserved;
+        break;
+      case 15:
+        if (key == "Sequence number") target = &e.sequence_number;
+        else if (key == "Total Allocated") target = &e.total_allocated;
+        else if (key == "Collective name") target = &e.collective;
+        break;
+      case 18:
+        if (key == "Process Group Name") target = &e.group_name;
+        break;
+      case 20:
+        if (key == "registers per thread") target = &e.registers;
+        else if (key == "Profiler Event Index") e.has_ev_idx = true;
+        break;
+      default:
+        break;
+    }
+    if (target) *target = read_value(c);
+    else if (!consumed) c.skip_value(2);
+    if (!c.next_member('}')) { c.expect('}', "to close args"); break; }
+  }
+}
+
+void read_event(Cursor& c, RawEvent& e) {
+  c.expect('{', "to open an event");
+  while (!c.consume('}')) {
+    const std::string_view key = c.string();
+    c.expect(':', "after an event key");
+    Value* target = nullptr;
+    if (key.size() <= 4) {
+      if (key == "ph") target = &e.ph;
+      else if (key == "cat") target = &e.cat;
+      else if (key == "name") target = &e.name;
+      else if (key == "pid") target = &e.pid;
+      else if (key == "tid") target = &e.tid;
+      else if (key == "ts") target = &e.ts;
+      else if (key == "dur") target = &e.dur;
+      else if (key == "id") target = &e.id;
+      else if (key == "s") target = &e.scope;
+      else if (key == "args") {
+        if (c.peek() == '{') read_args(c, e);
+        else c.skip_value(1);
+      }
+    }
+    if (target) *target = read_value(c);
+    else if (key != "args") c.skip_value(1);
+    if (!c.next_member('}')) { c.expect('}', "to close an event"); break; }
+  }
+}
+
+// The per-document state between refills: which part of the document the next unit belongs to.
+enum class Place { kStart, kTopMembers, kEvents, kAfterDocument, kDone };
+
+struct TopLevel {
+  kineto::TraceBuilder& builder;
+  Trace& trace;
+  bool saw_events = false;
+  int64_t events_with_phase = 0;
+};
+
+void read_device_properties(Cursor& c, TopLevel& top) {
+  c.expect('[', "to open deviceProperties");
+  while (!c.consume(']')) {
+    Value id, name, sms, mem, major, minor;
+    c.expect('{', "to open a device");
+    while (!c.consume('}')) {
+      const std::string_view key = c.string();
+      c.expect(':', "after a device key");
+      Value v = read_value(c);
+      if (key == "id") id = v;
+      else if (key == "name") name = v;
+      else if (key == "numSms") sms = v;
+      else if (key == "totalGlobalMem") mem = v;
+      else if (key == "computeMajor") major = v;
+      else if (key == "computeMinor") minor = v;
+      if (!c.next_member('}')) { c.expect('}', "to close a device"); break; }
+    }
+    auto num = [](const Value& v) {
+      int64_t x = 0;
+      return v.present && json::parse_int64(v.text, &x) ? x : 0;
+    };
+    top.builder.add_device(num(id), name.escaped ? json::unescape(name.text) : std::string(name.text), num(sms),
+                           num(mem), num(major), num(minor));
+    if (!c.next_member(']')) { c.expect(']', "to close deviceProperties"); break; }
+  }
+}
+
+void read_distributed_info(Cursor& c, TopLevel& top) {
+  c.expect('{', "to open distributedInfo");
+  while (!c.consume('}')) {
+    const std::string_view key = c.string();
+    c.expect(':', "after a distributedInfo key");
+    Value v = read_value(c);
+    int64_t x = 0;
+    if (key == "rank" && json::parse_int64(v.text, &x)) top.trace.pytorch.rank = x;
+    else if (key == "world_size" && json::parse_int64(v.text, &x)) top.trace.pytorch.world_size = x;
+    else if (key == "backend" && v.is_string) top.trace.pytorch.backend = std::string(v.text);
+    if (!c.next_member('}')) { c.expect('}', "to close distributedInfo"); break; }
+  }
+}
+
+// Parses one unit (a top-level member, or one event) at the cursor and moves `place` on. Throws
+// json::NeedMore (nothing committed) when the window ends inside the unit.
+void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
+  switch (place) {
+    case Place::kStart: {
+      const char ch = c.peek();
+      if (ch == '{') { ++c.p; place = Place::kTopMembers; return; }
+      if (ch == '[') {
+        ++c.p;  // PyTorch's legacy exporter: the document is the event array
+        top.builder.clues().bare_array = true;
+        top.saw_events = true;
+        place = Place::kEvents;
+        return;
+      }
+      c.fail("not a JSON trace: expected '{' or '[' at the start, found " + Cursor::describe(ch));
+    }
+    case Place::kTopMembers: {
+      if (c.consume(',')) return;
+      if (c.consume('}')) { place = Place::kAfterDocument; return; }
+      const std::string_view key = c.string();
+      c.expect(':', "after a top-level key");
+      if (key == "traceEvents") {
+        c.expect('[', "to open traceEvents");
+        top.saw_events = true;
+        place = Place::kEvents;
+      } else if (key == "deviceProperties" && c.peek() == '[') {
+        read_device_properties(c, top);
+      } else if (key == "distributedInfo" && c.peek() == '{') {
+        read_distributed_info(c, top);
+      } else if (key == "baseTimeNanoseconds") {
+        int64_t base = 0;
+        if (json::parse_int64(read_value(c).text, &base)) {
+          top.trace.pytorch.base_time_ns = base;
+          top.builder.clues().base_time = true;
+        }
+      } else {
+        c.skip_value(1);
+      }
+      return;
+    }
+    case Place::kEvents: {
+      if (c.consume(',')) return;
+      if (c.consume(']')) {
+        place = top.builder.clues().bare_array ? Place::kAfterDocument : Place::kTopMembers;
+        return;
+      }
+      event = RawEvent{};
+      read_event(c, event);
+      if (event.ph.present) top.events_with_phase++;
+      top.builder.add_event(event);
+      return;
+    }
+    case Place::kAfterDocument:
+      if (!c.peek_end()) c.fail("unexpected data after the end of the JSON document, found " + Cursor::describe(*c.p));
+      place = Place::kDone;
+      return;
+    case Place::kDone:
+      return;
+  }
+}
+
+std::string where(Place place) {
+  switch (place) {
+    case Place::kStart: return "before the document";
+    case Place::kTopMembers: return "in the top-level object";
+    case Place::kEvents: return "in traceEvents";
+    default: return "after the document";
+  }
+}
+
+std::optional<int64_t> rank_from_file_name(const std::string& path) {
+  static const std::regex kRank(R"(rank[-_]?(\d+))", std::regex::icase);
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  std::smatch m;
+  if (std::regex_search(name, m, kRank)) return std::stoll(m[1].str());
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool looks_like_kineto(const std::string& path) {
+  if (is_gzip_file(path)) return true;
+  auto stream = open_byte_stream(path);
+  if (!stream.ok()) return false;
+  char head[256];
+  auto n = (*stream)->read(head, sizeof head);
+  if (!n.ok()) return false;
+  for (size_t i = 0; i < *n; ++i) {
+    const char ch = head[i];
+    if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') continue;
+    return ch == '{' || ch == '[';
+  }
+  return false;
+}
+
+Result<Trace> read_kineto_trace(const std::string& path) {
+  auto opened = open_byte_stream(path);
+  if (!opened.ok()) return opened.status();
+  ByteStream& in = **opened;
+
+  Trace trace;
+  trace.source.path = path;
+  trace.source.format = "kineto-json";
+  kineto::TraceBuilder builder(trace);
+  TopLevel top{builder, trace};
+  Place place = Place::kStart;
+  RawEvent event;
+
+  // The window: buffer[0, filled) holds document bytes from `window_offset`; `pos` is where the next
+  // unit starts. A unit that does not fit is retried after compacting (and, if needed, growing).
+  constexpr size_t kInitial = 16u << 20;
+  std::vector<char> buffer(kInitial + json::kPadding);
+  size_t filled = 0, pos = 0;
+  uint64_t window_offset = 0;
+  bool eof = false;
+  try {
+    for (;;) {
+      Cursor c(buffer.data() + pos, buffer.data() + filled, eof, window_offset + pos);
+      try {
+        while (place != Place::kDone) {
+          read_unit(c, place, top, event);
+          pos = static_cast<size_t>(c.p - buffer.data());
+        }
+        break;
+      } catch (const json::NeedMore&) {
+        // Keep the unfinished unit, read more behind it.
+        const size_t keep = filled - pos;
+        if (pos > 0) std::memmove(buffer.data(), buffer.data() + pos, keep);
+        window_offset += pos;
+        pos = 0;
+        filled = keep;
+        const size_t capacity = buffer.size() - json::kPadding;
+        if (filled > capacity / 2) buffer.resize(capacity * 2 + json::kPadding);  // one huge event
+        auto n = in.read(buffer.data() + filled, buffer.size() - json::kPadding - filled);
+        if (!n.ok()) return n.status();
+        if (*n == 0) eof = true;
+        filled += *n;
+        std::memset(buffer.data() + filled, 0, json::kPadding);
+      }
+    }
+  } catch (const json::SyntaxError& e) {
+    return BadInput(fmt::format("{}: invalid JSON at byte {} ({}): {}", path, e.offset, where(place), e.what));
+  }
+  if (!top.saw_events) {
+    return BadInput(fmt::format("{}: not a PyTorch profiler trace: the JSON has no traceEvents array", path));
+  }
+  if (top.builder.clues().bare_array && top.events_with_phase == 0 && trace.pytorch.event_count > 0) {
+    return BadInput(fmt::format("{}: not a PyTorch profiler trace: the JSON array holds no trace events (no \"ph\" keys)", path));
+  }
+  if (trace.pytorch.rank < 0) {
+    if (auto r = rank_from_file_name(path)) trace.pytorch.rank = *r;
+  }
+  trace.source.session_start_utc_ns = trace.pytorch.base_time_ns;
+  builder.finish();
+  return trace;
+}
+
+}  // namespace tracedoc

@@ -1,0 +1,48 @@
+// Reads PyTorch profiler traces (Kineto Chrome-trace JSON, `.json` or `.json.gz`, every format era
+// from 2021 on, and PyTorch's legacy bare-array exporter) into the trace model.
+//
+// The file is streamed: it is read (and inflated) in blocks and parsed one event at a time, so memory
+// stays bounded by the model plus the largest single event, whatever the file size.
+//
+// Mapping onto the model (the same tables nsys exports fill, so every nsys report runs on them):
+//   kernel / Kernel                        -> Trace::kernels
+//   gpu_memcpy / Memcpy                    -> Trace::memcpys (direction and memory kinds from the name)
+//   gpu_memset / Memset                    -> Trace::memsets
+//   cuda_runtime / cuda_driver / Runtime   -> Trace::api (runtime and driver classes)
+//   cuda_sync                              -> Trace::syncs
+//   user_annotation (record_function)      -> Trace::ranges as NVTX push/pop ranges on the CPU thread
+//   cpu_op / Operator / legacy events      -> Trace::pytorch.ops; ProfilerStep#N ranges of the eras
+//                                             without categories go to Trace::ranges
+//   gpu_user_annotation                    -> Trace::pytorch.gpu_annotations
+//   [memory] instants                      -> Trace::pytorch.allocator
+//   python_function                        -> counted only
+// Times: int64 ns, exactly ts*1000 of the file (decimal fixed point, never through double); for
+// traces with baseTimeNanoseconds the values stay relative to that base (Trace::pytorch.base_time_ns).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "model/trace.h"
+
+namespace tracedoc {
+
+// True when the first bytes look like a Kineto/Chrome trace: gzip magic, or JSON text starting
+// with '{' or '['.
+bool looks_like_kineto(const std::string& path);
+
+// One trace file. The rank comes from distributedInfo, else from a `rank-N`/`rank_N`/`rankN` in
+// the file name, else stays -1.
+Result<Trace> read_kineto_trace(const std::string& path);
+
+// A directory of per-rank files (tensorboard_trace_handler layout): every *.json / *.json.gz that
+// is a trace, read on up to `threads` threads and merged into one Trace whose CPU thread ids carry
+// the rank (global_tid's upper bits), with each rank's clock aligned by its baseTimeNanoseconds.
+// `only_rank` >= 0 keeps just that rank.
+Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank = -1, int threads = 2);
+
+// The trace files of a rank directory, sorted by name (for tests and listings).
+std::vector<std::string> kineto_files_in(const std::string& dir);
+
+}  // namespace tracedoc
