@@ -34,6 +34,15 @@ struct SyntaxError {
 // Nesting deeper than this is rejected: the recursion that skips values must stay bounded.
 inline constexpr int kMaxDepth = 512;
 
+// The bytes that end a bare value (number, literal, N/A).
+struct DelimiterTable {
+  bool table[256] = {};
+  constexpr DelimiterTable() {
+    for (char c : {',', '}', ']', ' ', '\n', '\r', '\t', ':', '"', '{', '['}) table[static_cast<unsigned char>(c)] = true;
+  }
+};
+inline constexpr DelimiterTable kDelimiters{};
+
 class Cursor {
  public:
   Cursor(const char* begin, const char* end, bool eof, uint64_t window_offset)
@@ -53,13 +62,9 @@ class Cursor {
   }
 
   // Skips whitespace and returns the next character without consuming it.
-  char peek() {
-    for (;;) {
-      if (p >= end_) out_of_input();
-      const char c = *p;
-      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') { ++p; continue; }
-      return c;
-    }
+  __attribute__((always_inline)) char peek() {
+    if (p < end_ && static_cast<unsigned char>(*p) > ' ') return *p;
+    return peek_after_whitespace();
   }
   // Skips whitespace; true when the document ends here (only valid with eof).
   bool peek_end() {
@@ -81,7 +86,7 @@ class Cursor {
 
   // A string at the cursor: returns its raw contents (escapes not decoded) and sets *escaped when it
   // has any backslash. Control characters are accepted as they are.
-  std::string_view string(bool* escaped = nullptr) {
+  __attribute__((always_inline)) std::string_view string(bool* escaped = nullptr) {
     if (peek() != '"') fail("expected a string, found " + describe(*p));
     const char* start = ++p;
     bool esc = false;
@@ -157,16 +162,38 @@ class Cursor {
   }
 
  private:
-  static bool is_delimiter(char c) {
-    return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ':' ||
-           c == '"' || c == '{' || c == '[';
+  // Pretty-printed traces indent every line: skip whitespace 16 bytes at a time. Outside strings a
+  // byte below '!' can only be whitespace (or the zero padding past end_), so "not whitespace" is
+  // one unsigned comparison.
+  char peek_after_whitespace() {
+    if (p + 1 < end_ && *p == ' ' && static_cast<unsigned char>(p[1]) > ' ') return *++p;  // ": value"
+    const __m128i bang = _mm_set1_epi8('!');
+    for (;;) {
+      if (p >= end_) out_of_input();
+      const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i visible = _mm_cmpeq_epi8(_mm_max_epu8(chunk, bang), chunk);  // chunk >= '!'
+      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(visible));
+      if (mask == 0) { p += 16; continue; }
+      p += __builtin_ctz(mask);
+      if (p >= end_) out_of_input();
+      return *p;
+    }
   }
+
+  static bool is_delimiter(char c) { return kDelimiters.table[static_cast<unsigned char>(c)]; }
 
   const char* end_;
   const char* begin_;
   bool eof_;
   uint64_t window_offset_;
 };
+
+// `text == literal` with the literal's length known at compile time, so that the comparison is a
+// couple of inlined loads instead of a memcmp call (keys are compared millions of times).
+template <size_t N>
+inline bool is(std::string_view text, const char (&literal)[N]) {
+  return text.size() == N - 1 && __builtin_memcmp(text.data(), literal, N - 1) == 0;
+}
 
 // Decodes JSON escapes (\" \\ \/ \b \f \n \r \t \uXXXX with surrogate pairs) into UTF-8. Unknown
 // escapes keep the escaped character; lone surrogates become U+FFFD.

@@ -10,6 +10,8 @@ namespace tracedoc::kineto {
 
 namespace {
 
+using json::is;
+
 constexpr TimeNs kWeekNs = TimeNs{7} * 24 * 3600 * 1000000000;  // HTA drops events longer than this too
 
 bool eq(const Value& v, std::string_view s) { return v.present && v.text == s; }
@@ -186,49 +188,117 @@ bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
   return true;
 }
 
+namespace {
+
+enum class Category {
+  kNone, kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kCpuOp, kUserAnnotation, kGpuUserAnnotation,
+  kCudaSync, kPythonFunction, kOperator2021, kFlow,
+};
+
+// One look at the category string (sizes first: most events are decided without a full compare).
+Category classify(const Value& cat, bool* capitalized) {
+  if (!cat.present) return Category::kNone;
+  const std::string_view c = cat.text;
+  *capitalized = false;
+  switch (c.size()) {
+    case 4: if (is(c, "ac2g")) return Category::kFlow; break;
+    case 6:
+      if (is(c, "kernel")) return Category::kKernel;
+      if (is(c, "Kernel")) { *capitalized = true; return Category::kKernel; }
+      if (is(c, "Memcpy")) { *capitalized = true; return Category::kMemcpy; }
+      if (is(c, "Memset")) { *capitalized = true; return Category::kMemset; }
+      if (is(c, "cpu_op")) return Category::kCpuOp;
+      break;
+    case 7:
+      if (is(c, "Runtime")) { *capitalized = true; return Category::kRuntime; }
+      if (is(c, "fwdbwd")) return Category::kFlow;
+      break;
+    case 8:
+      if (is(c, "Operator")) { *capitalized = true; return Category::kOperator2021; }
+      break;
+    case 9:
+      if (is(c, "cuda_sync")) return Category::kCudaSync;
+      break;
+    case 10:
+      if (is(c, "gpu_memcpy")) return Category::kMemcpy;
+      if (is(c, "gpu_memset")) return Category::kMemset;
+      break;
+    case 11:
+      if (is(c, "cuda_driver")) return Category::kDriver;
+      break;
+    case 12:
+      if (is(c, "cuda_runtime")) return Category::kRuntime;
+      break;
+    case 15:
+      if (is(c, "python_function")) return Category::kPythonFunction;
+      if (is(c, "user_annotation")) return Category::kUserAnnotation;
+      break;
+    case 19:
+      if (is(c, "gpu_user_annotation")) return Category::kGpuUserAnnotation;
+      break;
+    default:
+      break;
+  }
+  return Category::kOther;
+}
+
+}  // namespace
+
 void TraceBuilder::add_event(const RawEvent& e) {
   t_.pytorch.event_count++;
-  const std::string_view ph = e.ph.text, cat = e.cat.text;
   if (e.has_ev_idx) clues_.ev_idx = true;
-  if (cat == "python_function") {
+  bool capitalized = false;
+  const Category category = classify(e.cat, &capitalized);
+  if (category == Category::kPythonFunction) {
     t_.pytorch.python_function_count++;
     return;
   }
-  if (ph == "X") {
-    TimeNs start = 0, end = 0;
-    const bool kernel = cat == "kernel", kernel1 = cat == "Kernel";
-    if (kernel1 || cat == "Runtime" || cat == "Operator" || cat == "Memcpy" || cat == "Memset") {
-      clues_.capitalized_categories = true;
-    }
-    if (!times(e, &start, &end)) return;
-    if (kernel || kernel1) return add_kernel(e, start, end);
-    if (cat == "gpu_memcpy" || cat == "Memcpy") return add_memcpy(e, start, end);
-    if (cat == "gpu_memset" || cat == "Memset") return add_memset(e, start, end);
-    if (cat == "cuda_runtime" || cat == "Runtime") return add_api(e, start, end, false);
-    if (cat == "cuda_driver") return add_api(e, start, end, true);
-    if (cat == "cpu_op") return add_op(e, start, end);
-    if (cat == "user_annotation") return add_range(e, start, end);
-    if (cat == "gpu_user_annotation") return add_gpu_annotation(e, start, end);
-    if (cat == "cuda_sync") return add_sync(e, start, end);
-    if (cat == "Operator" || !e.cat.present) {
-      // 2021 and legacy traces label record_function ranges and operators alike; the steps are
-      // the ranges that matter.
-      if (e.name.text.rfind("ProfilerStep#", 0) == 0) return add_range(e, start, end);
-      return add_op(e, start, end);
-    }
-    return;  // Trace spans, overhead, cuda_profiler_range, ...: not modelled
-  }
-  if (ph == "i" || ph == "I") {
-    if (eq(e.name, "[memory]")) add_memory(e);
+  const std::string_view ph = e.ph.text;
+  if (ph.size() != 1) {
+    t_.pytorch.warnings.unknown_events++;
     return;
   }
-  if (ph == "s" || ph == "f" || ph == "t") {
-    t_.pytorch.flow_count++;
-    if (cat == "ac2g" || cat == "fwdbwd") clues_.ac2g_flows = true;
-    return;
+  switch (ph[0]) {
+    case 'X': {
+      if (capitalized) clues_.capitalized_categories = true;
+      TimeNs start = 0, end = 0;
+      if (!times(e, &start, &end)) return;
+      switch (category) {
+        case Category::kKernel: return add_kernel(e, start, end);
+        case Category::kMemcpy: return add_memcpy(e, start, end);
+        case Category::kMemset: return add_memset(e, start, end);
+        case Category::kRuntime: return add_api(e, start, end, false);
+        case Category::kDriver: return add_api(e, start, end, true);
+        case Category::kCpuOp: return add_op(e, start, end);
+        case Category::kUserAnnotation: return add_range(e, start, end);
+        case Category::kGpuUserAnnotation: return add_gpu_annotation(e, start, end);
+        case Category::kCudaSync: return add_sync(e, start, end);
+        case Category::kOperator2021:
+        case Category::kNone:
+          // 2021 and legacy traces label record_function ranges and operators alike. The ranges
+          // are the names with a '#': ProfilerStep#5, Optimizer.step#SGD.step,
+          // enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__, ## backward ##.
+          if (e.name.text.find('#') != std::string_view::npos) return add_range(e, start, end);
+          return add_op(e, start, end);
+        default:
+          return;  // Trace spans, overhead, cuda_profiler_range, ...: not modelled
+      }
+    }
+    case 'i':
+    case 'I':
+      if (eq(e.name, "[memory]")) add_memory(e);
+      return;
+    case 's':
+    case 'f':
+    case 't':
+      t_.pytorch.flow_count++;
+      if (category == Category::kFlow) clues_.ac2g_flows = true;
+      return;
+    case 'M':
+      return add_metadata(e);
+    default:
+      t_.pytorch.warnings.unknown_events++;
   }
-  if (ph == "M") return add_metadata(e);
-  t_.pytorch.warnings.unknown_events++;
 }
 
 void TraceBuilder::add_kernel(const RawEvent& e, TimeNs start, TimeNs end) {

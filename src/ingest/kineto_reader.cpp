@@ -17,6 +17,7 @@ namespace tracedoc {
 namespace {
 
 using json::Cursor;
+using json::is;
 using kineto::RawEvent;
 using kineto::Value;
 
@@ -64,56 +65,56 @@ void read_args(Cursor& c, RawEvent& e) {
     bool consumed = false;
     switch (key.size()) {
       case 4:
-        if (key == "grid") { e.has_grid = read_dim3(c, e.grid); consumed = true; break; }
-        if (key == "name") target = &e.arg_name;
-        else if (key == "Addr") target = &e.addr;
+        if (is(key, "grid")) { e.has_grid = read_dim3(c, e.grid); consumed = true; break; }
+        if (is(key, "name")) target = &e.arg_name;
+        else if (is(key, "Addr")) target = &e.addr;
         break;
       case 5:
-        if (key == "block") { e.has_block = read_dim3(c, e.block); consumed = true; break; }
-        if (key == "bytes" || key == "Bytes") target = &e.bytes;
-        else if (key == "dtype") target = &e.dtype;
+        if (is(key, "block")) { e.has_block = read_dim3(c, e.block); consumed = true; break; }
+        if (is(key, "bytes") || is(key, "Bytes")) target = &e.bytes;
+        else if (is(key, "dtype")) target = &e.dtype;
         break;
       case 6:
-        if (key == "device") target = &e.device;
-        else if (key == "stream") target = &e.stream;
-        else if (key == "Ev Idx") { e.has_ev_idx = true; }
+        if (is(key, "device")) target = &e.device;
+        else if (is(key, "stream")) target = &e.stream;
+        else if (is(key, "Ev Idx")) { e.has_ev_idx = true; }
         break;
       case 7:
-        if (key == "context") target = &e.context;
+        if (is(key, "context")) target = &e.context;
         break;
       case 9:
-        if (key == "Device Id") target = &e.device_id;
+        if (is(key, "Device Id")) target = &e.device_id;
         break;
       case 10:
-        if (key == "Input Dims") target = &e.input_dims;
-        else if (key == "Group size") target = &e.group_size;
+        if (is(key, "Input Dims")) target = &e.input_dims;
+        else if (is(key, "Group size")) target = &e.group_size;
         break;
       case 11:
-        if (key == "correlation") target = &e.correlation;
-        else if (key == "External id" || key == "external id") target = &e.external_id;
-        else if (key == "Device Type") target = &e.device_type;
+        if (is(key, "correlation")) target = &e.correlation;
+        else if (is(key, "External id") || is(key, "external id")) target = &e.external_id;
+        else if (is(key, "Device Type")) target = &e.device_type;
         break;
       case 13:
-        if (key == "shared memory") target = &e.shared_memory;
-        else if (key == "Fwd thread id") target = &e.fwd_thread_id;
-        else if (key == "In msg nelems") target = &e.in_nelems;
-        else if (key == "graph node id") target = &e.graph_node_id;
+        if (is(key, "shared memory")) target = &e.shared_memory;
+        else if (is(key, "Fwd thread id")) target = &e.fwd_thread_id;
+        else if (is(key, "In msg nelems")) target = &e.in_nelems;
+        else if (is(key, "graph node id")) target = &e.graph_node_id;
         break;
       case 14:
-        if (key == "Out msg nelems") target = &e.out_nelems;
-        else if (key == "Total Reserved") target = &e.total_reserved;
+        if (is(key, "Out msg nelems")) target = &e.out_nelems;
+        else if (is(key, "Total Reserved")) target = &e.total_reserved;
         break;
       case 15:
-        if (key == "Sequence number") target = &e.sequence_number;
-        else if (key == "Total Allocated") target = &e.total_allocated;
-        else if (key == "Collective name") target = &e.collective;
+        if (is(key, "Sequence number")) target = &e.sequence_number;
+        else if (is(key, "Total Allocated")) target = &e.total_allocated;
+        else if (is(key, "Collective name")) target = &e.collective;
         break;
       case 18:
-        if (key == "Process Group Name") target = &e.group_name;
+        if (is(key, "Process Group Name")) target = &e.group_name;
         break;
       case 20:
-        if (key == "registers per thread") target = &e.registers;
-        else if (key == "Profiler Event Index") e.has_ev_idx = true;
+        if (is(key, "registers per thread")) target = &e.registers;
+        else if (is(key, "Profiler Event Index")) e.has_ev_idx = true;
         break;
       default:
         break;
@@ -130,23 +131,33 @@ void read_event(Cursor& c, RawEvent& e) {
     const std::string_view key = c.string();
     c.expect(':', "after an event key");
     Value* target = nullptr;
-    if (key.size() <= 4) {
-      if (key == "ph") target = &e.ph;
-      else if (key == "cat") target = &e.cat;
-      else if (key == "name") target = &e.name;
-      else if (key == "pid") target = &e.pid;
-      else if (key == "tid") target = &e.tid;
-      else if (key == "ts") target = &e.ts;
-      else if (key == "dur") target = &e.dur;
-      else if (key == "id") target = &e.id;
-      else if (key == "s") target = &e.scope;
-      else if (key == "args") {
-        if (c.peek() == '{') read_args(c, e);
-        else c.skip_value(1);
-      }
+    bool args = false;
+    switch (key.size()) {
+      case 1: if (key[0] == 's') target = &e.scope; break;
+      case 2:
+        if (key[0] == 'p' && key[1] == 'h') target = &e.ph;
+        else if (key[0] == 't' && key[1] == 's') target = &e.ts;
+        else if (key[0] == 'i' && key[1] == 'd') target = &e.id;
+        break;
+      case 3:
+        if (is(key, "cat")) target = &e.cat;
+        else if (is(key, "pid")) target = &e.pid;
+        else if (is(key, "tid")) target = &e.tid;
+        else if (is(key, "dur")) target = &e.dur;
+        break;
+      case 4:
+        if (is(key, "name")) target = &e.name;
+        else if (is(key, "args")) {
+          args = true;
+          if (c.peek() == '{') read_args(c, e);
+          else c.skip_value(1);
+        }
+        break;
+      default:
+        break;
     }
     if (target) *target = read_value(c);
-    else if (key != "args") c.skip_value(1);
+    else if (!args) c.skip_value(1);
     if (!c.next_member('}')) { c.expect('}', "to close an event"); break; }
   }
 }
@@ -170,12 +181,12 @@ void read_device_properties(Cursor& c, TopLevel& top) {
       const std::string_view key = c.string();
       c.expect(':', "after a device key");
       Value v = read_value(c);
-      if (key == "id") id = v;
-      else if (key == "name") name = v;
-      else if (key == "numSms") sms = v;
-      else if (key == "totalGlobalMem") mem = v;
-      else if (key == "computeMajor") major = v;
-      else if (key == "computeMinor") minor = v;
+      if (is(key, "id")) id = v;
+      else if (is(key, "name")) name = v;
+      else if (is(key, "numSms")) sms = v;
+      else if (is(key, "totalGlobalMem")) mem = v;
+      else if (is(key, "computeMajor")) major = v;
+      else if (is(key, "computeMinor")) minor = v;
       if (!c.next_member('}')) { c.expect('}', "to close a device"); break; }
     }
     auto num = [](const Value& v) {
@@ -195,9 +206,9 @@ void read_distributed_info(Cursor& c, TopLevel& top) {
     c.expect(':', "after a distributedInfo key");
     Value v = read_value(c);
     int64_t x = 0;
-    if (key == "rank" && json::parse_int64(v.text, &x)) top.trace.pytorch.rank = x;
-    else if (key == "world_size" && json::parse_int64(v.text, &x)) top.trace.pytorch.world_size = x;
-    else if (key == "backend" && v.is_string) top.trace.pytorch.backend = std::string(v.text);
+    if (is(key, "rank") && json::parse_int64(v.text, &x)) top.trace.pytorch.rank = x;
+    else if (is(key, "world_size") && json::parse_int64(v.text, &x)) top.trace.pytorch.world_size = x;
+    else if (is(key, "backend") && v.is_string) top.trace.pytorch.backend = std::string(v.text);
     if (!c.next_member('}')) { c.expect('}', "to close distributedInfo"); break; }
   }
 }
@@ -223,15 +234,15 @@ void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
       if (c.consume('}')) { place = Place::kAfterDocument; return; }
       const std::string_view key = c.string();
       c.expect(':', "after a top-level key");
-      if (key == "traceEvents") {
+      if (is(key, "traceEvents")) {
         c.expect('[', "to open traceEvents");
         top.saw_events = true;
         place = Place::kEvents;
-      } else if (key == "deviceProperties" && c.peek() == '[') {
+      } else if (is(key, "deviceProperties") && c.peek() == '[') {
         read_device_properties(c, top);
-      } else if (key == "distributedInfo" && c.peek() == '{') {
+      } else if (is(key, "distributedInfo") && c.peek() == '{') {
         read_distributed_info(c, top);
-      } else if (key == "baseTimeNanoseconds") {
+      } else if (is(key, "baseTimeNanoseconds")) {
         int64_t base = 0;
         if (json::parse_int64(read_value(c).text, &base)) {
           top.trace.pytorch.base_time_ns = base;

@@ -11,8 +11,9 @@
 //   cuda_runtime / cuda_driver / Runtime   -> Trace::api (runtime and driver classes)
 //   cuda_sync                              -> Trace::syncs
 //   user_annotation (record_function)      -> Trace::ranges as NVTX push/pop ranges on the CPU thread
-//   cpu_op / Operator / legacy events      -> Trace::pytorch.ops; ProfilerStep#N ranges of the eras
-//                                             without categories go to Trace::ranges
+//   cpu_op / Operator / legacy events      -> Trace::pytorch.ops; in the eras without a
+//                                             user_annotation category, names with a '#'
+//                                             (ProfilerStep#N, Optimizer.step#...) go to Trace::ranges
 //   gpu_user_annotation                    -> Trace::pytorch.gpu_annotations
 //   [memory] instants                      -> Trace::pytorch.allocator
 //   python_function                        -> counted only

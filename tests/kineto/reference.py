@@ -184,9 +184,10 @@ def summarize(doc, rel):
         elif cat == "gpu_user_annotation":
             row["gpu_user_annotations"] += 1
         elif cat == "Operator" or not has_cat:
-            # 2021 (E1) files and the legacy bare array have no user_annotation category: a
-            # ProfilerStep# range there is the step annotation, everything else an operator.
-            if name.startswith("ProfilerStep#"):
+            # 2021 (E1) files and the legacy bare array have no user_annotation category: the
+            # record_function ranges are the names with a '#' (ProfilerStep#5, Optimizer.step#SGD.step,
+            # enumerate(DataLoader)#..., ## backward ##), everything else an operator.
+            if "#" in name:
                 row["user_annotations"] += 1
                 if STEP_RE.fullmatch(name):
                     row["steps"] += 1

@@ -7,6 +7,7 @@
 #include "analysis/nsys_stats/summary_reports.h"
 #include "analysis/nsys_stats/trace_reports.h"
 #include "analysis/nsys_stats/um_openmp_reports.h"
+#include "analysis/pytorch/pytorch_reports.h"
 #include "ingest/nsys_sqlite_reader.h"
 
 namespace tracedoc::nsys_stats {
@@ -53,8 +54,12 @@ const std::vector<ReportDef>& all_reports() {
       {"nvtx_pushpop_sum", "NVTX Push/Pop Range Summary", kLoadRanges, nvtx_pushpop_sum},
       {"nvtx_startend_sum", "NVTX Start/End Range Summary", kLoadRanges, nvtx_startend_sum},
       {"nvtx_sum", "NVTX Range Summary", kLoadRanges, nvtx_sum},
+      // PyTorch traces only (the table bits are for nsys exports, which hold no PyTorch data).
+      // op_sum:shapes groups operators by (name, input dims).
+      {"op_sum", "PyTorch Operator Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
       {"openmp_sum", "OpenMP Summary", kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
+      {"step_sum", "PyTorch Step Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
       {"um_sum", "Unified Memory Analysis Summary", kLoadUnifiedMemory, um_sum},
   };
   return reports;

@@ -1,0 +1,256 @@
+#include "analysis/pytorch/pytorch_reports.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "analysis/pytorch/op_links.h"
+#include "analysis/statistics.h"
+#include "common/flat_hash.h"
+
+namespace tracedoc::pytorch {
+
+namespace {
+
+using nsys_stats::no_data;
+using nsys_stats::ReportArgs;
+
+constexpr uint32_t kNoText = UINT32_MAX;
+
+// Dense ids of string texts. Operators are grouped by their text, not their StrId, so that the
+// report does not depend on whether a reader interned every name.
+class TextIds {
+ public:
+  explicit TextIds(const Trace& trace) : trace_(trace), cache_(trace.strings.size(), kNoText) {}
+  uint32_t of(StrId id) {
+    if (id == kNoStr || id >= cache_.size()) return kNoText;
+    uint32_t& slot = cache_[id];
+    if (slot == kNoText) slot = ids_.try_emplace(trace_.str(id), static_cast<uint32_t>(ids_.size())).first->second;
+    return slot;
+  }
+
+ private:
+  const Trace& trace_;
+  std::vector<uint32_t> cache_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+};
+
+struct OpGroup {
+  StrId name = kNoStr, dims = kNoStr;  // first row's ids, for the label cells
+  int64_t calls = 0, kernels = 0;
+  int64_t cpu_total = 0, cpu_self = 0, gpu_total = 0, gpu_self = 0;
+};
+
+// Rows in output order: CPU self time descending, then name, then input dims.
+std::vector<uint32_t> op_order(const Trace& trace, const std::vector<OpGroup>& groups, const std::vector<uint8_t>& keep) {
+  std::vector<uint32_t> order;
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    if (keep[g]) order.push_back(g);
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const OpGroup& x = groups[a];
+    const OpGroup& y = groups[b];
+    if (x.cpu_self != y.cpu_self) return x.cpu_self > y.cpu_self;
+    if (int c = trace.str(x.name).compare(trace.str(y.name)); c != 0) return c < 0;
+    if (int c = trace.str(x.dims).compare(trace.str(y.dims)); c != 0) return c < 0;
+    return a < b;
+  });
+  return order;
+}
+
+// The N of "ProfilerStep#N" (spaces around '#' allowed, as PyTorch's own regex allows them);
+// kNoValue when the name carries no number.
+int64_t step_number(std::string_view name) {
+  const size_t hash = name.find('#');
+  if (hash == std::string_view::npos) return kNoValue;
+  size_t i = hash + 1;
+  while (i < name.size() && name[i] == ' ') ++i;
+  if (i == name.size() || name[i] < '0' || name[i] > '9') return kNoValue;
+  int64_t n = 0;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) n = n * 10 + (name[i] - '0');
+  return n;
+}
+
+struct StepGpu {
+  TimeNs start = kNoTime, end = kNoTime;
+  int64_t busy = 0, kernels = 0;
+};
+
+// Assigns GPU activity to steps through the launching API call: the step of the call's process whose
+// [start, end] holds the call's start.
+class StepFinder {
+ public:
+  explicit StepFinder(const Trace& trace) : ranges_(trace.ranges) {
+    const auto& steps = trace.pytorch.steps;
+    for (uint32_t s = 0; s < steps.size(); ++s) {
+      if (ranges_.end[steps[s]] == kNoTime) continue;  // never closed: no extent to hold calls
+      by_pid_[global_pid_of(ranges_.global_tid[steps[s]])].push_back({ranges_.start[steps[s]], s});
+    }
+    for (auto& [pid, list] : by_pid_) std::sort(list.begin(), list.end());
+  }
+
+  // Index into Trace::pytorch.steps, or -1.
+  int32_t find(int64_t global_pid, TimeNs t, const std::vector<uint32_t>& steps) const {
+    auto it = by_pid_.find(global_pid);
+    if (it == by_pid_.end()) return -1;
+    const auto& list = it->second;
+    auto pos = std::upper_bound(list.begin(), list.end(), std::make_pair(t, UINT32_MAX));
+    if (pos == list.begin()) return -1;
+    --pos;
+    return t <= ranges_.end[steps[pos->second]] ? static_cast<int32_t>(pos->second) : -1;
+  }
+
+ private:
+  const RangeTable& ranges_;
+  std::map<int64_t, std::vector<std::pair<TimeNs, uint32_t>>> by_pid_;
+};
+
+}  // namespace
+
+Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  const OpTable& ops = trace.pytorch.ops;
+  if (ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  const bool by_shapes = args.has("shapes");
+  const OpLinks links = link_ops(trace);
+
+  TextIds texts(trace);
+  DenseIdMap group_ids;
+  std::vector<OpGroup> groups;
+  std::vector<uint32_t> group(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const uint64_t dims = by_shapes ? texts.of(ops.input_dims[i]) : kNoText;
+    const uint64_t key = (uint64_t{texts.of(ops.name[i])} << 32) | dims;
+    const uint32_t g = group_ids.id(key);
+    if (g == groups.size()) groups.push_back({ops.name[i], by_shapes ? ops.input_dims[i] : kNoStr});
+    group[i] = g;
+  }
+  const auto nested = nested_in_same_group(links, group, static_cast<uint32_t>(groups.size()));
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OpGroup& g = groups[group[i]];
+    ++g.calls;
+    g.kernels += links.kernels_self[i];
+    g.cpu_self += links.cpu_self[i];
+    g.gpu_self += links.gpu_self[i];
+    if (nested[i]) continue;  // its outermost same-row ancestor's totals already hold it
+    g.cpu_total += ops.end[i] - ops.start[i];
+    g.gpu_total += links.gpu_total[i];
+  }
+
+  std::vector<uint8_t> keep(groups.size());
+  int64_t grand_self = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    keep[g] = args.name_ok(trace.str(groups[g].name)) ? 1 : 0;
+    if (keep[g]) grand_self += groups[g].cpu_self;
+  }
+
+  std::vector<ColumnSpec> columns = {{"CPU Time", Unit::kRatioPct}, {"CPU Total", Unit::kDurNs},
+                                     {"CPU Self", Unit::kDurNs},    {"Calls", Unit::kNone},
+                                     {"GPU Total", Unit::kDurNs},   {"GPU Self", Unit::kDurNs},
+                                     {"Kernels", Unit::kNone}};
+  if (by_shapes) columns.push_back({"Input Dims", Unit::kNone});
+  columns.push_back({"Operator", Unit::kNone});
+  sink.begin(columns);
+  std::vector<Cell> row;
+  for (uint32_t gi : op_order(trace, groups, keep)) {
+    const OpGroup& g = groups[gi];
+    row.clear();
+    row.push_back(grand_self == 0 ? Cell::null()
+                                  : Cell::real(sqlite_round(static_cast<double>(g.cpu_self) * 100.0 /
+                                                            static_cast<double>(grand_self), 1)));
+    row.push_back(Cell::integer(g.cpu_total));
+    row.push_back(Cell::integer(g.cpu_self));
+    row.push_back(Cell::integer(g.calls));
+    row.push_back(Cell::integer(g.gpu_total));
+    row.push_back(Cell::integer(g.gpu_self));
+    row.push_back(Cell::integer(g.kernels));
+    if (by_shapes) row.push_back(g.dims == kNoStr ? Cell::null() : Cell::pooled(trace.str(g.dims)));
+    row.push_back(Cell::pooled(trace.str(g.name)));
+    sink.row(row);
+  }
+  sink.end();
+  return Status::Ok();
+}
+
+Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  const auto& steps = trace.pytorch.steps;
+  if (steps.empty()) return no_data(trace, "does not contain ProfilerStep ranges.");
+  const RangeTable& ranges = trace.ranges;
+  const ApiTable& api = trace.api;
+  const GpuLaunches launches = link_gpu_launches(trace);
+  const StepFinder finder(trace);
+
+  std::vector<StepGpu> gpu(steps.size());
+  struct Interval {
+    uint32_t step;
+    TimeNs start, end;
+  };
+  std::vector<Interval> intervals;
+  auto add = [&](GpuKind kind, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
+    for (size_t r = 0; r < start.size(); ++r) {
+      const int32_t a = launches.of(kind, r);
+      if (a == kNoRow) continue;
+      const int32_t s = finder.find(global_pid_of(api.global_tid[a]), api.start[a], steps);
+      if (s < 0) continue;
+      StepGpu& g = gpu[s];
+      g.start = g.start == kNoTime ? start[r] : std::min(g.start, start[r]);
+      g.end = g.end == kNoTime ? end[r] : std::max(g.end, end[r]);
+      if (kind == GpuKind::kKernel) ++g.kernels;
+      intervals.push_back({static_cast<uint32_t>(s), start[r], end[r]});
+    }
+  };
+  add(GpuKind::kKernel, trace.kernels.start, trace.kernels.end);
+  add(GpuKind::kMemcpy, trace.memcpys.start, trace.memcpys.end);
+  add(GpuKind::kMemset, trace.memsets.start, trace.memsets.end);
+
+  // Busy time: the length of the union of each step's intervals (streams overlap).
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return std::tie(a.step, a.start, a.end) < std::tie(b.step, b.start, b.end);
+  });
+  for (size_t i = 0; i < intervals.size();) {
+    const uint32_t s = intervals[i].step;
+    TimeNs lo = intervals[i].start, hi = intervals[i].end;
+    for (; i < intervals.size() && intervals[i].step == s; ++i) {
+      if (intervals[i].start > hi) {
+        gpu[s].busy += hi - lo;
+        lo = intervals[i].start;
+      }
+      hi = std::max(hi, intervals[i].end);
+    }
+    gpu[s].busy += hi - lo;
+  }
+
+  sink.begin({{"Rank", Unit::kNone},    {"Step", Unit::kNone},    {"CPU Start", Unit::kTsNs}, {"CPU Duration", Unit::kDurNs},
+              {"GPU Start", Unit::kTsNs}, {"GPU End", Unit::kTsNs},  {"GPU Span", Unit::kDurNs},
+              {"GPU Busy", Unit::kDurNs}, {"Kernels", Unit::kNone},  {"Name", Unit::kNone}});
+  std::vector<Cell> row;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const uint32_t r = steps[s];
+    const std::string_view name = trace.str(ranges.text[r]);
+    if (!args.name_ok(name)) continue;
+    const int64_t n = step_number(name);
+    const StepGpu& g = gpu[s];
+    const bool any = g.start != kNoTime;
+    row.clear();
+    // Merged rank directories carry rank + 1 in the thread id's upper bits; a single file its own rank.
+    const int64_t tagged = ranges.global_tid[r] >> 48;
+    const int64_t rank = tagged > 0 ? tagged - 1 : trace.pytorch.rank;
+    row.push_back(rank < 0 ? Cell::null() : Cell::integer(rank));
+    row.push_back(n == kNoValue ? Cell::null() : Cell::integer(n));
+    row.push_back(Cell::integer(ranges.start[r]));
+    row.push_back(ranges.end[r] == kNoTime ? Cell::null() : Cell::integer(ranges.end[r] - ranges.start[r]));
+    row.push_back(any ? Cell::integer(g.start) : Cell::null());
+    row.push_back(any ? Cell::integer(g.end) : Cell::null());
+    row.push_back(any ? Cell::integer(g.end - g.start) : Cell::null());
+    row.push_back(any ? Cell::integer(g.busy) : Cell::null());
+    row.push_back(Cell::integer(g.kernels));
+    row.push_back(Cell::pooled(name));
+    sink.row(row);
+  }
+  sink.end();
+  return Status::Ok();
+}
+
+}  // namespace tracedoc::pytorch

@@ -1,0 +1,25 @@
+// Reports over the PyTorch-only parts of a trace (operators, ProfilerStep ranges), in the shape of the
+// nsys stats reports so that `tracedoc stats -r op_sum,step_sum` prints, converts units (--timeunit)
+// and filters (--filter-name) them like the others. Both return NoData on nsys exports.
+#pragma once
+
+#include "analysis/nsys_stats/registry.h"
+
+namespace tracedoc::pytorch {
+
+// op_sum — PyTorch Operator Summary (TensorBoard's operator view): one row per operator name, or per
+// (name, input dims) with the report argument `op_sum:shapes`. Columns: CPU Time (%) (share of all
+// CPU self time), CPU Total, CPU Self, Calls, GPU Total (kernels, copies and memsets launched by the
+// op or its descendants), GPU Self (launched by the op itself), Kernels (launched by the op itself),
+// [Input Dims], Operator. Totals count each span once: a call nested inside a call of the same row
+// (aten::x inside aten::x) adds to Calls and to the self times but not again to the totals.
+// Sorted by CPU self time descending, then operator name (and input dims).
+Status op_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+
+// step_sum — PyTorch Step Summary: one row per ProfilerStep#N range, in time order. Columns: Step,
+// CPU Start, CPU Duration, GPU Start, GPU End, GPU Span (first start to last end) and GPU Busy (union
+// of the intervals) of the GPU activity launched by API calls made during the step by any thread of
+// its process (NULL when none), Kernels (count), Name.
+Status step_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+
+}  // namespace tracedoc::pytorch
