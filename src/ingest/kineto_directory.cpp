@@ -194,6 +194,13 @@ class TraceAppender {
       dp.allocator.device_type.push_back(m.device_type[i]);
       dp.allocator.device_id.push_back(m.device_id[i]);
     }
+    const auto& f = sp.forward_backward;
+    for (size_t i = 0; i < f.size(); ++i) {
+      dp.forward_backward.id.push_back(f.id[i]);
+      dp.forward_backward.time.push_back(f.time[i] + shift_);
+      dp.forward_backward.global_tid.push_back(f.global_tid[i] | tag_);
+      dp.forward_backward.phase.push_back(f.phase[i]);
+    }
     dp.event_count += sp.event_count;
     dp.python_function_count += sp.python_function_count;
     dp.flow_count += sp.flow_count;

@@ -192,7 +192,7 @@ namespace {
 
 enum class Category {
   kNone, kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kCpuOp, kUserAnnotation, kGpuUserAnnotation,
-  kCudaSync, kPythonFunction, kOperator2021, kFlow,
+  kCudaSync, kPythonFunction, kOperator2021, kFlow, kForwardBackwardFlow,
 };
 
 // One look at the category string (sizes first: most events are decided without a full compare).
@@ -208,10 +208,11 @@ Category classify(const Value& cat, bool* capitalized) {
       if (is(c, "Memcpy")) { *capitalized = true; return Category::kMemcpy; }
       if (is(c, "Memset")) { *capitalized = true; return Category::kMemset; }
       if (is(c, "cpu_op")) return Category::kCpuOp;
+      if (is(c, "fwdbwd")) return Category::kForwardBackwardFlow;
       break;
     case 7:
       if (is(c, "Runtime")) { *capitalized = true; return Category::kRuntime; }
-      if (is(c, "fwdbwd")) return Category::kFlow;
+      if (is(c, "fwd_bwd")) return Category::kForwardBackwardFlow;
       break;
     case 8:
       if (is(c, "Operator")) { *capitalized = true; return Category::kOperator2021; }
@@ -232,6 +233,9 @@ Category classify(const Value& cat, bool* capitalized) {
     case 15:
       if (is(c, "python_function")) return Category::kPythonFunction;
       if (is(c, "user_annotation")) return Category::kUserAnnotation;
+      break;
+    case 16:
+      if (is(c, "forward_backward")) return Category::kForwardBackwardFlow;
       break;
     case 19:
       if (is(c, "gpu_user_annotation")) return Category::kGpuUserAnnotation;
@@ -292,7 +296,8 @@ void TraceBuilder::add_event(const RawEvent& e) {
     case 'f':
     case 't':
       t_.pytorch.flow_count++;
-      if (category == Category::kFlow) clues_.ac2g_flows = true;
+      if (category == Category::kFlow || is(e.cat.text, "fwdbwd")) clues_.ac2g_flows = true;  // 2022-10 names
+      if (category == Category::kForwardBackwardFlow) add_forward_backward_flow(e);
       return;
     case 'M':
       return add_metadata(e);
@@ -454,6 +459,17 @@ void TraceBuilder::add_memory(const RawEvent& e) {
   m.total_reserved.push_back(int_or(e.total_reserved, kNoValue));
   m.device_type.push_back(static_cast<int32_t>(int_or(e.device_type, -1)));
   m.device_id.push_back(static_cast<int32_t>(int_or(e.device_id, -1)));
+}
+
+void TraceBuilder::add_forward_backward_flow(const RawEvent& e) {
+  TimeNs time = 0;
+  int64_t id = 0;
+  if (!e.ts.present || !json::parse_micros_as_ns(e.ts.text, &time) || !json::parse_int64(e.id.text, &id)) return;
+  auto& f = t_.pytorch.forward_backward;
+  f.id.push_back(id);
+  f.time.push_back(time);
+  f.global_tid.push_back(cpu_global_tid(e));
+  f.phase.push_back(e.ph.text[0] == 's' ? 's' : 'f');
 }
 
 void TraceBuilder::add_metadata(const RawEvent& e) {

@@ -78,6 +78,7 @@ class TraceBuilder {
   void add_gpu_annotation(const RawEvent& e, TimeNs start, TimeNs end);
   void add_sync(const RawEvent& e, TimeNs start, TimeNs end);
   void add_memory(const RawEvent& e);
+  void add_forward_backward_flow(const RawEvent& e);
   void add_metadata(const RawEvent& e);
   int32_t gpu_device(const RawEvent& e) const;
   int32_t gpu_stream(const RawEvent& e) const;

@@ -54,6 +54,17 @@ struct CollectiveTable {
   size_t size() const { return kernel.size(); }
 };
 
+// Forward -> backward flow events (`fwdbwd`, formerly `forward_backward`/`fwd_bwd`): Kineto draws an
+// arrow from a forward operator (phase 's') to the autograd operator that computes its gradient
+// (phase 'f'); both ends share `id` and sit at the start time and thread of their operator.
+struct FlowTable {
+  std::vector<int64_t> id;
+  std::vector<TimeNs> time;
+  std::vector<int64_t> global_tid;
+  std::vector<char> phase;  // 's' or 'f'
+  size_t size() const { return id.size(); }
+};
+
 // Per-event problems found while reading; counted, reported once, never fatal.
 struct ReadWarnings {
   int64_t negative_durations = 0;  // dur < 0: the event is kept with dur 0
@@ -77,6 +88,7 @@ struct PyTorchInfo {
   GpuAnnotationTable gpu_annotations;
   AllocatorEventTable allocator;
   CollectiveTable collectives;
+  FlowTable forward_backward;
   std::vector<uint32_t> steps;  // rows of Trace::ranges named ProfilerStep#N, in time order
   ReadWarnings warnings;
 };
