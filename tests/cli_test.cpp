@@ -2,6 +2,7 @@
 // one-line errors for bad input, no partial output files, inputs left untouched.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <zlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,6 +181,55 @@ TEST(Cli, BadInputsAreRejectedCleanly) {
   expect_rejected(busy, "export being written");
   // A .nsys-rep with no nsys to export it.
   expect_rejected(dir.write("report.nsys-rep", garbage), ".nsys-rep without nsys", "/nonexistent-dir");
+}
+
+std::string gzip_bytes(const std::string& text) {
+  TempDir dir;
+  const fs::path p = dir.path() / "x.gz";
+  gzFile f = gzopen(p.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  return read_file(p);
+}
+
+const char* kTinyKineto = R"J({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1.000, "dur": 10.000, "args": {}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 2.000, "dur": 3.000,
+   "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 6.500, "dur": 2.250,
+   "args": {"correlation": 5, "stream": 7, "device": 0}}
+], "baseTimeNanoseconds": 1000000000})J";
+
+TEST(Cli, BadPyTorchTracesAreRejectedCleanly) {
+  TempDir dir;
+  const std::string doc = kTinyKineto;
+  expect_rejected(dir.write("cut.json", doc.substr(0, doc.size() / 2)), "truncated JSON");
+  const std::string gz = gzip_bytes(doc + std::string(100000, ' '));
+  expect_rejected(dir.write("cut.json.gz", gz.substr(0, gz.size() - 20)), "truncated gzip");
+  expect_rejected(dir.write("flipped.json.gz", gz.substr(0, 10) + std::string(64, '\x55') + gz.substr(74)), "corrupt gzip");
+  expect_rejected(dir.write("meta.json", R"({"schema": "1.0.1", "nodes": []})"), "JSON that is not a trace");
+  expect_rejected(dir.write("list.json", R"([{"file": "bs_32_rank0.json.gz"}])"), "array that is not a trace");
+  expect_rejected(dir.write("quote.json", R"([{"name": "say "hi"", "ph": "X", "ts": 1, "dur": 1}])"), "unescaped quote");
+  expect_rejected(dir.write("empty.json", ""), "empty JSON file");
+}
+
+TEST(Cli, PyTorchTraceReports) {
+  TempDir dir;
+  const fs::path trace = dir.write("tiny.pt.trace.json.gz", gzip_bytes(kTinyKineto));
+  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum,op_sum", "-f", "csv", trace.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+            "100.0,2250,1,2250.0,2250.0,2250,2250,0.0,gemm\n\n"
+            "CPU Time (%),CPU Total (ns),CPU Self (ns),Calls,GPU Total (ns),GPU Self (ns),Kernels,Operator\n"
+            "100.0,10000,10000,1,2250,2250,1,aten::mm\n");
+  // A negative duration is counted in one warning line, not fatal.
+  std::string negative = kTinyKineto;
+  negative.replace(negative.find("\"dur\": 2.250"), 12, "\"dur\": -2.25");
+  r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", dir.write("neg.json", negative).string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("1 with a negative duration"), std::string::npos) << r.err;
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
 }
 
 TEST(Cli, NsysRepWithoutNsysSaysHowToExport) {

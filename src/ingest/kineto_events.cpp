@@ -12,7 +12,7 @@ namespace {
 
 using json::is;
 
-constexpr TimeNs kWeekNs = TimeNs{7} * 24 * 3600 * 1000000000;  // HTA drops events longer than this too
+constexpr TimeNs kWeekNs = TimeNs{7} * 24 * 3600 * 1000000000;  // as HTA 0.6 (MAX_EVENT_DURATION_US)
 
 bool eq(const Value& v, std::string_view s) { return v.present && v.text == s; }
 

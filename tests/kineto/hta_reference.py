@@ -148,11 +148,11 @@ def run_set(shared, files):
     try:
         analysis = load(files, traces, shim=False)
     except Exception as e:  # noqa: BLE001 - recorded in the output, then retried with the shim
-        # HTA 0.5.0 under pandas >= 2.1 (which refuses lossy in-place casts): _compress_df downcasts
-        # `correlation` to int8/int16 when the ids are small, then transform_correlation_to_index
-        # writes row indices into a column derived from it and pandas raises. The column only links
-        # CPU and GPU rows; durations and names do not depend on it, so widening it to int64 before
-        # that step (the shim in load()) changes nothing in the breakdown.
+        # HTA 0.5.0 under pandas >= 3 (2.x only warned about lossy in-place casts; 3 raises):
+        # _compress_df downcasts `correlation` to int8/int16 when the ids are small, then
+        # transform_correlation_to_index writes row indices into a column derived from it and pandas
+        # raises. The column only links CPU and GPU rows; durations and names do not depend on it, so
+        # widening it to int64 before that step (the shim in load()) changes nothing in the breakdown.
         failure = f"{type(e).__name__}: {str(e)[:80]}"
         analysis = load(files, traces, shim=True)
     _, kernels = analysis.get_gpu_kernel_breakdown(
