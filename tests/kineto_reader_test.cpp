@@ -5,11 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "ingest/json_cursor.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
+#include "test_support.h"
 
 namespace tracedoc {
 namespace {
@@ -253,6 +255,24 @@ TEST(KinetoReader, RankDirectoryMergesAndAlignsClocks) {
   EXPECT_EQ(one->pytorch.rank, 1);
   EXPECT_EQ(one->kernels.size(), 1u);
   EXPECT_FALSE(read_kineto_directory(dir.string(), 7).ok());
+}
+
+TEST(KinetoReader, RealRankDirectory) {
+  const auto shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";
+  // HTA's two sampled ranks of a 128-rank job (distributedInfo rank 0 and 1): 1154 + 1104 kernels.
+  const std::string dir = (shared / "traces/kineto/HolisticTraceAnalysis/tests/data/trace_filter").string();
+  auto all = read_kineto_directory(dir);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->kernels.size(), 1154u + 1104u);
+  EXPECT_EQ(all->pytorch.steps.size(), 4u);
+  std::set<int64_t> tags;
+  for (int64_t g : all->api.global_tid) tags.insert(g >> 48);
+  EXPECT_EQ(tags, (std::set<int64_t>{1, 2}));  // rank + 1
+  auto one = open_trace(dir, OpenOptions{.rank = 1});
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->kernels.size(), 1104u);
+  EXPECT_EQ(one->pytorch.rank, 1);
 }
 
 TEST(JsonCursor, MicrosecondsToNanosecondsIsExact) {

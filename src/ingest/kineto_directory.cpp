@@ -20,6 +20,19 @@ bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Column appenders: a plain copy, times moved by the rank's clock offset, thread/process ids tagged
+// with the rank, string ids re-interned.
+template <typename T>
+void extend(std::vector<T>& dst, const std::vector<T>& src) {
+  dst.insert(dst.end(), src.begin(), src.end());
+}
+void extend_times(std::vector<TimeNs>& dst, const std::vector<TimeNs>& src, TimeNs shift) {
+  for (TimeNs t : src) dst.push_back(t == kNoTime ? kNoTime : t + shift);
+}
+void extend_ids(std::vector<int64_t>& dst, const std::vector<int64_t>& src, int64_t tag) {
+  for (int64_t id : src) dst.push_back(id | tag);
+}
+
 // Appends `src` to `dst`: strings re-interned, CPU thread ids tagged with `vm` (the rank) in their
 // upper bits so that equal pids of different hosts stay apart, times moved by `shift` ns.
 class TraceAppender {
@@ -28,31 +41,58 @@ class TraceAppender {
       : dst_(dst), src_(src), tag_(vm << 48), shift_(shift), ids_(src.strings.size(), kNoStr) {}
 
   void run() {
-    append_gpu_tables();
-    const auto& s = src_.api;
-    auto& d = dst_.api;
-    for (size_t i = 0; i < s.size(); ++i) {
-      d.start.push_back(s.start[i] + shift_);
-      d.end.push_back(s.end[i] + shift_);
-      d.global_tid.push_back(s.global_tid[i] | tag_);
-      d.correlation.push_back(s.correlation[i]);
-      d.return_value.push_back(s.return_value[i]);
-      d.name.push_back(str(s.name[i]));
-      d.api_class.push_back(s.api_class[i]);
-    }
-    const auto& r = src_.ranges;
+    auto& dk = dst_.kernels;
+    const auto& k = src_.kernels;
+    const uint32_t kernel_base = static_cast<uint32_t>(dk.size());
+    times(dk.start, k.start), times(dk.end, k.end), extend_ids(dk.global_pid, k.global_pid, tag_);
+    extend(dk.correlation, k.correlation), extend(dk.device, k.device), extend(dk.context, k.context);
+    extend(dk.green_context, k.green_context), extend(dk.stream, k.stream);
+    strings(dk.name, k.name), strings(dk.short_name, k.short_name), strings(dk.mangled_name, k.mangled_name);
+    extend(dk.grid_x, k.grid_x), extend(dk.grid_y, k.grid_y), extend(dk.grid_z, k.grid_z);
+    extend(dk.block_x, k.block_x), extend(dk.block_y, k.block_y), extend(dk.block_z, k.block_z);
+    extend(dk.registers_per_thread, k.registers_per_thread), extend(dk.static_smem, k.static_smem);
+    extend(dk.dynamic_smem, k.dynamic_smem), extend(dk.graph_node_id, k.graph_node_id);
+
+    auto& dc = dst_.pytorch.collectives;
+    const auto& c = src_.pytorch.collectives;
+    for (uint32_t row : c.kernel) dc.kernel.push_back(row + kernel_base);
+    strings(dc.collective, c.collective), strings(dc.dtype, c.dtype), strings(dc.group_name, c.group_name);
+    extend(dc.in_nelems, c.in_nelems), extend(dc.out_nelems, c.out_nelems), extend(dc.group_size, c.group_size);
+
+    auto& dm = dst_.memcpys;
+    const auto& m = src_.memcpys;
+    times(dm.start, m.start), times(dm.end, m.end), extend_ids(dm.global_pid, m.global_pid, tag_);
+    extend(dm.correlation, m.correlation), extend(dm.bytes, m.bytes), extend(dm.device, m.device);
+    extend(dm.context, m.context), extend(dm.green_context, m.green_context), extend(dm.stream, m.stream);
+    extend(dm.src_device, m.src_device), extend(dm.dst_device, m.dst_device), extend(dm.copy_kind, m.copy_kind);
+    extend(dm.src_kind, m.src_kind), extend(dm.dst_kind, m.dst_kind);
+
+    auto& ds = dst_.memsets;
+    const auto& ms = src_.memsets;
+    times(ds.start, ms.start), times(ds.end, ms.end), extend_ids(ds.global_pid, ms.global_pid, tag_);
+    extend(ds.correlation, ms.correlation), extend(ds.bytes, ms.bytes), extend(ds.value, ms.value);
+    extend(ds.device, ms.device), extend(ds.context, ms.context), extend(ds.green_context, ms.green_context);
+    extend(ds.stream, ms.stream), extend(ds.mem_kind, ms.mem_kind);
+
+    auto& dy = dst_.syncs;
+    const auto& y = src_.syncs;
+    times(dy.start, y.start), times(dy.end, y.end), extend_ids(dy.global_pid, y.global_pid, tag_);
+    extend(dy.correlation, y.correlation), extend(dy.event_id, y.event_id), extend(dy.device, y.device);
+    extend(dy.context, y.context), extend(dy.stream, y.stream), extend(dy.sync_type, y.sync_type);
+
+    auto& da = dst_.api;
+    const auto& a = src_.api;
+    times(da.start, a.start), times(da.end, a.end), extend_ids(da.global_tid, a.global_tid, tag_);
+    extend(da.correlation, a.correlation), extend(da.return_value, a.return_value), strings(da.name, a.name);
+    extend(da.api_class, a.api_class);
+
     auto& dr = dst_.ranges;
-    for (size_t i = 0; i < r.size(); ++i) {
-      dr.start.push_back(r.start[i] + shift_);
-      dr.end.push_back(r.end[i] == kNoTime ? kNoTime : r.end[i] + shift_);
-      dr.global_tid.push_back(r.global_tid[i] | tag_);
-      dr.end_global_tid.push_back(r.end_global_tid[i]);
-      dr.kind.push_back(r.kind[i]);
-      dr.text.push_back(str(r.text[i]));
-      dr.domain_id.push_back(r.domain_id[i]);
-      dr.range_id.push_back(r.range_id[i]);
-      dr.row_id.push_back(static_cast<int64_t>(dr.row_id.size()) + 1);
-    }
+    const auto& r = src_.ranges;
+    times(dr.start, r.start), times(dr.end, r.end), extend_ids(dr.global_tid, r.global_tid, tag_);
+    extend(dr.end_global_tid, r.end_global_tid), extend(dr.kind, r.kind), strings(dr.text, r.text);
+    extend(dr.domain_id, r.domain_id), extend(dr.range_id, r.range_id);
+    dr.row_id.resize(dr.start.size());  // renumbered when the merged trace is sorted
+
     append_pytorch();
     for (const auto& th : src_.threads) dst_.threads.push_back({th.global_tid | tag_, str(th.name), th.priority});
     for (const auto& p : src_.processes) dst_.processes.push_back({p.global_pid | tag_, p.pid, str(p.name)});
@@ -73,134 +113,35 @@ class TraceAppender {
     if (ids_[id] == kNoStr) ids_[id] = dst_.strings.intern(src_.strings.get(id));
     return ids_[id];
   }
-
-  void append_gpu_tables() {
-    const auto& k = src_.kernels;
-    auto& dk = dst_.kernels;
-    const uint32_t kernel_base = static_cast<uint32_t>(dk.size());
-    for (size_t i = 0; i < k.size(); ++i) {
-      dk.start.push_back(k.start[i] + shift_);
-      dk.end.push_back(k.end[i] + shift_);
-      dk.global_pid.push_back(k.global_pid[i] | tag_);
-      dk.correlation.push_back(k.correlation[i]);
-      dk.device.push_back(k.device[i]);
-      dk.context.push_back(k.context[i]);
-      dk.green_context.push_back(k.green_context[i]);
-      dk.stream.push_back(k.stream[i]);
-      dk.name.push_back(str(k.name[i]));
-      dk.short_name.push_back(str(k.short_name[i]));
-      dk.mangled_name.push_back(str(k.mangled_name[i]));
-      dk.grid_x.push_back(k.grid_x[i]);
-      dk.grid_y.push_back(k.grid_y[i]);
-      dk.grid_z.push_back(k.grid_z[i]);
-      dk.block_x.push_back(k.block_x[i]);
-      dk.block_y.push_back(k.block_y[i]);
-      dk.block_z.push_back(k.block_z[i]);
-      dk.registers_per_thread.push_back(k.registers_per_thread[i]);
-      dk.static_smem.push_back(k.static_smem[i]);
-      dk.dynamic_smem.push_back(k.dynamic_smem[i]);
-      dk.graph_node_id.push_back(k.graph_node_id[i]);
-    }
-    const auto& c = src_.pytorch.collectives;
-    auto& dc = dst_.pytorch.collectives;
-    for (size_t i = 0; i < c.size(); ++i) {
-      dc.kernel.push_back(c.kernel[i] + kernel_base);
-      dc.collective.push_back(str(c.collective[i]));
-      dc.dtype.push_back(str(c.dtype[i]));
-      dc.group_name.push_back(str(c.group_name[i]));
-      dc.in_nelems.push_back(c.in_nelems[i]);
-      dc.out_nelems.push_back(c.out_nelems[i]);
-      dc.group_size.push_back(c.group_size[i]);
-    }
-    const auto& m = src_.memcpys;
-    auto& dm = dst_.memcpys;
-    for (size_t i = 0; i < m.size(); ++i) {
-      dm.start.push_back(m.start[i] + shift_);
-      dm.end.push_back(m.end[i] + shift_);
-      dm.global_pid.push_back(m.global_pid[i] | tag_);
-      dm.correlation.push_back(m.correlation[i]);
-      dm.bytes.push_back(m.bytes[i]);
-      dm.device.push_back(m.device[i]);
-      dm.context.push_back(m.context[i]);
-      dm.green_context.push_back(m.green_context[i]);
-      dm.stream.push_back(m.stream[i]);
-      dm.src_device.push_back(m.src_device[i]);
-      dm.dst_device.push_back(m.dst_device[i]);
-      dm.copy_kind.push_back(m.copy_kind[i]);
-      dm.src_kind.push_back(m.src_kind[i]);
-      dm.dst_kind.push_back(m.dst_kind[i]);
-    }
-    const auto& ms = src_.memsets;
-    auto& dms = dst_.memsets;
-    for (size_t i = 0; i < ms.size(); ++i) {
-      dms.start.push_back(ms.start[i] + shift_);
-      dms.end.push_back(ms.end[i] + shift_);
-      dms.global_pid.push_back(ms.global_pid[i] | tag_);
-      dms.correlation.push_back(ms.correlation[i]);
-      dms.bytes.push_back(ms.bytes[i]);
-      dms.value.push_back(ms.value[i]);
-      dms.device.push_back(ms.device[i]);
-      dms.context.push_back(ms.context[i]);
-      dms.green_context.push_back(ms.green_context[i]);
-      dms.stream.push_back(ms.stream[i]);
-      dms.mem_kind.push_back(ms.mem_kind[i]);
-    }
-    const auto& s = src_.syncs;
-    auto& ds = dst_.syncs;
-    for (size_t i = 0; i < s.size(); ++i) {
-      ds.start.push_back(s.start[i] + shift_);
-      ds.end.push_back(s.end[i] + shift_);
-      ds.global_pid.push_back(s.global_pid[i] | tag_);
-      ds.correlation.push_back(s.correlation[i]);
-      ds.event_id.push_back(s.event_id[i]);
-      ds.device.push_back(s.device[i]);
-      ds.context.push_back(s.context[i]);
-      ds.stream.push_back(s.stream[i]);
-      ds.sync_type.push_back(s.sync_type[i]);
-    }
+  void strings(std::vector<StrId>& dst, const std::vector<StrId>& src) {
+    for (StrId id : src) dst.push_back(str(id));
   }
+  void times(std::vector<TimeNs>& dst, const std::vector<TimeNs>& src) { extend_times(dst, src, shift_); }
 
   void append_pytorch() {
     const auto& sp = src_.pytorch;
     auto& dp = dst_.pytorch;
     const auto& o = sp.ops;
-    for (size_t i = 0; i < o.size(); ++i) {
-      dp.ops.start.push_back(o.start[i] + shift_);
-      dp.ops.end.push_back(o.end[i] + shift_);
-      dp.ops.global_tid.push_back(o.global_tid[i] | tag_);
-      dp.ops.name.push_back(str(o.name[i]));
-      dp.ops.external_id.push_back(o.external_id[i]);
-      dp.ops.sequence_number.push_back(o.sequence_number[i]);
-      dp.ops.fwd_thread_id.push_back(o.fwd_thread_id[i]);
-      dp.ops.input_dims.push_back(str(o.input_dims[i]));
-    }
+    times(dp.ops.start, o.start), times(dp.ops.end, o.end), extend_ids(dp.ops.global_tid, o.global_tid, tag_);
+    strings(dp.ops.name, o.name), extend(dp.ops.external_id, o.external_id);
+    extend(dp.ops.sequence_number, o.sequence_number), extend(dp.ops.fwd_thread_id, o.fwd_thread_id);
+    strings(dp.ops.input_dims, o.input_dims);
+
     const auto& g = sp.gpu_annotations;
-    for (size_t i = 0; i < g.size(); ++i) {
-      dp.gpu_annotations.start.push_back(g.start[i] + shift_);
-      dp.gpu_annotations.end.push_back(g.end[i] + shift_);
-      dp.gpu_annotations.device.push_back(g.device[i]);
-      dp.gpu_annotations.stream.push_back(g.stream[i]);
-      dp.gpu_annotations.name.push_back(str(g.name[i]));
-      dp.gpu_annotations.external_id.push_back(g.external_id[i]);
-    }
+    times(dp.gpu_annotations.start, g.start), times(dp.gpu_annotations.end, g.end);
+    extend(dp.gpu_annotations.device, g.device), extend(dp.gpu_annotations.stream, g.stream);
+    strings(dp.gpu_annotations.name, g.name), extend(dp.gpu_annotations.external_id, g.external_id);
+
     const auto& m = sp.allocator;
-    for (size_t i = 0; i < m.size(); ++i) {
-      dp.allocator.time.push_back(m.time[i] + shift_);
-      dp.allocator.global_tid.push_back(m.global_tid[i] | tag_);
-      dp.allocator.address.push_back(m.address[i]);
-      dp.allocator.bytes.push_back(m.bytes[i]);
-      dp.allocator.total_allocated.push_back(m.total_allocated[i]);
-      dp.allocator.total_reserved.push_back(m.total_reserved[i]);
-      dp.allocator.device_type.push_back(m.device_type[i]);
-      dp.allocator.device_id.push_back(m.device_id[i]);
-    }
+    times(dp.allocator.time, m.time), extend_ids(dp.allocator.global_tid, m.global_tid, tag_);
+    extend(dp.allocator.address, m.address), extend(dp.allocator.bytes, m.bytes);
+    extend(dp.allocator.total_allocated, m.total_allocated), extend(dp.allocator.total_reserved, m.total_reserved);
+    extend(dp.allocator.device_type, m.device_type), extend(dp.allocator.device_id, m.device_id);
+
     const auto& f = sp.forward_backward;
-    for (size_t i = 0; i < f.size(); ++i) {
-      dp.forward_backward.id.push_back(f.id[i]);
-      dp.forward_backward.time.push_back(f.time[i] + shift_);
-      dp.forward_backward.global_tid.push_back(f.global_tid[i] | tag_);
-      dp.forward_backward.phase.push_back(f.phase[i]);
-    }
+    extend(dp.forward_backward.id, f.id), times(dp.forward_backward.time, f.time);
+    extend_ids(dp.forward_backward.global_tid, f.global_tid, tag_), extend(dp.forward_backward.phase, f.phase);
+
     dp.event_count += sp.event_count;
     dp.python_function_count += sp.python_function_count;
     dp.flow_count += sp.flow_count;

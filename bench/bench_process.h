@@ -1,0 +1,64 @@
+// What the benchmarks share: running a program as a child and measuring it (wall time, CPU time and
+// peak RSS from wait4), and reading a whole file.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+struct RunResult {
+  double seconds = 0;
+  double cpu_seconds = 0;
+  long max_rss_kb = 0;
+  int exit_code = -1;
+};
+
+// fork/exec with stdout and stderr to files; wait4 gives the child's CPU time and peak RSS.
+inline RunResult run(const std::vector<std::string>& argv, const std::string& stdout_path,
+                     const std::string& stderr_path = "/dev/null",
+                     const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  RunResult r;
+  std::fflush(stdout);  // or the child would print our buffered lines again
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = std::freopen(stdout_path.c_str(), "w", stdout);
+    FILE* err = std::freopen(stderr_path.c_str(), "w", stderr);
+    (void)out, (void)err;
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  r.max_rss_kb = usage.ru_maxrss;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace bench
