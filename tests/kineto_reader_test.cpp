@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -273,6 +274,34 @@ TEST(KinetoReader, RealRankDirectory) {
   ASSERT_TRUE(one.ok()) << one.status().message();
   EXPECT_EQ(one->kernels.size(), 1104u);
   EXPECT_EQ(one->pytorch.rank, 1);
+}
+
+TEST(KinetoReader, RealCollectivesAndSyncs) {
+  const auto shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";
+  const auto traces = shared / "traces/kineto/HolisticTraceAnalysis/tests/data";
+  // 21 NCCL kernels carry the collective's arguments (copied by Kineto from record_param_comms).
+  auto nccl = read_kineto_trace((traces / "nccl_parser_config/nccl_data.json.gz").string());
+  ASSERT_TRUE(nccl.ok()) << nccl.status().message();
+  const auto& c = nccl->pytorch.collectives;
+  ASSERT_EQ(c.size(), 21u);
+  std::map<std::pair<std::string, std::string>, int> kinds;  // (collective, dtype) -> kernels
+  int64_t in_elements = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    kinds[{std::string(nccl->str(c.collective[i])), std::string(nccl->str(c.dtype[i]))}]++;
+    in_elements += c.in_nelems[i];
+    EXPECT_EQ(c.group_size[i], 2);
+    EXPECT_EQ(nccl->str(nccl->kernels.name[c.kernel[i]]).rfind("ncclKernel_", 0), 0u);
+  }
+  EXPECT_EQ(kinds, (std::map<std::pair<std::string, std::string>, int>{
+                       {{"allreduce", "Float"}, 15}, {{"broadcast", "Float"}, 3}, {{"broadcast", "Long"}, 3}}));
+  EXPECT_EQ(in_elements, 76830615);
+  // cuda_sync events: 20 Stream Wait Event, 16 Stream Sync, 5 Context Sync.
+  auto sync = read_kineto_trace((traces / "critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz").string());
+  ASSERT_TRUE(sync.ok()) << sync.status().message();
+  std::map<int32_t, int> by_type;
+  for (int32_t t : sync->syncs.sync_type) by_type[t]++;
+  EXPECT_EQ(by_type, (std::map<int32_t, int>{{2, 20}, {3, 16}, {4, 5}}));
 }
 
 TEST(JsonCursor, MicrosecondsToNanosecondsIsExact) {
