@@ -270,7 +270,9 @@ TEST(KinetoReader, RealRankDirectory) {
   std::set<int64_t> tags;
   for (int64_t g : all->api.global_tid) tags.insert(g >> 48);
   EXPECT_EQ(tags, (std::set<int64_t>{1, 2}));  // rank + 1
-  auto one = open_trace(dir, OpenOptions{.rank = 1});
+  OpenOptions only_rank_1;
+  only_rank_1.rank = 1;
+  auto one = open_trace(dir, only_rank_1);
   ASSERT_TRUE(one.ok()) << one.status().message();
   EXPECT_EQ(one->kernels.size(), 1104u);
   EXPECT_EQ(one->pytorch.rank, 1);

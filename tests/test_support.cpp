@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/writers.h"
 
@@ -28,17 +29,28 @@ fs::path nsys_traces_dir() {
   return s.empty() ? s : s / "traces" / "nsys";
 }
 
-const Trace& load_nsys(const std::string& path) {
+namespace {
+template <typename Reader>
+const Trace& load_cached(const std::string& path, Reader read) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<Trace>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = cache[path];
   if (!slot) {
-    auto t = read_nsys_sqlite(path);
+    auto t = read(path);
     if (!t.ok()) throw std::runtime_error(t.status().message());
     slot = std::make_unique<Trace>(std::move(t).value());
   }
   return *slot;
+}
+}  // namespace
+
+const Trace& load_nsys(const std::string& path) {
+  return load_cached(path, [](const std::string& p) { return read_nsys_sqlite(p); });
+}
+
+const Trace& load_kineto(const std::string& path) {
+  return load_cached(path, [](const std::string& p) { return read_kineto_trace(p); });
 }
 
 std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args) {

@@ -20,6 +20,8 @@ std::filesystem::path nsys_traces_dir();
 
 // Reads (and caches for the whole test run) an nsys export with every table loaded.
 const Trace& load_nsys(const std::string& path);
+// The same for a PyTorch profiler trace.
+const Trace& load_kineto(const std::string& path);
 
 // Runs a report ("name[:arg...]") and renders it as `tracedoc stats -f csv` would.
 // Returns std::nullopt when the report reports NoData (nsys's SKIPPED).
