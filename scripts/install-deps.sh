@@ -3,7 +3,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libsqlite3-dev sqlite3 zlib1g-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
   libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )

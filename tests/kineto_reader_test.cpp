@@ -115,6 +115,28 @@ TEST(KinetoReader, GzipGivesTheSameTrace) {
   EXPECT_EQ(plain->pytorch.event_count, gz->pytorch.event_count);
 }
 
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(KinetoReader, ConcatenatedGzipMembersAndBadChecksums) {
+  // `cat a.gz b.gz` is one gzip stream; zero padding after the last member is ignored.
+  const std::string doc = kModern;
+  const size_t half = doc.size() / 2;
+  const std::string joined = file_bytes(write_gzip("a.gz", doc.substr(0, half))) +
+                             file_bytes(write_gzip("b.gz", doc.substr(half))) + std::string(8, '\0');
+  auto t = read_kineto_trace(write_text("joined.json.gz", joined));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->pytorch.event_count, 9);
+  // A flipped byte in the CRC trailer.
+  std::string bad = file_bytes(write_gzip("crc.gz", doc));
+  bad[bad.size() - 6] ^= 0x40;
+  auto c = read_kineto_trace(write_text("crc.json.gz", bad));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("CRC mismatch"), std::string::npos) << c.status().message();
+}
+
 TEST(KinetoReader, Era2021StringTidsAndCapitalizedCategories) {
   auto t = read_kineto_trace(write_text("e1.json", R"J({"traceEvents": [
     {"ph": "X", "cat": "Operator", "name": "ProfilerStep#1", "pid": 25738, "tid": "25738", "ts": 1623142623460000, "dur": 900},

@@ -3,13 +3,14 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -124,19 +125,33 @@ class GzipFileStream final : public ByteStream {
     return true;
   }
 
+  static const char* isal_error(int rc) {
+    switch (rc) {
+      case ISAL_INVALID_BLOCK: return "invalid deflate block";
+      case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+      case ISAL_INVALID_LOOKBACK: return "invalid back-reference distance";
+      case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+      case ISAL_UNSUPPORTED_METHOD: return "not deflate-compressed";
+      case ISAL_INCORRECT_CHECKSUM: return "CRC mismatch";
+      default: return "inflate failed";
+    }
+  }
+
+  // ISA-L's inflate (igzip) runs about 3x faster than zlib's here, so the parser, not the inflater,
+  // sets the pace of a .json.gz.
   void inflate_all() {
-    z_stream z{};
-    // 15 + 32: zlib recognizes the gzip (or zlib) header itself.
-    if (inflateInit2(&z, 15 + 32) != Z_OK) return finish(IoError(fmt::format("{}: cannot start zlib", path_)));
-    std::vector<char> in(1u << 20);
+    auto state = std::make_unique<inflate_state>();
+    isal_inflate_init(state.get());
+    state->crc_flag = ISAL_GZIP;  // parse the gzip header and trailer, verify the CRC
+    std::vector<uint8_t> in(1u << 20);
     std::vector<char> out(kBlock);
     size_t fill = 0;            // bytes of `out` already inflated
-    bool member_done = false;   // the last inflate() ended a gzip member
-    uint64_t consumed = 0;      // compressed bytes handed to zlib
+    bool member_done = false;   // the last call finished a gzip member (trailer included)
+    uint64_t consumed = 0;      // compressed bytes handed to the inflater
     Status status;
     for (;;) {
-      if (z.avail_in == 0) {
-        ssize_t n = read_fully(file_.fd(), in.data(), in.size());
+      if (state->avail_in == 0) {
+        ssize_t n = read_fully(file_.fd(), reinterpret_cast<char*>(in.data()), in.size());
         if (n < 0) { status = IoError(fmt::format("{}: read failed: {}", path_, std::strerror(errno))); break; }
         compressed_read_ += static_cast<uint64_t>(n);
         if (n == 0) {
@@ -146,35 +161,37 @@ class GzipFileStream final : public ByteStream {
           }
           break;
         }
-        z.next_in = reinterpret_cast<Bytef*>(in.data());
-        z.avail_in = static_cast<uInt>(n);
+        state->next_in = in.data();
+        state->avail_in = static_cast<uint32_t>(n);
       }
       if (member_done) {
         // Another member follows (concatenated gzip files are one stream), unless it is zero padding.
-        if (*z.next_in == 0) { z.next_in++; z.avail_in--; consumed++; continue; }
-        inflateReset(&z);
+        if (*state->next_in == 0) { state->next_in++; state->avail_in--; consumed++; continue; }
+        uint8_t* next = state->next_in;
+        const uint32_t avail = state->avail_in;
+        isal_inflate_reset(state.get());
+        state->crc_flag = ISAL_GZIP;
+        state->next_in = next;
+        state->avail_in = avail;
         member_done = false;
       }
-      z.next_out = reinterpret_cast<Bytef*>(out.data() + fill);
-      z.avail_out = static_cast<uInt>(kBlock - fill);
-      const uInt before_in = z.avail_in;
-      const int rc = inflate(&z, Z_NO_FLUSH);
-      consumed += before_in - z.avail_in;
-      fill = kBlock - z.avail_out;
-      if (rc == Z_STREAM_END) {
-        member_done = true;
-      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        status = BadInput(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, consumed,
-                                      z.msg ? z.msg : "inflate failed"));
+      state->next_out = reinterpret_cast<uint8_t*>(out.data() + fill);
+      state->avail_out = static_cast<uint32_t>(kBlock - fill);
+      const uint32_t before_in = state->avail_in;
+      const int rc = isal_inflate(state.get());
+      consumed += before_in - state->avail_in;
+      fill = kBlock - state->avail_out;
+      if (rc < 0) {
+        status = BadInput(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, consumed, isal_error(rc)));
         break;
       }
+      if (state->block_state == ISAL_BLOCK_FINISH) member_done = true;
       if (fill == kBlock) {
-        if (!publish(std::move(out))) { inflateEnd(&z); return; }
+        if (!publish(std::move(out))) return;
         out = std::vector<char>(kBlock);
         fill = 0;
       }
     }
-    inflateEnd(&z);
     if (fill > 0) {
       out.resize(fill);
       if (!publish(std::move(out))) return;
