@@ -109,7 +109,8 @@ std::vector<uint32_t> order_by(const std::vector<TimeNs>& start) {
 
 int EraClues::era() const {
   if (bare_array) return 0;
-  if (capitalized_categories) return 1;
+  if (operator_category || launch_flows) return 1;
+  if (capitalized_categories) return 2;  // PyTorch 1.10: lowercase cpu_op, capitalized GPU categories
   if (base_time) return 5;
   if (fractional_times) return 4;
   if (ac2g_flows || ev_idx) return 3;
@@ -265,6 +266,7 @@ void TraceBuilder::add_event(const RawEvent& e) {
   switch (ph[0]) {
     case 'X': {
       if (capitalized) clues_.capitalized_categories = true;
+      if (category == Category::kOperator2021) clues_.operator_category = true;
       TimeNs start = 0, end = 0;
       if (!times(e, &start, &end)) return;
       switch (category) {
@@ -297,6 +299,7 @@ void TraceBuilder::add_event(const RawEvent& e) {
     case 't':
       t_.pytorch.flow_count++;
       if (category == Category::kFlow || is(e.cat.text, "fwdbwd")) clues_.ac2g_flows = true;  // 2022-10 names
+      if (is(e.cat.text, "async") && is(e.name.text, "launch")) clues_.launch_flows = true;
       if (category == Category::kForwardBackwardFlow) add_forward_backward_flow(e);
       return;
     case 'M':

@@ -37,7 +37,9 @@ struct RawEvent {
 // Format features seen while reading, from which the era is decided at the end.
 struct EraClues {
   bool bare_array = false;
-  bool capitalized_categories = false;  // Kernel / Runtime / Operator (2021)
+  bool capitalized_categories = false;  // Kernel / Runtime / Memcpy / Memset (2021, still in PyTorch 1.10)
+  bool operator_category = false;       // Operator: CPU ops before the June 2021 refactor
+  bool launch_flows = false;            // cat "async", name "launch" (2021; 1.10 wrote "async_gpu")
   bool fractional_times = false;
   bool base_time = false;
   bool ac2g_flows = false;

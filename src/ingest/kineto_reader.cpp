@@ -77,7 +77,7 @@ void read_args(Cursor& c, RawEvent& e) {
       case 6:
         if (is(key, "device")) target = &e.device;
         else if (is(key, "stream")) target = &e.stream;
-        else if (is(key, "Ev Idx")) { e.has_ev_idx = true; }
+        else if (is(key, "Ev Idx")) e.has_ev_idx = true;  // 2022-10 on (2022's "Profiler Event Index" before)
         break;
       case 7:
         if (is(key, "context")) target = &e.context;
@@ -114,7 +114,6 @@ void read_args(Cursor& c, RawEvent& e) {
         break;
       case 20:
         if (is(key, "registers per thread")) target = &e.registers;
-        else if (is(key, "Profiler Event Index")) e.has_ev_idx = true;
         break;
       default:
         break;
