@@ -5,11 +5,13 @@
 #include <unistd.h>
 #include <isa-l/igzip_lib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <string_view>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -65,15 +67,33 @@ class PlainFileStream final : public ByteStream {
 };
 
 // Inflates on its own thread into a small queue of blocks; read() hands them out in order.
-class GzipFileStream final : public ByteStream {
+class MemoryStream final : public ByteStream {
+ public:
+  explicit MemoryStream(std::string_view bytes) : bytes_(bytes) {}
+  Result<size_t> read(char* dst, size_t capacity) override {
+    const size_t n = std::min(capacity, bytes_.size() - offset_);
+    std::memcpy(dst, bytes_.data() + offset_, n);
+    offset_ += n;
+    return n;
+  }
+  uint64_t file_bytes_read() const override { return offset_; }
+  bool compressed() const override { return false; }
+
+ private:
+  std::string_view bytes_;
+  size_t offset_ = 0;
+};
+
+class GzipStream final : public ByteStream {
  public:
   static constexpr size_t kBlock = 4u << 20;
   static constexpr size_t kQueueDepth = 3;
 
-  GzipFileStream(std::string path, int fd) : path_(std::move(path)), file_(fd) {
+  GzipStream(std::string name, std::unique_ptr<ByteStream> compressed)
+      : path_(std::move(name)), source_(std::move(compressed)) {
     worker_ = std::thread([this] { inflate_all(); });
   }
-  ~GzipFileStream() override {
+  ~GzipStream() override {
     {
       std::lock_guard lock(mu_);
       cancelled_ = true;
@@ -151,9 +171,10 @@ class GzipFileStream final : public ByteStream {
     Status status;
     for (;;) {
       if (state->avail_in == 0) {
-        ssize_t n = read_fully(file_.fd(), reinterpret_cast<char*>(in.data()), in.size());
-        if (n < 0) { status = IoError(fmt::format("{}: read failed: {}", path_, std::strerror(errno))); break; }
-        compressed_read_ += static_cast<uint64_t>(n);
+        auto got = source_->read(reinterpret_cast<char*>(in.data()), in.size());
+        if (!got.ok()) { status = got.status(); break; }
+        const size_t n = *got;
+        compressed_read_ += n;
         if (n == 0) {
           if (!member_done) {
             status = BadInput(fmt::format("{}: truncated gzip data: the compressed stream ends after {} bytes, "
@@ -200,7 +221,7 @@ class GzipFileStream final : public ByteStream {
   }
 
   std::string path_;
-  FileHandle file_;
+  std::unique_ptr<ByteStream> source_;
   std::thread worker_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -226,8 +247,16 @@ Result<std::unique_ptr<ByteStream>> open_byte_stream(const std::string& path) {
   const bool gz = is_gzip_file(path);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
-  if (gz) return std::unique_ptr<ByteStream>(new GzipFileStream(path, fd));
-  return std::unique_ptr<ByteStream>(new PlainFileStream(path, fd));
+  std::unique_ptr<ByteStream> file = std::make_unique<PlainFileStream>(path, fd);
+  if (gz) return std::unique_ptr<ByteStream>(std::make_unique<GzipStream>(path, std::move(file)));
+  return file;
+}
+
+std::unique_ptr<ByteStream> open_memory_stream(std::string_view bytes, const std::string& name) {
+  std::unique_ptr<ByteStream> plain = std::make_unique<MemoryStream>(bytes);
+  const bool gz = bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
+  if (gz) return std::make_unique<GzipStream>(name, std::move(plain));
+  return plain;
 }
 
 }  // namespace tracedoc

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -28,5 +29,8 @@ bool is_gzip_file(const std::string& path);
 
 // Opens `path`, inflating it when it starts with the gzip magic bytes.
 Result<std::unique_ptr<ByteStream>> open_byte_stream(const std::string& path);
+// The same over bytes in memory (they must outlive the stream); `name` is used in errors. For the
+// fuzzers and tests: every reader path without a file.
+std::unique_ptr<ByteStream> open_memory_stream(std::string_view bytes, const std::string& name);
 
 }  // namespace tracedoc

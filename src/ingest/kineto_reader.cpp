@@ -310,8 +310,15 @@ bool looks_like_kineto(const std::string& path) {
 Result<Trace> read_kineto_trace(const std::string& path) {
   auto opened = open_byte_stream(path);
   if (!opened.ok()) return opened.status();
-  ByteStream& in = **opened;
+  return read_kineto_stream(**opened, path);
+}
 
+Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name) {
+  auto in = open_memory_stream(bytes, name);
+  return read_kineto_stream(*in, name);
+}
+
+Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path) {
   Trace trace;
   trace.source.path = path;
   trace.source.format = "kineto-json";

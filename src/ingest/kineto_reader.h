@@ -22,6 +22,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -36,6 +37,12 @@ bool looks_like_kineto(const std::string& path);
 // One trace file. The rank comes from distributedInfo, else from a `rank-N`/`rank_N`/`rankN` in
 // the file name, else stays -1.
 Result<Trace> read_kineto_trace(const std::string& path);
+
+// The same from a stream (plain or already inflating), or from bytes in memory (plain or gzip);
+// `name` stands for the file in error messages.
+class ByteStream;
+Result<Trace> read_kineto_stream(ByteStream& in, const std::string& name);
+Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name);
 
 // A directory of per-rank files (tensorboard_trace_handler layout): every *.json / *.json.gz that
 // is a trace, read on up to `threads` threads and merged into one Trace whose CPU thread ids carry

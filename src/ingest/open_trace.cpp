@@ -29,9 +29,9 @@ std::string find_on_path(const std::string& program) {
   size_t pos = 0;
   while (pos <= p.size()) {
     size_t next = p.find(':', pos);
-    std::string dir = p.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + program;
+    const std::string dir = p.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    // An empty PATH entry means the current directory.
+    const std::string candidate = fmt::format("{}/{}", dir.empty() ? std::string_view(".") : std::string_view(dir), program);
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     if (next == std::string::npos) break;
     pos = next + 1;
