@@ -232,6 +232,29 @@ TEST(Cli, PyTorchTraceReports) {
   EXPECT_EQ(line_count(r.err), 1u) << r.err;
 }
 
+TEST(Cli, MaxMemoryStopsReadingCleanly) {
+  TempDir dir;
+  std::string doc = "{\"traceEvents\": [\n";
+  for (int i = 0; i < 300000; ++i) {
+    doc += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(i % 50) + "\", \"pid\": 0, \"tid\": 7, \"ts\": " +
+           std::to_string(1000 + i) + ", \"dur\": 1, \"args\": {\"stream\": 7, \"correlation\": " + std::to_string(i) + "}},\n";
+  }
+  doc += "{}]}";
+  const fs::path trace = dir.write("big.json", doc);
+  // 24 MiB: the 16 MiB read window plus the process itself already come close; 300,000 kernels do not fit.
+  TempDir out;
+  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "-o", (out.path() / "base").string(),
+                       "--max-memory", "24M", trace.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("needs more memory than the limit of 24 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(trace.string()), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(out.path()));
+  // With room enough it reads.
+  r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--max-memory", "1G", trace.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(tracedoc({"stats", "--max-memory", "lots", trace.string()}).exit_code, 2);
+}
+
 TEST(Cli, NsysRepWithoutNsysSaysHowToExport) {
   TempDir dir;
   CliRun r = tracedoc({"stats", dir.write("r.nsys-rep", "x").string()}, "/nonexistent-dir");

@@ -17,6 +17,7 @@
 #include "analysis/nsys_stats/registry.h"
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
+#include "common/memory_budget.h"
 #include "ingest/open_trace.h"
 #include "report/atomic_file.h"
 #include "report/writers.h"
@@ -35,6 +36,7 @@ struct StatsOptions {
   bool all_ranks = false;
   bool list_reports = false;
   int64_t rank = -1;
+  std::string max_memory;
 };
 
 // Holds back begin() until the first row, so that empty reports print nothing.
@@ -188,6 +190,11 @@ int run_stats(const StatsOptions& opt) {
     tables |= kLoadRanges;
   }
 
+  auto memory_limit = opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit())
+                                             : parse_memory_size(opt.max_memory);
+  if (!memory_limit.ok()) return fail(memory_limit.status());
+  MemoryBudget::set_limit(*memory_limit);
+
   OpenOptions open_options;
   open_options.nsys.tables = tables;
   open_options.rank = opt.rank;
@@ -296,6 +303,9 @@ std::function<int()> add_stats_command(CLI::App& app) {
                   "Nsight Systems export (.sqlite) or report (.nsys-rep), PyTorch profiler trace (.json, .json.gz) "
                   "or a directory of per-rank PyTorch traces");
   cmd->add_option("--rank", opt->rank, "PyTorch traces: only this rank (default: all ranks of a directory)");
+  cmd->add_option("--max-memory", opt->max_memory,
+                  "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G "
+                  "(default: 80% of RAM or of the container's limit)");
   cmd->add_option("-r,--report", opt->reports, "Reports to run, comma-separated, with optional :args (default: the nsys default set)")
       ->allow_extra_args(false);  // `-r a,b INPUT`: the input is not one more report
   cmd->add_option("-f,--format", opt->format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/memory_budget.h"
 #include "ingest/kineto_events.h"
 #include "ingest/kineto_reader.h"
 
@@ -223,6 +224,7 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, i
   for (const auto& t : ranks) {
     const TimeNs shift = t.pytorch.base_time_ns > 0 ? t.pytorch.base_time_ns - base : 0;
     TraceAppender(merged, t, t.pytorch.rank + 1, shift).run();
+    TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(dir));
   }
   merged.source.session_start_utc_ns = merged.pytorch.base_time_ns;
   kineto::sort_by_time(merged);

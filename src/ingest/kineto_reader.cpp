@@ -8,6 +8,7 @@
 #include <regex>
 #include <vector>
 
+#include "common/memory_budget.h"
 #include "ingest/byte_stream.h"
 #include "ingest/json_cursor.h"
 #include "ingest/kineto_events.h"
@@ -334,6 +335,7 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path) {
   size_t filled = 0, pos = 0;
   uint64_t window_offset = 0;
   bool eof = false;
+  uint64_t units = 0;
   try {
     for (;;) {
       Cursor c(buffer.data() + pos, buffer.data() + filled, eof, window_offset + pos);
@@ -341,6 +343,7 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path) {
         while (place != Place::kDone) {
           read_unit(c, place, top, event);
           pos = static_cast<size_t>(c.p - buffer.data());
+          if ((++units & 0xFFFF) == 0) TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path));
         }
         break;
       } catch (const json::NeedMore&) {
@@ -351,7 +354,10 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path) {
         pos = 0;
         filled = keep;
         const size_t capacity = buffer.size() - json::kPadding;
-        if (filled > capacity / 2) buffer.resize(capacity * 2 + json::kPadding);  // one huge event
+        if (filled > capacity / 2) {  // one huge event: the window doubles
+          TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path, capacity));
+          buffer.resize(capacity * 2 + json::kPadding);
+        }
         auto n = in.read(buffer.data() + filled, buffer.size() - json::kPadding - filled);
         if (!n.ok()) return n.status();
         if (*n == 0) eof = true;

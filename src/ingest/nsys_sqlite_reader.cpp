@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/flat_hash.h"
+#include "common/memory_budget.h"
 #include "ingest/sqlite_db.h"
 #include "ingest/sqlite_fast_scan.h"
 
@@ -541,6 +542,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     loader.use_fast_scanner(fast.get());
     auto run = [&](uint32_t bit, Status (Loader::*fn)()) {
       if (gpu_status.ok() && (want & bit)) gpu_status = (loader.*fn)();
+      if (gpu_status.ok() && (want & bit)) gpu_status = MemoryBudget::check(path);
     };
     run(kLoadApi, &Loader::load_api);
     run(kLoadKernels, &Loader::load_kernels);
@@ -561,10 +563,12 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
 
   Status st = main_loader.load_metadata();
   if (st.ok()) st = main_loader.load_strings(ids);
+  if (st.ok()) st = MemoryBudget::check(path);
   if (st.ok() && (want & kLoadRanges)) st = main_loader.load_ranges(ids);
   if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_os_calls();
   if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
   if (st.ok()) st = main_loader.load_small_tables(ids);
+  if (st.ok()) st = MemoryBudget::check(path);
 
   const auto a_done = std::chrono::steady_clock::now();
   if (worker.joinable()) {

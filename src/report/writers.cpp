@@ -260,7 +260,9 @@ class ColumnWriter : public RowSink {
     for (size_t i = 0; i < r.size(); ++i) {
       char align = header ? 'c' : (r[i].second ? 'r' : 'l');
       if (boxed_) {
-        line += " " + pad(r[i].first, widths_[i], align) + " |";
+        line += ' ';
+        line += pad(r[i].first, widths_[i], align);
+        line += " |";
       } else {
         if (i) line += "  ";
         line += pad(r[i].first, widths_[i], align);
