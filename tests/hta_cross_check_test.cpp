@@ -215,8 +215,8 @@ TEST_P(HtaCrossCheck, KernelBreakdownEqualsHta) {
   // HTA keeps negative durations (its rounding then makes them more negative) and, in 0.5.0, events
   // longer than a week; tracedoc clamps the first to 0 and drops the second. None of these files has
   // either, and if one did the numbers below could not agree.
-  EXPECT_EQ(t.pytorch.warnings.negative_durations, 0) << file;
-  EXPECT_EQ(t.pytorch.warnings.absurd_durations, 0) << file;
+  EXPECT_EQ(t.warnings.negative_durations, 0) << file;
+  EXPECT_EQ(t.warnings.absurd_durations, 0) << file;
 
   const Computed mine = compute(t);
   EXPECT_EQ(mine.unnamed_memory, 0) << file << ": copies/sets whose Kineto name cannot be rebuilt from the model";

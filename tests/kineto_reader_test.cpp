@@ -187,9 +187,9 @@ TEST(KinetoReader, NegativeAndAbsurdDurationsAreCountedNotFatal) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->kernels.size(), 1u);
   EXPECT_EQ(t->kernels.end[0], t->kernels.start[0]);
-  EXPECT_EQ(t->pytorch.warnings.negative_durations, 1);
-  EXPECT_EQ(t->pytorch.warnings.absurd_durations, 1);
-  EXPECT_EQ(t->pytorch.warnings.missing_times, 1);
+  EXPECT_EQ(t->warnings.negative_durations, 1);
+  EXPECT_EQ(t->warnings.absurd_durations, 1);
+  EXPECT_EQ(t->warnings.missing_times, 1);
 }
 
 TEST(KinetoReader, EventsAcrossManyWindowsAndOneHugeEvent) {

@@ -121,10 +121,14 @@ int fail(const Status& st) {
 
 // Per-event problems of a PyTorch trace, one line on stderr: counted, never fatal.
 void report_read_warnings(const Trace& trace) {
-  const auto& w = trace.pytorch.warnings;
+  const auto& w = trace.warnings;
   if (!w.any()) return;
   std::vector<std::string> parts;
-  if (w.negative_durations) parts.push_back(fmt::format("{} with a negative duration (read as 0)", w.negative_durations));
+  const bool json = trace.source.format == "kineto-json";
+  if (w.negative_durations) {
+    parts.push_back(fmt::format("{} ending before they start ({})", w.negative_durations,
+                                json ? "read with duration 0" : "kept as recorded, as nsys does"));
+  }
   if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
   if (w.missing_times) parts.push_back(fmt::format("{} without a timestamp (skipped)", w.missing_times));
   std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(), fmt::format("{}", fmt::join(parts, "; ")).c_str());

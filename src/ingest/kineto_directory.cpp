@@ -146,10 +146,10 @@ class TraceAppender {
     dp.event_count += sp.event_count;
     dp.python_function_count += sp.python_function_count;
     dp.flow_count += sp.flow_count;
-    dp.warnings.negative_durations += sp.warnings.negative_durations;
-    dp.warnings.absurd_durations += sp.warnings.absurd_durations;
-    dp.warnings.missing_times += sp.warnings.missing_times;
-    dp.warnings.unknown_events += sp.warnings.unknown_events;
+    dst_.warnings.negative_durations += src_.warnings.negative_durations;
+    dst_.warnings.absurd_durations += src_.warnings.absurd_durations;
+    dst_.warnings.missing_times += src_.warnings.missing_times;
+    dst_.warnings.unknown_events += src_.warnings.unknown_events;
   }
 
   Trace& dst_;

@@ -169,7 +169,7 @@ int32_t TraceBuilder::gpu_stream(const RawEvent& e) const {
 }
 
 bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
-  auto& w = t_.pytorch.warnings;
+  auto& w = t_.warnings;
   if (!e.ts.present || !json::parse_micros_as_ns(e.ts.text, start)) {
     w.missing_times++;
     return false;
@@ -181,7 +181,7 @@ bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
     w.negative_durations++;
     dur = 0;
   }
-  if (dur > kWeekNs) {
+  if (dur > kWeekNs || *start > INT64_MAX - dur) {  // (the second: an end past int64)
     w.absurd_durations++;
     return false;
   }
@@ -260,7 +260,7 @@ void TraceBuilder::add_event(const RawEvent& e) {
   }
   const std::string_view ph = e.ph.text;
   if (ph.size() != 1) {
-    t_.pytorch.warnings.unknown_events++;
+    t_.warnings.unknown_events++;
     return;
   }
   switch (ph[0]) {
@@ -305,7 +305,7 @@ void TraceBuilder::add_event(const RawEvent& e) {
     case 'M':
       return add_metadata(e);
     default:
-      t_.pytorch.warnings.unknown_events++;
+      t_.warnings.unknown_events++;
   }
 }
 
@@ -450,7 +450,7 @@ void TraceBuilder::add_sync(const RawEvent& e, TimeNs start, TimeNs end) {
 void TraceBuilder::add_memory(const RawEvent& e) {
   TimeNs time = 0;
   if (!e.ts.present || !json::parse_micros_as_ns(e.ts.text, &time)) {
-    t_.pytorch.warnings.missing_times++;
+    t_.warnings.missing_times++;
     return;
   }
   auto& m = t_.pytorch.allocator;

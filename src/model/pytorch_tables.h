@@ -65,15 +65,6 @@ struct FlowTable {
   size_t size() const { return id.size(); }
 };
 
-// Per-event problems found while reading; counted, reported once, never fatal.
-struct ReadWarnings {
-  int64_t negative_durations = 0;  // dur < 0: the event is kept with dur 0
-  int64_t absurd_durations = 0;    // dur longer than a week: the event is dropped
-  int64_t missing_times = 0;       // X events without ts: dropped
-  int64_t unknown_events = 0;      // phases/categories tracedoc does not model
-  bool any() const { return negative_durations || absurd_durations || missing_times; }
-};
-
 struct PyTorchInfo {
   // Kineto format era (1 = 2021 capitalized categories ... 5 = relative "us.nnn" timestamps with
   // baseTimeNanoseconds; 0 = PyTorch's legacy exporter, a bare event array).
@@ -90,7 +81,6 @@ struct PyTorchInfo {
   CollectiveTable collectives;
   FlowTable forward_backward;
   std::vector<uint32_t> steps;  // rows of Trace::ranges named ProfilerStep#N, in time order
-  ReadWarnings warnings;
 };
 
 }  // namespace tracedoc

@@ -239,6 +239,15 @@ struct TraceSource {
   bool has_table(const std::string& t) const { return tables.count(t) != 0; }
 };
 
+// Per-event problems found while reading; counted, reported once, never fatal.
+struct ReadWarnings {
+  int64_t negative_durations = 0;  // end before start: JSON events kept with dur 0, SQLite rows as they are
+  int64_t absurd_durations = 0;    // dur longer than a week: the event is dropped
+  int64_t missing_times = 0;       // X events without ts: dropped
+  int64_t unknown_events = 0;      // phases/categories tracedoc does not model
+  bool any() const { return negative_durations || absurd_durations || missing_times; }
+};
+
 struct Trace {
   TraceSource source;
   StringPool strings;
@@ -254,6 +263,7 @@ struct Trace {
   UnifiedMemoryTable unified_memory;
   OpenMpEventTable openmp;
   PyTorchInfo pytorch;  // PyTorch profiler traces only
+  ReadWarnings warnings;
   std::vector<ThreadInfo> threads;
   std::vector<ProcessInfo> processes;
   std::vector<DeviceInfo> devices;

@@ -95,9 +95,32 @@ class CsvWriter : public RowSink {
   std::string line_;
 };
 
+// Length of the valid UTF-8 sequence starting at s[i] (1-4), or 0 when the bytes there are not one
+// (overlong forms, surrogates and code points above U+10FFFF included).
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
+  return n;
+}
+
+// Names come from the trace and may hold any bytes: control characters are escaped and invalid
+// UTF-8 becomes U+FFFD, so the document is always valid JSON.
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"': out.append("\\\""); break;
       case '\\': out.append("\\\\"); break;
@@ -105,8 +128,16 @@ void append_json_string(std::string& out, std::string_view s) {
       case '\r': out.append("\\r"); break;
       case '\t': out.append("\\t"); break;
       default:
-        if (c < 0x20) out.append(fmt::format("\\u{:04x}", c));
-        else out.push_back(static_cast<char>(c));
+        if (c < 0x20) {
+          out.append(fmt::format("\\u{:04x}", c));
+        } else if (c < 0x80) {
+          out.push_back(static_cast<char>(c));
+        } else if (const size_t n = utf8_sequence_length(s, i)) {
+          out.append(s.substr(i, n));
+          i += n - 1;
+        } else {
+          out.append("\uFFFD");
+        }
     }
   }
   out.push_back('"');
