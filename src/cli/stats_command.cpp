@@ -130,7 +130,7 @@ void report_read_warnings(const Trace& trace) {
                                 json ? "read with duration 0" : "kept as recorded, as nsys does"));
   }
   if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
-  if (w.missing_times) parts.push_back(fmt::format("{} without a timestamp (skipped)", w.missing_times));
+  if (w.missing_times) parts.push_back(fmt::format("{} without a usable timestamp (skipped)", w.missing_times));
   std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(), fmt::format("{}", fmt::join(parts, "; ")).c_str());
 }
 

@@ -176,7 +176,15 @@ bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
   }
   if (e.ts.text.find('.') != std::string_view::npos) clues_.fractional_times = true;
   TimeNs dur = 0;
-  if (e.dur.present && !json::parse_micros_as_ns(e.dur.text, &dur)) dur = 0;
+  if (e.dur.present && !json::parse_micros_as_ns(e.dur.text, &dur)) {
+    // A number too large for int64 ns is an absurd duration; anything else (null, N/A) reads as 0.
+    const char first = e.dur.text.empty() ? ' ' : e.dur.text.front();
+    if ((first >= '0' && first <= '9') || first == '-' || first == '+') {
+      w.absurd_durations++;
+      return false;
+    }
+    dur = 0;
+  }
   if (dur < 0) {
     w.negative_durations++;
     dur = 0;

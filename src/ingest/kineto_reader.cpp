@@ -259,6 +259,11 @@ void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
         place = top.builder.clues().bare_array ? Place::kAfterDocument : Place::kTopMembers;
         return;
       }
+      if (c.peek() != '{') {  // a number, string or null in the event list: not an event, skipped
+        c.skip_value(1);
+        top.trace.warnings.unknown_events++;
+        return;
+      }
       event = RawEvent{};
       read_event(c, event);
       if (event.ph.present) top.events_with_phase++;

@@ -242,8 +242,8 @@ struct TraceSource {
 // Per-event problems found while reading; counted, reported once, never fatal.
 struct ReadWarnings {
   int64_t negative_durations = 0;  // end before start: JSON events kept with dur 0, SQLite rows as they are
-  int64_t absurd_durations = 0;    // dur longer than a week: the event is dropped
-  int64_t missing_times = 0;       // X events without ts: dropped
+  int64_t absurd_durations = 0;    // dur longer than a week (or past int64): the event is dropped
+  int64_t missing_times = 0;       // events without a usable ts (absent, not a number, past int64): dropped
   int64_t unknown_events = 0;      // phases/categories tracedoc does not model
   bool any() const { return negative_durations || absurd_durations || missing_times; }
 };
