@@ -213,6 +213,26 @@ TEST(Cli, BadPyTorchTracesAreRejectedCleanly) {
   expect_rejected(dir.write("empty.json", ""), "empty JSON file");
 }
 
+TEST(Cli, PyTorchInputsAreNeverModified) {
+  TempDir dir;
+  const fs::path gz = dir.write("rank0.pt.trace.json.gz", gzip_bytes(kTinyKineto));
+  const fs::path plain = dir.write("rank1.pt.trace.json", kTinyKineto);
+  std::vector<std::pair<fs::path, std::string>> before;
+  for (const fs::path& p : {gz, plain}) before.emplace_back(p, read_file(p));
+  const auto gz_time = fs::last_write_time(gz), plain_time = fs::last_write_time(plain);
+  TempDir out;
+  for (const auto& input : {gz.string(), plain.string(), dir.path().string()}) {
+    for (const auto* def : {"cuda_gpu_trace", "op_sum,step_sum", "cuda_gpu_kern_sum:base"}) {
+      CliRun r = tracedoc({"stats", "-r", def, "-f", "csv", "-o", (out.path() / "out").string(), input});
+      EXPECT_EQ(r.exit_code, 0) << input << " " << def << ": " << r.err;
+    }
+  }
+  for (const auto& [p, bytes] : before) EXPECT_EQ(read_file(p), bytes) << p;
+  EXPECT_EQ(fs::last_write_time(gz), gz_time);
+  EXPECT_EQ(fs::last_write_time(plain), plain_time);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator{}), 2);  // nothing added
+}
+
 TEST(Cli, PyTorchTraceReports) {
   TempDir dir;
   const fs::path trace = dir.write("tiny.pt.trace.json.gz", gzip_bytes(kTinyKineto));
