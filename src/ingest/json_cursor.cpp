@@ -103,12 +103,11 @@ bool parse_micros_as_ns(std::string_view text, int64_t* out) {
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
   unsigned __int128 mantissa = 0;
   int exponent = 0;
-  int digits = 0;
   bool any = false;
   constexpr unsigned __int128 kLimit = static_cast<unsigned __int128>(1) << 100;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
     any = true;
-    if (mantissa < kLimit) { mantissa = mantissa * 10 + static_cast<unsigned>(text[i] - '0'); ++digits; }
+    if (mantissa < kLimit) mantissa = mantissa * 10 + static_cast<unsigned>(text[i] - '0');
     else ++exponent;  // digits beyond 30 significant ones only scale
   }
   if (i < text.size() && text[i] == '.') {
@@ -134,7 +133,6 @@ bool parse_micros_as_ns(std::string_view text, int64_t* out) {
   }
   if (i != text.size()) return false;
   exponent += 3;  // µs -> ns
-  (void)digits;
   if (mantissa == 0) { *out = 0; return true; }
   while (exponent > 0) {
     if (mantissa > (static_cast<unsigned __int128>(1) << 64)) return false;

@@ -377,8 +377,7 @@ void TraceBuilder::add_memcpy(const RawEvent& e, TimeNs start, TimeNs end) {
 
 void TraceBuilder::add_memset(const RawEvent& e, TimeNs start, TimeNs end) {
   auto& m = t_.memsets;
-  const CopyDescription d = describe_copy(e.name.text);  // "Memset (Device)": kind in parentheses
-  const std::string_view name = e.name.text;
+  const std::string_view name = e.name.text;  // "Memset (Device)": the memory kind in parentheses
   const size_t open = name.find('('), close = name.rfind(')');
   m.start.push_back(start);
   m.end.push_back(end);
@@ -390,7 +389,6 @@ void TraceBuilder::add_memset(const RawEvent& e, TimeNs start, TimeNs end) {
   m.context.push_back(static_cast<int32_t>(int_or(e.context, 0)));
   m.green_context.push_back(kNoGreen);
   m.stream.push_back(gpu_stream(e));
-  (void)d;
   m.mem_kind.push_back(open != std::string_view::npos && close != std::string_view::npos && open < close
                            ? mem_kind_from(name.substr(open + 1, close - open - 1))
                            : static_cast<uint8_t>(MemKind::kUnknown));
