@@ -3,8 +3,10 @@
 // time by k * (span of the original + 1 ms) and with its ids renumbered by k * (max id + 1), so the
 // result is one valid trace with N times the events of the original and no colliding links.
 //
-//   tile_kineto_trace INPUT(.json|.json.gz) OUTPUT.json N   prints "<events> <kernels>" written
-//   tile_kineto_trace --info INPUT                          prints facts about the input
+//   tile_kineto_trace [--rank R] INPUT(.json|.json.gz) OUTPUT.json N   prints "<events> <kernels>" written
+//   tile_kineto_trace --info INPUT                                     prints facts about the input
+// --rank R makes the output rank R of a multi-rank run (bench/scale_kineto's 64-rank directory): it
+// rewrites distributedInfo's "rank" value, or adds "rank" / a distributedInfo object when missing.
 //
 // Self-contained on purpose (zlib only, not tracedoc's reader): the benchmark input must not depend
 // on the code it measures. The input is held in memory (tens of MB for real traces); the output is
@@ -181,6 +183,10 @@ class Scanner {
 
 struct Parsed {
   size_t events_begin = 0, events_end = 0;  // the traceEvents value, brackets included
+  // For --rank: where the top-level object's members start (after its '{'), where distributedInfo's
+  // members start and whether it has any, and its "rank" value. npos: not in the file.
+  size_t top_open = std::string::npos, dist_open = std::string::npos, rank_pos = std::string::npos, rank_len = 0;
+  bool dist_empty = false;
   std::vector<Event> events;
   std::vector<PatchPoint> patches;
   i128 min_ts = 0, max_end = 0, max_id = -1;
@@ -275,11 +281,25 @@ Parsed parse(const std::string& text) {
     events_array();
   } else {
     bool found = false;
+    out.top_open = sc.pos() + 1;  // members() starts at this '{' (at('[') skipped the whitespace)
     sc.members([&](std::string_view key) {
       if (key == "traceEvents" && sc.at('[')) {
         sc.ws();
         events_array();
         found = true;
+      } else if (key == "distributedInfo" && sc.at('{')) {
+        out.dist_open = sc.pos() + 1;
+        bool any = false;
+        sc.members([&](std::string_view k) {
+          any = true;
+          if (k == "rank" && !sc.at('"') && !sc.at('{') && !sc.at('[')) {
+            out.rank_pos = (sc.ws(), sc.pos());
+            out.rank_len = sc.scalar().size();
+          } else {
+            sc.skip_value();
+          }
+        });
+        out.dist_empty = !any;
       } else {
         sc.skip_value();
       }
@@ -297,6 +317,18 @@ class Output {
   }
   void put(std::string_view s) {
     if (std::fwrite(s.data(), 1, s.size(), f_) != s.size()) die("write failed");
+  }
+  // Writes text[begin, end) with the edit (replace `len` bytes at `pos` by `with`) applied when it
+  // falls inside; a pure insertion (len 0) at `begin` is applied too.
+  struct Edit {
+    size_t pos = std::string::npos, len = 0;
+    std::string with;
+  };
+  void put(std::string_view text, size_t begin, size_t end, const Edit& e) {
+    if (e.pos == std::string::npos || e.pos < begin || e.pos >= end) return put(text.substr(begin, end - begin));
+    put(text.substr(begin, e.pos - begin));
+    put(e.with);
+    put(text.substr(e.pos + e.len, end - e.pos - e.len));
   }
   void close() {
     if (std::fclose(f_) != 0) die("write failed");
@@ -319,8 +351,14 @@ int main(int argc, char** argv) {
                 format_decimal({p.max_id, 0}).c_str(), p.skipped_ids);
     return 0;
   }
+  std::string rank;  // --rank R: as written, checked to be a plain integer
+  if (argc == 6 && std::string(argv[1]) == "--rank") {
+    rank = argv[2];
+    if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos) die("--rank needs a number >= 0");
+    argv += 2, argc -= 2;
+  }
   if (argc != 4) {
-    std::fprintf(stderr, "usage: tile_kineto_trace INPUT(.json|.json.gz) OUTPUT.json N\n       tile_kineto_trace --info INPUT\n");
+    std::fprintf(stderr, "usage: tile_kineto_trace [--rank R] INPUT(.json|.json.gz) OUTPUT.json N\n       tile_kineto_trace --info INPUT\n");
     return 2;
   }
   const std::string input = argv[1], output = argv[2];
@@ -328,6 +366,13 @@ int main(int argc, char** argv) {
   if (n < 1) die("N must be >= 1");
   const std::string text = read_all(input);
   const Parsed p = parse(text);
+  Output::Edit rank_edit;  // applied to the top-level text around traceEvents, which is written once
+  if (!rank.empty()) {
+    if (p.top_open == std::string::npos) die("--rank: the input is a bare event array, with no place for distributedInfo");
+    if (p.rank_pos != std::string::npos) rank_edit = {p.rank_pos, p.rank_len, rank};
+    else if (p.dist_open != std::string::npos) rank_edit = {p.dist_open, 0, "\"rank\": " + rank + (p.dist_empty ? "" : ", ")};
+    else rank_edit = {p.top_open, 0, "\n  \"distributedInfo\": {\"rank\": " + rank + "},"};
+  }
 
   // Whole µs, so that adding the shift never touches the fractional digits of a timestamp.
   const i128 shift_us = (p.max_end - p.min_ts) / 1000 + 1 + 1000;  // span rounded up, plus 1 ms
@@ -335,7 +380,7 @@ int main(int argc, char** argv) {
 
   Output out(output);
   const std::string_view all(text);
-  out.put(all.substr(0, p.events_begin));  // everything before traceEvents' '[' (metadata kept once)
+  out.put(all, 0, p.events_begin, rank_edit);  // everything before traceEvents' '[' (metadata kept once)
   out.put("[");
   size_t events = 0, kernels = 0;
   for (int k = 0; k < n; ++k) {
@@ -359,7 +404,7 @@ int main(int argc, char** argv) {
     }
   }
   out.put("\n]");
-  out.put(all.substr(p.events_end));  // the rest of the top level, traceName etc.
+  out.put(all, p.events_end, all.size(), rank_edit);  // the rest of the top level, traceName etc.
   out.close();
   std::printf("%zu %zu\n", events, kernels);
   return 0;

@@ -22,7 +22,8 @@ struct CliRun {
   std::string out, err;
 };
 
-// Runs build/tracedoc with `args`; `path_env` replaces PATH when given.
+// Runs this build's tracedoc (TRACEDOC_BINARY_DIR: build/, or build-asan/ for the sanitized suite)
+// with `args`; `path_env` replaces PATH when given.
 CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "") {
   const fs::path dir = fs::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
   fs::create_directories(dir);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <zlib.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,9 +26,14 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "tracedoc-hostile-test";
-  fs::create_directories(dir);
-  return dir / name;
+  // One folder per test process, removed at exit: ctest runs the tests (and another build's suite,
+  // e.g. build-asan's) in parallel, and tests write files of the same names.
+  static const struct Dir {
+    fs::path path = fs::temp_directory_path() / ("tracedoc-hostile-test-" + std::to_string(::getpid()));
+    ~Dir() { std::error_code ec; fs::remove_all(path, ec); }
+  } dir;
+  fs::create_directories(dir.path);
+  return dir.path / name;
 }
 
 std::string gzip(const std::string& text) {

@@ -2,6 +2,7 @@
 // timestamps, streaming across window refills, and the errors for inputs no tool can read.
 #include <gtest/gtest.h>
 #include <zlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,9 +21,14 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_path(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / "tracedoc-kineto-test";
-  fs::create_directories(dir);
-  return dir / name;
+  // One folder per test process, removed at exit: ctest runs the tests (and another build's suite,
+  // e.g. build-asan's) in parallel, and tests write files of the same names.
+  static const struct Dir {
+    fs::path path = fs::temp_directory_path() / ("tracedoc-kineto-test-" + std::to_string(::getpid()));
+    ~Dir() { std::error_code ec; fs::remove_all(path, ec); }
+  } dir;
+  fs::create_directories(dir.path);
+  return dir.path / name;
 }
 
 std::string write_text(const std::string& name, const std::string& text) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "analysis/checked_math.h"
+
 namespace tracedoc {
 
 double StdevAccumulator::stdev() const {
@@ -19,7 +21,7 @@ double nsys_quantile(std::span<const int64_t> sorted, double fraction) {
   const double need_right = static_cast<double>(cnt) - pcnt;
   int64_t below = 0;  // values strictly less than the current distinct value
   int64_t selected = 0;
-  int64_t sum = 0;
+  __int128 sum = 0;  // two int64 values of a damaged file may overflow int64 (the result is a double anyway)
   for (size_t i = 0; i < sorted.size();) {
     size_t j = i;
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
@@ -95,7 +97,7 @@ SummaryStats summarize(std::span<int64_t> values) {
   s.min = values[0];
   s.max = values[0];
   for (int64_t v : values) {
-    s.total += v;
+    s.total = sat_add(s.total, v);  // SQLite's sum() fails past int64; damaged files get there (checked_math.h)
     fsum += static_cast<double>(v);
     s.min = std::min(s.min, v);
     s.max = std::max(s.max, v);
@@ -103,7 +105,6 @@ SummaryStats summarize(std::span<int64_t> values) {
   }
   s.avg = fsum / static_cast<double>(s.count);
   s.stdev = acc.stdev();
-  const int64_t n = s.count;
   if (values.size() < kSortBelow) {
     std::sort(values.begin(), values.end());
     std::span<const int64_t> sorted(values.data(), values.size());

@@ -111,12 +111,16 @@ Status MappedSqliteFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& o
     const uint8_t* p = page(number);
     const size_t header = number == 1 ? 100 : 0;
     const uint8_t type = p[header];
+    const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
+    // The cell pointer array must fit in the page: a damaged count would have the scan read
+    // pointers from the following pages, or past the end of the mapping
+    // (fuzz/regressions/fuzz_nsys_sqlite/cell_count_past_mapping.sqlite).
+    if (header + (type == 0x0D ? 8u : 12u) + 2u * cells > usable_) return BadInput("damaged SQLite b-tree page");
     if (type == 0x0D) {
       out.push_back(number);
       continue;
     }
     if (type != 0x05) return BadInput("unexpected SQLite page type");
-    const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
     const uint8_t* pointers = p + header + 12;
     stack.push_back(be32(p + header + 8));  // right-most child, visited last
     for (int c = cells - 1; c >= 0; --c) {
@@ -129,7 +133,8 @@ Status MappedSqliteFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& o
 }
 
 bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const std::vector<int>& columns,
-                                   int rowid_column, std::vector<SqlValue>& values, std::string& scratch) const {
+                                   int rowid_column, std::vector<SqlValue>& values, std::string& scratch,
+                                   uint32_t& overflow_left) const {
   const uint8_t* page_end = p + usable_;
   const uint8_t* c = p + cell_offset;
   uint64_t payload_size = 0, rowid = 0;
@@ -148,7 +153,8 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
     scratch.assign(reinterpret_cast<const char*>(c), local);
     uint32_t next = be32(c + local);
     while (scratch.size() < payload_size) {
-      if (next == 0 || next > page_count_) return false;
+      if (next == 0 || next > page_count_ || overflow_left == 0) return false;  // overflow_left: see the header
+      --overflow_left;
       const uint8_t* op = page(next);
       const size_t take = std::min<uint64_t>(u - 4, payload_size - scratch.size());
       scratch.append(reinterpret_cast<const char*>(op + 4), take);
@@ -188,7 +194,12 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
       } else if (type == 7) {
         uint64_t bits = static_cast<uint64_t>(read_int(body, 8));
         v.type = SqlValue::Type::kReal; std::memcpy(&v.d, &bits, 8);
-        v.i = static_cast<int64_t>(v.d);
+        // As sqlite3_column_int64: clamped to the int64 range, NaN as 0 (a plain cast of an
+        // out-of-range double is undefined behaviour; damaged pages hold any bits).
+        v.i = !(v.d == v.d) ? 0
+              : v.d >= 9223372036854775807.0 ? INT64_MAX
+              : v.d <= -9223372036854775808.0 ? INT64_MIN
+                                               : static_cast<int64_t>(v.d);
       } else if (type == 8 || type == 9) {
         v.type = SqlValue::Type::kInt; v.i = type == 9;
       } else if (type >= 12) {

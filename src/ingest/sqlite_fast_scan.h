@@ -51,8 +51,13 @@ class MappedSqliteFile {
   static constexpr size_t kReleaseBatch = 2048;
   void release_pages(uint32_t first, uint32_t last) const;
   // Decodes one cell; fills `values` for the requested columns. Returns false on corruption.
+  // `overflow_left`: overflow pages the rest of the scan may still follow. In a sound file each
+  // belongs to one cell, so a table's scan follows at most page_count_ of them; a damaged file
+  // whose cells share (or loop through) a chain would otherwise copy file-size payloads per cell
+  // (quadratic time; with a chain that loops, unbounded memory: overflow_chain_loop.sqlite in
+  // fuzz/regressions/fuzz_nsys_sqlite).
   bool decode_cell(const uint8_t* page, uint16_t cell_offset, const std::vector<int>& columns, int rowid_column,
-                   std::vector<SqlValue>& values, std::string& scratch) const;
+                   std::vector<SqlValue>& values, std::string& scratch, uint32_t& overflow_left) const;
   const uint8_t* page(uint32_t number) const {
     return data_ + static_cast<size_t>(number - 1) * page_size_;
   }
@@ -78,6 +83,7 @@ Status MappedSqliteFile::scan(uint32_t root_page, const std::vector<int>& column
   on_count(total);
   std::vector<SqlValue> values(columns.size() + 1);  // the extra one stays NULL
   std::string scratch;
+  uint32_t overflow_left = page_count_;  // see decode_cell
   uint32_t batch_low = UINT32_MAX, batch_high = 0;
   size_t in_batch = 0;
   for (uint32_t number : leaves) {
@@ -93,7 +99,7 @@ Status MappedSqliteFile::scan(uint32_t root_page, const std::vector<int>& column
     const uint8_t* pointers = p + header + 8;
     for (uint16_t c = 0; c < cells; ++c) {
       const uint16_t offset = static_cast<uint16_t>((pointers[2 * c] << 8) | pointers[2 * c + 1]);
-      if (!decode_cell(p, offset, columns, rowid_column, values, scratch)) {
+      if (!decode_cell(p, offset, columns, rowid_column, values, scratch, overflow_left)) {
         return BadInput("damaged SQLite table page " + std::to_string(number));
       }
       row(std::span<const SqlValue>(values));

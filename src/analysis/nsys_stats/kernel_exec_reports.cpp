@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "analysis/checked_math.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/nsys_stats/nvtx_kernel_names.h"
 #include "analysis/statistics.h"
@@ -69,11 +70,12 @@ std::vector<Launch> join_launches(const Trace& trace, const KernelLaunchJoin& jo
 
 // Queue time: from the end of the call to the start of the kernel, NULL when the kernel started first.
 bool has_queue(const Trace& trace, const Launch& l) {
-  return trace.kernels.start[l.kernel] - trace.api.end[l.call] >= 0;
+  // sat_sub: damaged times must not overflow (checked_math.h); the sign is what matters here.
+  return sat_sub(trace.kernels.start[l.kernel], trace.api.end[l.call]) >= 0;
 }
 
 TimeNs total_duration(const Trace& trace, const Launch& l) {
-  return std::max(trace.api.end[l.call], trace.kernels.end[l.kernel]) - trace.api.start[l.call];
+  return sat_sub(std::max(trace.api.end[l.call], trace.kernels.end[l.kernel]), trace.api.start[l.call]);
 }
 
 // NULL sorts first, then texts byte-wise (SQLite's BINARY collation).
@@ -168,9 +170,9 @@ Status cuda_kern_exec_sum(const Trace& trace, const ReportArgs& args, RowSink& s
     for (size_t m = offset[g]; m < offset[g + 1]; ++m) {
       const Launch& l = launches[members[m]];
       total.push_back(total_duration(trace, l));
-      api.push_back(a.end[l.call] - a.start[l.call]);
-      if (has_queue(trace, l)) queue.push_back(k.start[l.kernel] - a.end[l.call]);
-      kernel.push_back(k.end[l.kernel] - k.start[l.kernel]);
+      api.push_back(sat_sub(a.end[l.call], a.start[l.call]));  // no overflow on damaged times
+      if (has_queue(trace, l)) queue.push_back(sat_sub(k.start[l.kernel], a.end[l.call]));
+      kernel.push_back(sat_sub(k.end[l.kernel], k.start[l.kernel]));
     }
     const Launch& first = launches[first_launch[g]];
     const int64_t tid = a.global_tid[first.call];
@@ -227,11 +229,11 @@ Status cuda_kern_exec_trace(const Trace& trace, const ReportArgs& args, RowSink&
     const bool queued = has_queue(trace, l);
     const int64_t tid = a.global_tid[c];
     row[0] = Cell::integer(a.start[c]);
-    row[1] = Cell::integer(a.end[c] - a.start[c]);
+    row[1] = sql_sub(a.end[c], a.start[c]);  // no overflow on damaged times (checked_math.h)
     row[2] = queued ? Cell::integer(a.end[c]) : Cell::null();
-    row[3] = queued ? Cell::integer(k.start[i] - a.end[c]) : Cell::null();
+    row[3] = queued ? sql_sub(k.start[i], a.end[c]) : Cell::null();
     row[4] = Cell::integer(k.start[i]);
-    row[5] = Cell::integer(k.end[i] - k.start[i]);
+    row[5] = sql_sub(k.end[i], k.start[i]);
     row[6] = Cell::integer(total_duration(trace, l));
     row[7] = Cell::integer(pid_of(tid));
     row[8] = Cell::integer(tid_of(tid));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analysis/checked_math.h"
+
 namespace tracedoc::nsys_stats {
 
 StrId kernel_name(const Trace& trace, size_t i, const ReportArgs& args) {
@@ -71,7 +73,7 @@ std::string NvtxNamer::tag(size_t i, bool* null) const {
 
 TimeNs NvtxNamer::duration(size_t i) const {
   const auto& r = trace_.ranges;
-  return (r.end[i] == kNoTime ? max_ts_ : r.end[i]) - r.start[i];
+  return sat_sub(r.end[i] == kNoTime ? max_ts_ : r.end[i], r.start[i]);  // no overflow on damaged times
 }
 
 }  // namespace tracedoc::nsys_stats

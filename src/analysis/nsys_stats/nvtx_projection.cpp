@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "analysis/checked_math.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/nsys_stats/sqlite_rtree.h"
 #include "common/flat_hash.h"
@@ -188,7 +189,7 @@ bool ProjectionRanges::assign_parents(const std::vector<uint32_t>& tie_rank) {
     key.resize(m);
     for (size_t p = 0; p < m; ++p) {
       const uint32_t slot = by_thread_[begin + p];
-      key[p] = {end_[slot] - start_[slot], tie_rank[slot]};
+      key[p] = {sat_sub(end_[slot], start_[slot]), tie_rank[slot]};  // no overflow on damaged times
     }
     // Fenwick index (1-based) of each range's end, larger ends first, so that a prefix is "end >= x".
     by_end.resize(m);

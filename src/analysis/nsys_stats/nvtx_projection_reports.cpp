@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "analysis/checked_math.h"
 #include "analysis/grouped_values.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/nsys_stats/nvtx_projection.h"
@@ -103,7 +104,7 @@ Status nvtx_gpu_proj_trace(const Trace& trace, const ReportArgs& args, RowSink& 
   auto projected = [&](const RangeProjection& proj, int64_t global_tid) {
     const bool timed = proj.first_start != kNoTime && proj.last_end != kNoTime;
     row[1] = timed ? Cell::integer(proj.first_start) : Cell::null();
-    row[2] = timed ? Cell::integer(proj.last_end - proj.first_start) : Cell::null();
+    row[2] = timed ? sql_sub(proj.last_end, proj.first_start) : Cell::null();  // no overflow on damaged times
     row[6] = Cell::integer(pid_of(global_tid));
     row[7] = Cell::integer(tid_of(global_tid));
     row[8] = Cell::integer(proj.op_count);
@@ -128,7 +129,7 @@ Status nvtx_gpu_proj_trace(const Trace& trace, const ReportArgs& args, RowSink& 
     if (!ranges.name_is_null(s)) row[0] = Cell::text(ranges.name(s));
     projected(proj, ranges.global_tid(s));
     row[3] = Cell::integer(ranges.start(s));
-    row[4] = Cell::integer(ranges.end(s) - ranges.start(s));
+    row[4] = sql_sub(ranges.end(s), ranges.start(s));  // no overflow on damaged times
     row[5] = Cell::text(style_text(ranges.is_pushpop(s)));
     row[10] = Cell::integer(p.children[s]);
     row[11] = Cell::integer(ranges.range_id(s));
@@ -190,8 +191,9 @@ Status nvtx_gpu_proj_sum(const Trace& trace, const ReportArgs& args, RowSink& si
     for (; end < slots.size() && group_key(slots[end]) == group_key(slots[k]); ++end) {
       const uint32_t s = slots[end];
       const RangeProjection& proj = p.gpu.per_range[s];
-      durations.push_back(proj.last_end - proj.first_start);
-      g.range_time += ranges.end(s) - ranges.start(s);
+      // sat_*: no overflow on damaged times (checked_math.h).
+      durations.push_back(sat_sub(proj.last_end, proj.first_start));
+      g.range_time = sat_add(g.range_time, sat_sub(ranges.end(s), ranges.start(s)));
       g.ops += proj.op_count;
       g.children += p.children[s];
       if (ranges.level(s) != ProjectionRanges::kUnreachable) {  // avg() skips NULL levels
@@ -284,7 +286,7 @@ Status nvtx_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
       kernel_instances.push_back(0);
       last_kernel.push_back(UINT32_MAX);
     }
-    durations.add(g, k.end[kernel] - k.start[kernel]);
+    durations.add(g, sat_sub(k.end[kernel], k.start[kernel]));  // no overflow on damaged times
     // A kernel's rows are consecutive, so count(DISTINCT kernel) counts changes of kernel.
     if (last_kernel[g] != kernel) {
       last_kernel[g] = kernel;

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "analysis/checked_math.h"
+
 namespace tracedoc::nsys_stats {
 
 // Measured against nsys's libsqlite3: (float)(1.0 + (double)(x - min) / (double)(max - min)), and
 // 1.0 when the span is empty.
 float nsys_rtree_scale(int64_t x, int64_t min, int64_t max) {
   if (max == min) return 1.0f;
-  return static_cast<float>(1.0 + static_cast<double>(x - min) / static_cast<double>(max - min));
+  // sql_sub_real: SQLite's subtraction, which goes on in floating point where int64 overflows
+  // (damaged times; a plain int64 subtraction would be undefined behaviour).
+  return static_cast<float>(1.0 + sql_sub_real(x, min) / sql_sub_real(max, min));
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "analysis/grouped_values.h"
+#include "analysis/checked_math.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/nsys_stats/nvtx_kernel_names.h"
 #include "analysis/statistics.h"
@@ -59,7 +60,7 @@ void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const
   const auto stats = groups.summarize_all();
   const auto order = output_order(stats, layout.tie, text, int_key);
   int64_t grand = 0;
-  for (const auto& s : stats) grand += s.total;
+  for (const auto& s : stats) grand = sat_add(grand, s.total);  // no overflow on damaged files
   std::vector<ColumnSpec> columns = time_summary_columns(layout.count_name);
   for (const auto& l : layout.label_columns) columns.push_back({l, Unit::kNone});
   sink.begin(columns);
@@ -97,7 +98,7 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
       if (fresh) configs.push_back(c);
       key |= static_cast<uint64_t>(it->second) << 32;
     }
-    groups.add(groups.group_of(key), k.end[i] - k.start[i]);
+    groups.add(groups.group_of(key), sat_sub(k.end[i], k.start[i]));  // no overflow on damaged times
   }
   auto name_of = [&](uint32_t g) { return static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu); };
   SummaryLayout layout;
@@ -139,9 +140,10 @@ std::vector<std::string> memop_names(const Trace& trace) {
 template <typename Add>
 void for_each_memop(const Trace& trace, Add&& add) {
   const auto& m = trace.memcpys;
-  for (size_t i = 0; i < m.size(); ++i) add(uint32_t{m.copy_kind[i]}, m.end[i] - m.start[i], m.bytes[i]);
+  // sat_sub: no overflow on damaged times (checked_math.h).
+  for (size_t i = 0; i < m.size(); ++i) add(uint32_t{m.copy_kind[i]}, sat_sub(m.end[i], m.start[i]), m.bytes[i]);
   const auto& s = trace.memsets;
-  for (size_t i = 0; i < s.size(); ++i) add(kMemsetKey, s.end[i] - s.start[i], s.bytes[i]);
+  for (size_t i = 0; i < s.size(); ++i) add(kMemsetKey, sat_sub(s.end[i], s.start[i]), s.bytes[i]);
 }
 
 Status memop_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool by_size) {
@@ -189,7 +191,7 @@ Status name_id_summary(const Trace& trace, const ReportArgs& args, RowSink& sink
     const StrId id = t.name[i];
     int8_t& ok = name_ok[id == kNoStr ? trace.strings.size() : id];
     if (ok < 0) ok = args.name_ok(display(trace.str(id))) ? 1 : 0;
-    if (ok) groups.add(groups.group_of(id), t.end[i] - t.start[i]);
+    if (ok) groups.add(groups.group_of(id), sat_sub(t.end[i], t.start[i]));  // no overflow on damaged times
   }
   SummaryLayout layout;
   layout.count_name = "Num Calls";
@@ -319,7 +321,7 @@ Status gpu_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bo
       const StrId n = kernel_names->id(i);
       StrId& l = local_of[n == kNoStr ? kernel_names->id_bound() : n];
       if (l == kNoStr) l = names.intern(kernel_names->text(n));
-      add(l, "CUDA_KERNEL", k.end[i] - k.start[i]);
+      add(l, "CUDA_KERNEL", sat_sub(k.end[i], k.start[i]));  // no overflow on damaged times
     }
   }
   const auto memops = memop_names(trace);
@@ -334,7 +336,7 @@ Status gpu_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bo
     for (size_t i = 0; i < a.size(); ++i) {
       StrId& l = api_local[a.name[i] == kNoStr ? trace.strings.size() : a.name[i]];
       if (l == kNoStr) l = names.intern(strip_api_version(trace.str(a.name[i])));
-      add(l, "CUDA_API", a.end[i] - a.start[i]);
+      add(l, "CUDA_API", sat_sub(a.end[i], a.start[i]));
     }
   }
   auto name_of = [&](uint32_t g) { return names.get(static_cast<StrId>(groups.key(g))); };

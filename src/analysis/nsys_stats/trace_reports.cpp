@@ -6,6 +6,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "analysis/checked_math.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/nsys_stats/nvtx_kernel_names.h"
 
@@ -69,8 +70,9 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
   std::string src_label, dst_label;
   static const std::string kMemset = "[CUDA memset]";
   auto throughput = [](int64_t bytes, int64_t duration) {
-    // SQLite integer arithmetic: bytes * (1000000000 / duration), NULL on division by zero.
-    return duration == 0 ? Cell::null() : Cell::integer(bytes * (1000000000 / duration));
+    // SQLite integer arithmetic: bytes * (1000000000 / duration), NULL on division by zero (and a
+    // real past the int64 range: damaged files hold sizes near 2^63).
+    return duration == 0 ? Cell::null() : sql_mul(bytes, 1000000000 / duration);
   };
   auto green = [](int32_t g) { return g == kNoGreen || g == 0 ? Cell::null() : Cell::integer(g); };
   for (const Ref& r : refs) {
@@ -82,7 +84,7 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
       name = kernel_names->text(kernel_names->id(i));
       if (!args.name_ok(name)) continue;
       row[0] = Cell::integer(k.start[i]);
-      row[1] = Cell::integer(k.end[i] - k.start[i]);
+      row[1] = sql_sub(k.end[i], k.start[i]);  // no overflow on damaged times (checked_math.h)
       row[2] = int_or_null(k.correlation[i]);
       row[3] = Cell::integer(k.grid_x[i]); row[4] = Cell::integer(k.grid_y[i]); row[5] = Cell::integer(k.grid_z[i]);
       row[6] = Cell::integer(k.block_x[i]); row[7] = Cell::integer(k.block_y[i]); row[8] = Cell::integer(k.block_z[i]);
@@ -100,9 +102,9 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
       if (n.empty()) n = "[CUDA memcpy " + trace.copy_label(m.copy_kind[i]) + "]";
       name = n;
       if (!args.name_ok(name)) continue;
-      const int64_t dur = m.end[i] - m.start[i];
+      const int64_t dur = sat_sub(m.end[i], m.start[i]);  // no overflow on damaged times (checked_math.h)
       row[0] = Cell::integer(m.start[i]);
-      row[1] = Cell::integer(dur);
+      row[1] = sql_sub(m.end[i], m.start[i]);
       row[2] = int_or_null(m.correlation[i]);
       row[12] = Cell::integer(m.bytes[i]);
       row[13] = throughput(m.bytes[i], dur);
@@ -119,9 +121,9 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
       const uint32_t i = r.row;
       name = kMemset;
       if (!args.name_ok(name)) continue;
-      const int64_t dur = s.end[i] - s.start[i];
+      const int64_t dur = sat_sub(s.end[i], s.start[i]);  // no overflow on damaged times (checked_math.h)
       row[0] = Cell::integer(s.start[i]);
-      row[1] = Cell::integer(dur);
+      row[1] = sql_sub(s.end[i], s.start[i]);
       row[2] = int_or_null(s.correlation[i]);
       row[12] = Cell::integer(s.bytes[i]);
       row[13] = throughput(s.bytes[i], dur);
@@ -153,7 +155,7 @@ Status cuda_api_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
     if (!args.name_ok(name)) continue;
     auto t = threads.find(a.global_tid[i]);
     row[0] = Cell::integer(a.start[i]);
-    row[1] = Cell::integer(a.end[i] - a.start[i]);
+    row[1] = sql_sub(a.end[i], a.start[i]);  // no overflow on damaged times (checked_math.h)
     row[2] = a.name[i] == kNoStr ? Cell::null() : Cell::text(name);
     row[3] = int_or_null(a.return_value[i]);
     row[4] = int_or_null(a.correlation[i]);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/checked_math.h"
 #include "analysis/grouped_values.h"
 #include "analysis/statistics.h"
 
@@ -105,11 +106,12 @@ std::vector<AddressGroup> group_by_address(AddRows&& add_rows) {
       groups.push_back({r.address, 0, 0, false});
     }
     AddressGroup& g = groups.back();
+    // sat_add: SQLite's sum() fails past int64, which only damaged files reach (checked_math.h).
     if (r.has_value) {
-      g.value += r.value;
+      g.value = sat_add(g.value, r.value);
       g.has_value = true;
     }
-    g.duration += r.duration;
+    g.duration = sat_add(g.duration, r.duration);
   }
   return groups;
 }
@@ -218,7 +220,8 @@ Status um_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
       const auto& m = um.migrations;
       for (size_t i = 0; i < m.size(); ++i) {
         if (m.copy_kind[i] == static_cast<uint8_t>(kind)) {
-          rows.push_back({m.virtual_address[i], m.bytes[i], m.end[i] - m.start[i], true});
+          // sat_sub: no overflow on damaged times (checked_math.h).
+          rows.push_back({m.virtual_address[i], m.bytes[i], sat_sub(m.end[i], m.start[i]), true});
         }
       }
     });
@@ -326,7 +329,7 @@ Status openmp_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     if (ok < 0) ok = args.name_ok(name == kNoStr ? std::string_view() : trace.str(name)) ? 1 : 0;
     if (!ok) continue;
     const uint64_t key = (static_cast<uint64_t>(o.source[i]) << 32) | name;
-    groups.add(groups.group_of(key), o.end[i] - o.start[i]);
+    groups.add(groups.group_of(key), sat_sub(o.end[i], o.start[i]));  // no overflow on damaged times
   }
   const auto stats = groups.summarize_all();
   std::vector<uint32_t> order(stats.size());
@@ -337,7 +340,7 @@ Status openmp_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     return groups.key(a) < groups.key(b);
   });
   int64_t grand_total = 0;
-  for (const auto& s : stats) grand_total += s.total;
+  for (const auto& s : stats) grand_total = sat_add(grand_total, s.total);  // no overflow on damaged files
 
   std::vector<ColumnSpec> columns = time_summary_columns("Count");
   columns.push_back({"Name", Unit::kNone});

@@ -1,0 +1,183 @@
+// The bodies of the libFuzzer targets, header-only so that two programs run the very same code:
+// the fuzzers (fuzz/fuzz_<name>.cpp, built with TRACEDOC_FUZZ=ON) and the regression test
+// (tests/fuzz_regression_test.cpp, in every build, sanitized or not), which replays each input of
+// fuzz/regressions/<target>/ through the function kTargets names for <target>.
+//
+// What a body must do (fuzz/README.md, "Adding a target"): take any bytes, never crash, hang or
+// leak on them, and go as deep as the CLI would with them: a parser alone finds its own bugs, but
+// the reports then find the values the parser let through and nothing downstream expects (negative
+// durations, INT64_MIN "no value" markers, ids past every table). Errors are normal results: the
+// return value is always 0 (libFuzzer's "input processed"), and only crashes, sanitizer reports,
+// timeouts and leaks count as findings.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/nsys_stats/registry.h"
+#include "analysis/result.h"
+#include "ingest/kineto_reader.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "model/trace.h"
+#include "report/writers.h"
+
+namespace tracedoc::fuzz {
+
+// Runs one report ("name" plus arguments) and renders it as `tracedoc stats -f csv` does, into
+// /dev/null: the number formatting of the writers sees every value the report computes.
+inline void run_report(const Trace& trace, const nsys_stats::ReportDef& def, std::vector<std::string> args = {}) {
+  static FILE* const sink = std::fopen("/dev/null", "w");
+  nsys_stats::ReportArgs report_args;
+  report_args.args = std::move(args);
+  TextOut out(sink);
+  WriterOptions options;
+  options.report_name = def.name;
+  options.display_name = def.display_name;
+  auto writer = make_writer(options, out);
+  // NoData (nsys's SKIPPED) and errors are answers, not findings; a writer left without begin()
+  // is what the CLI leaves too.
+  (void)def.run(trace, report_args, *writer);
+}
+
+inline void run_report(const Trace& trace, std::string_view name, std::vector<std::string> args = {}) {
+  if (const auto* def = nsys_stats::find_report(name)) run_report(trace, *def, std::move(args));
+}
+
+// Report argument variants that switch a report onto another code path (kernel naming, grouping).
+inline void run_report_variants(const Trace& trace) {
+  run_report(trace, "cuda_gpu_kern_sum", {"base"});
+  run_report(trace, "cuda_gpu_kern_sum", {"nvtx-name"});
+  run_report(trace, "cuda_gpu_trace", {"mangled"});
+  run_report(trace, "op_sum", {"shapes"});
+}
+
+// Kineto / Chrome-trace JSON, plain or gzip (read_kineto_bytes inflates when the bytes start with
+// the gzip magic): used by fuzz_kineto_json and fuzz_kineto_gzip alike. The name has no "rank" in
+// it so that the file-name fallback stays out. The reports: first the ones a PyTorch trace is read
+// for, then every other one (`tracedoc stats` runs any report on a PyTorch trace, and the Kineto
+// model has shapes no nsys export has: no global pids, collectives, CPU ops).
+inline int fuzz_kineto(std::string_view bytes) {
+  auto trace = read_kineto_bytes(bytes, "fuzz-input.json");
+  if (!trace.ok()) return 0;
+  static constexpr std::string_view kFirst[] = {"cuda_gpu_kern_sum", "cuda_api_sum", "op_sum", "step_sum", "nvtx_sum",
+                                                "cuda_gpu_trace"};
+  for (std::string_view name : kFirst) run_report(*trace, name);
+  for (const auto& def : nsys_stats::all_reports()) {
+    bool done = false;
+    for (std::string_view name : kFirst) done = done || name == def.name;
+    if (!done) run_report(*trace, def);
+  }
+  run_report_variants(*trace);
+  return 0;
+}
+
+// A file in memory-backed storage (/dev/shm when there is one, else $TMPDIR or /tmp) that each
+// input is written to: the nsys reader takes a path (SQLite and the page scanner map the file).
+// One per process, tracedoc-fuzz-<pid>, rewritten for each input and removed at exit. A run that
+// ends in a finding exits without destructors, so each new one first removes the files of
+// processes that no longer exist. (Unlinking at once and reading /proc/self/fd/N does not work:
+// SQLite resolves the link to the deleted name.)
+class ScratchFile {
+ public:
+  ScratchFile() {
+    std::string dir = "/dev/shm";
+    if (::access(dir.c_str(), W_OK) != 0) {
+      const char* tmp = std::getenv("TMPDIR");
+      dir = tmp && *tmp ? tmp : "/tmp";
+    }
+    remove_stale(dir);
+    path_ = dir + "/" + std::string(kPrefix) + std::to_string(::getpid());
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd_ < 0) fail("cannot create a scratch file");
+  }
+  ~ScratchFile() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  // Replaces the file's content with `bytes`; returns its path.
+  const std::string& write(std::string_view bytes) {
+    if (::ftruncate(fd_, 0) != 0) fail("cannot truncate the scratch file");
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("cannot write the scratch file");
+      done += static_cast<size_t>(n);
+    }
+    return path_;
+  }
+
+ private:
+  static constexpr std::string_view kPrefix = "tracedoc-fuzz-";
+
+  // Removes tracedoc-fuzz-<pid> files whose process is gone.
+  static void remove_stale(const std::string& dir) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind(kPrefix, 0) != 0) continue;
+      const std::string digits = name.substr(kPrefix.size());
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      const long pid = std::strtol(digits.c_str(), nullptr, 10);
+      if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
+    }
+  }
+  [[noreturn]] static void fail(const char* what) {
+    std::fprintf(stderr, "tracedoc fuzz: %s: %s\n", what, std::strerror(errno));
+    std::abort();
+  }
+
+  int fd_ = -1;
+  std::string path_;
+};
+
+// nsys SQLite export: every table, then every report. One thread (the parallel loader only moves
+// the same table loads onto a second thread, and a deterministic run keeps libFuzzer's coverage
+// stable). The direct page scanner reads every table it can, so the SQLite-library path would only
+// see files the scanner rejects: an odd byte 72 of the file (in the SQLite header's "reserved for
+// expansion" zeros, which SQLite ignores) switches the scanner off, a one-byte mutation away.
+inline int fuzz_nsys_sqlite(std::string_view bytes) {
+  static ScratchFile scratch;
+  NsysReadOptions options;
+  options.tables = kLoadAll;
+  options.parallel = false;
+  options.fast_scan = !(bytes.size() > 72 && (static_cast<unsigned char>(bytes[72]) & 1));
+  auto trace = read_nsys_sqlite(scratch.write(bytes), options);
+  if (!trace.ok()) return 0;
+  for (const auto& def : nsys_stats::all_reports()) run_report(*trace, def);
+  run_report_variants(*trace);
+  return 0;
+}
+
+// Target name (the fuzzer executable, the fuzz/corpus/ and fuzz/regressions/ folder) -> body.
+struct Target {
+  std::string_view name;
+  int (*run)(std::string_view bytes);
+};
+inline constexpr Target kTargets[] = {
+    {"fuzz_kineto_json", fuzz_kineto},
+    {"fuzz_kineto_gzip", fuzz_kineto},
+    {"fuzz_nsys_sqlite", fuzz_nsys_sqlite},
+};
+
+inline const Target* find_target(std::string_view name) {
+  for (const auto& t : kTargets) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace tracedoc::fuzz
