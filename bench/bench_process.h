@@ -61,4 +61,21 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// One CSV line into fields (RFC 4180 quoting: kernel names carry commas).
+inline std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> f(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') f.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else f.back() += c;
+    } else if (c == '"') quoted = true;
+    else if (c == ',') f.emplace_back();
+    else f.back() += c;
+  }
+  return f;
+}
+
 }  // namespace bench

@@ -38,6 +38,7 @@ namespace {
 
 using bench::RunResult;
 using bench::run;
+using bench::csv_fields;
 using bench::slurp;
 
 
@@ -48,23 +49,6 @@ std::map<std::string, std::string> key_values(const std::string& text) {
   std::string k, v;
   while (in >> k >> v) m[k] = v;
   return m;
-}
-
-// One CSV line into fields (RFC 4180 quoting: kernel names carry commas).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> f(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') f.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else f.back() += c;
-    } else if (c == '"') quoted = true;
-    else if (c == ',') f.emplace_back();
-    else f.back() += c;
-  }
-  return f;
 }
 
 // Sums of the named columns of a tracedoc CSV report (for the kernel count / time cross-checks).

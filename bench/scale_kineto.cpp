@@ -99,18 +99,7 @@ Csv read_csv(const fs::path& p) {
   std::string line;
   bool first = true;
   while (std::getline(in, line)) {
-    std::vector<std::string> f(1);
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quoted) {
-        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') f.back() += '"', ++i;
-        else if (c == '"') quoted = false;
-        else f.back() += c;
-      } else if (c == '"') quoted = true;
-      else if (c == ',') f.emplace_back();
-      else f.back() += c;
-    }
+    std::vector<std::string> f = bench::csv_fields(line);
     if (first) csv.head = std::move(f), first = false;
     else csv.rows.push_back(std::move(f));
   }
