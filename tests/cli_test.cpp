@@ -331,5 +331,94 @@ TEST(Cli, NsysRepIsExportedThroughNsys) {
   EXPECT_EQ(r.out, read_file(traces / "oracles" / "SC23_OpenMP_Tutorial_report3" / "stats_cuda_gpu_kern_sum.csv"));
 }
 
+// `tracedoc analyze`: the nsys analyze rules on the bundled example (expected output recorded from
+// the real nsys, tests/golden/analyze/expected/toy).
+const fs::path kAnalyzeGolden = kSource / "tests" / "golden" / "analyze" / "expected" / "toy";
+
+TEST(CliAnalyze, CsvOnStdoutIsExactlyTheNsysRule) {
+  for (const char* rule : {"cuda_api_sync", "cuda_memcpy_sync", "gpu_time_util", "gpu_gaps:gap=0"}) {
+    CliRun r = tracedoc({"analyze", "-r", rule, "-f", "csv", kExample.string()});
+    EXPECT_EQ(r.exit_code, 0) << rule << ": " << r.err;
+    std::string stem = std::string("analyze_") + rule;
+    std::replace(stem.begin(), stem.end(), ':', '_');
+    EXPECT_EQ(r.out, read_file(kAnalyzeGolden / (stem + ".csv"))) << rule;
+    EXPECT_EQ(r.err, "") << rule;
+  }
+}
+
+TEST(CliAnalyze, OutputFilesCarryRuleOptionsAsNsysNamesThem) {
+  TempDir dir;
+  const std::string base = (dir.path() / "run").string();
+  CliRun r = tracedoc({"analyze", "-r", "gpu_gaps:gap=1:rows=3,cuda_memset_sync,gpu_gaps", "-f", "csv", "-o", base,
+                       kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(read_file(base + "_gpu_gaps_gap=1_rows=3.csv"), read_file(kAnalyzeGolden / "analyze_gpu_gaps_gap=1_rows=3.csv"));
+  // Nothing found: an empty file, as nsys writes.
+  EXPECT_EQ(fs::file_size(base + "_gpu_gaps.csv"), 0u);
+  EXPECT_EQ(fs::file_size(base + "_cuda_memset_sync.csv"), 0u);
+}
+
+TEST(CliAnalyze, ColumnOutputExplainsEachRule) {
+  CliRun r = tracedoc({"analyze", "-f", "column", kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" ** CUDA Synchronous Memcpy (cuda_memcpy_sync):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Suggestion: use cudaMemcpyAsync"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ** GPU Gaps (gpu_gaps):\n\nThe GPU was never idle for more than 500 ms."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cudaStreamSynchronize_v3020"), std::string::npos);
+}
+
+TEST(CliAnalyze, ExitOnFindingsGatesCi) {
+  EXPECT_EQ(tracedoc({"analyze", "-r", "gpu_gaps", "--exit-on-findings", "-f", "csv", kExample.string()}).exit_code, 0);
+  CliRun r = tracedoc({"analyze", "-r", "gpu_gaps:gap=1", "--exit-on-findings", "-f", "csv", kExample.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(line_count(r.out), 5u);  // the findings are still printed
+  EXPECT_EQ(tracedoc({"analyze", "-r", "gpu_gaps:gap=1", "-f", "csv", kExample.string()}).exit_code, 0);
+}
+
+TEST(CliAnalyze, RuleWindowEqualsFilterTime) {
+  // start=/end= on one rule restrict that rule only, like --filter-time on the whole run.
+  CliRun own = tracedoc({"analyze", "-r", "gpu_gaps:gap=0:start=1220000000:end=1260000000", "-f", "csv", kExample.string()});
+  CliRun global = tracedoc({"analyze", "-r", "gpu_gaps:gap=0", "--filter-time", "1220000000/1260000000", "-f", "csv",
+                            kExample.string()});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  ASSERT_EQ(global.exit_code, 0) << global.err;
+  EXPECT_EQ(own.out, global.out);
+  EXPECT_EQ(line_count(own.out), 2u) << own.out;  // the one gap with GPU work on both sides inside the window
+}
+
+TEST(CliAnalyze, UsageAndInputErrorsExitWithTwo) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"analyze", "-r", "no_such_rule", kExample.string()},
+           {"analyze", "-r", "gpu_gaps:gap=x", kExample.string()},
+           {"analyze", "-r", "gpu_time_util:chunks=0", kExample.string()},
+           {"analyze", "-r", "gpu_gaps:start=5/", kExample.string()},
+           {"analyze"},
+       }) {
+    CliRun r = tracedoc(args);
+    EXPECT_EQ(r.exit_code, 2) << args[args.size() - 1] << ": " << r.err;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  TempDir dir;
+  const fs::path bad = dir.write("bad.sqlite", "not a database");
+  CliRun r = tracedoc({"analyze", "-f", "csv", "-o", (dir.path() / "out").string(), bad.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(bad.string()), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "out_gpu_gaps.csv"));
+}
+
+TEST(CliAnalyze, InputIsNeverModified) {
+  TempDir dir;
+  const fs::path copy = dir.path() / "input.sqlite";
+  fs::copy_file(kExample, copy);
+  const auto before_time = fs::last_write_time(copy);
+  const std::string before = read_file(copy);
+  CliRun r = tracedoc({"analyze", "-f", "csv", "-o", (dir.path() / "out").string(), copy.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(copy), before);
+  EXPECT_EQ(fs::last_write_time(copy), before_time);
+}
+
 }  // namespace
 }  // namespace tracedoc::testing

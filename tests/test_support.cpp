@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "analysis/nsys_analyze/rules.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/writers.h"
@@ -53,19 +54,18 @@ const Trace& load_kineto(const std::string& path) {
   return load_cached(path, [](const std::string& p) { return read_kineto_trace(p); });
 }
 
-std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args) {
+namespace {
+
+std::vector<std::string> split_args(const std::string& text) {
   std::vector<std::string> parts;
-  std::stringstream ss(report_with_args);
+  std::stringstream ss(text);
   for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-  const auto* def = nsys_stats::find_report(parts.at(0));
-  if (!def) throw std::runtime_error("unknown report " + parts.at(0));
-  nsys_stats::ReportArgs args;
-  args.args.assign(parts.begin() + 1, parts.end());
-  TableSink table;
-  Status st = def->run(trace, args, table);
-  if (st.code() == ErrorCode::kNoData) return std::nullopt;
-  if (!st.ok()) throw std::runtime_error(st.message());
-  if (table.row_count() == 0) return std::string();  // nsys prints nothing for an empty result
+  return parts;
+}
+
+// A collected report as `-f csv` prints it; empty when it has no rows (nsys prints nothing).
+std::string table_csv(const TableSink& table) {
+  if (table.row_count() == 0) return std::string();
   char* buf = nullptr;
   size_t len = 0;
   FILE* mem = open_memstream(&buf, &len);
@@ -81,6 +81,34 @@ std::optional<std::string> report_csv(const Trace& trace, const std::string& rep
   std::string s(buf, len);
   std::free(buf);
   return s;
+}
+
+}  // namespace
+
+std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args) {
+  const auto parts = split_args(report_with_args);
+  const auto* def = nsys_stats::find_report(parts.at(0));
+  if (!def) throw std::runtime_error("unknown report " + parts.at(0));
+  nsys_stats::ReportArgs args;
+  args.args.assign(parts.begin() + 1, parts.end());
+  TableSink table;
+  Status st = def->run(trace, args, table);
+  if (st.code() == ErrorCode::kNoData) return std::nullopt;
+  if (!st.ok()) throw std::runtime_error(st.message());
+  return table_csv(table);
+}
+
+std::optional<std::string> rule_csv(const Trace& trace, const std::string& rule_with_args) {
+  const auto parts = split_args(rule_with_args);
+  const auto* def = nsys_analyze::find_rule(parts.at(0));
+  if (!def) throw std::runtime_error("unknown rule " + parts.at(0));
+  auto args = nsys_analyze::parse_rule_args(def->name, {parts.begin() + 1, parts.end()});
+  if (!args.ok()) throw std::runtime_error(args.status().message());
+  TableSink table;
+  Status st = def->run(trace, *args, table);
+  if (st.code() == ErrorCode::kNoData) return std::nullopt;
+  if (!st.ok()) throw std::runtime_error(st.message());
+  return table_csv(table);
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {

@@ -27,6 +27,9 @@ const Trace& load_kineto(const std::string& path);
 // Returns std::nullopt when the report reports NoData (nsys's SKIPPED).
 std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args);
 
+// The same for an `nsys analyze` rule ("name[:key=value...]"), as `tracedoc analyze -f csv`.
+std::optional<std::string> rule_csv(const Trace& trace, const std::string& rule_with_args);
+
 std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 
 // One CSV cell: equal text, or both numbers with the same value ("12.0" == "12").

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tracedoc 0.1.0"));
   std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
   auto stats = add_stats_command(app);
+  auto analyze = add_analyze_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,5 +29,6 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   if (app.got_subcommand("stats")) return stats();
+  if (app.got_subcommand("analyze")) return analyze();
   return kExitBadInput;
 }

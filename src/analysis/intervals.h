@@ -1,0 +1,80 @@
+// Interval algebra on int64 ns: the vocabulary every timeline analysis is written in (GPU busy time,
+// idle gaps, overlap of compute and communication, utilization over time).
+//
+// An IntervalSet is a sorted list of disjoint, non-empty half-open intervals [start, end). Sets are
+// built once from raw intervals in O(n log n) (busy_union) and then combined in linear time.
+// Touching intervals ([1,5) and [5,9)) are merged: a timeline has no gap between them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace tracedoc {
+
+struct Interval {
+  int64_t start = 0;
+  int64_t end = 0;  // exclusive
+  int64_t length() const { return end - start; }
+  friend bool operator==(const Interval&, const Interval&) = default;
+};
+
+class IntervalSet {
+ public:
+  IntervalSet() = default;
+
+  // The union of arbitrary intervals (any order, overlapping, empty or reversed ones ignored).
+  static IntervalSet busy_union(std::vector<Interval> intervals);
+  // Wraps intervals already sorted, disjoint and non-touching (checked in debug builds only).
+  static IntervalSet from_sorted_disjoint(std::vector<Interval> intervals);
+
+  std::span<const Interval> intervals() const { return items_; }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const Interval& operator[](size_t i) const { return items_[i]; }
+
+  // Total covered length (saturating at INT64_MAX).
+  int64_t total() const;
+  // Covered length inside [window.start, window.end).
+  int64_t covered_within(Interval window) const;
+  // [first start, last end); {0, 0} for an empty set.
+  Interval span() const;
+
+  IntervalSet unite(const IntervalSet& other) const;
+  IntervalSet intersect(const IntervalSet& other) const;
+  IntervalSet subtract(const IntervalSet& other) const;
+  // The uncovered stretches inside `window` (window.start..first interval, between intervals, ...).
+  IntervalSet complement_within(Interval window) const;
+  // The holes between consecutive intervals strictly longer than `min_length`; leading and trailing
+  // idle time is not a gap.
+  std::vector<Interval> gaps(int64_t min_length = 0) const;
+  // Keeps the parts inside `window`.
+  IntervalSet clip(Interval window) const;
+
+  friend bool operator==(const IntervalSet&, const IntervalSet&) = default;
+
+ private:
+  std::vector<Interval> items_;
+};
+
+// Covered time per bin: bins [origin + i*width, origin + (i+1)*width) for i in [0, count), the last
+// one ending at `limit` if that comes first. Linear in set size + count.
+std::vector<int64_t> binned_coverage(const IntervalSet& set, int64_t origin, int64_t width, size_t count,
+                                     int64_t limit);
+
+// Sum over intervals of their overlap with each bin, overlapping intervals counted once each (so a
+// bin can hold more than its width: two streams busy at once count twice, as nsys's gpu_time_util
+// counts them). Intervals need not be sorted; each one walks only the bins it touches.
+std::vector<int64_t> binned_load(std::vector<Interval> intervals, int64_t origin, int64_t width, size_t count,
+                                 int64_t limit);
+
+// Maximum number of intervals in progress at once at each change point: (time, depth) pairs in time
+// order, one per distinct boundary. Used for queue length and concurrency over time.
+struct DepthChange {
+  int64_t time;
+  int64_t depth;
+  friend bool operator==(const DepthChange&, const DepthChange&) = default;
+};
+std::vector<DepthChange> depth_over_time(std::span<const Interval> intervals);
+
+}  // namespace tracedoc

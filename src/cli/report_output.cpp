@@ -1,0 +1,252 @@
+#include "cli/report_output.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/commands.h"
+#include "common/memory_budget.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "ingest/open_trace.h"
+#include "report/atomic_file.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+// Holds back begin() until the first row, so that empty reports print nothing.
+class DeferredSink : public RowSink {
+ public:
+  DeferredSink(RowSink& inner, std::function<void()> on_first_row) : inner_(inner), on_first_row_(std::move(on_first_row)) {}
+  void begin(const std::vector<ColumnSpec>& columns) override { columns_ = columns; started_ = false; }
+  void row(std::span<const Cell> cells) override {
+    if (!started_) {
+      started_ = true;
+      on_first_row_();
+      inner_.begin(columns_);
+    }
+    inner_.row(cells);
+  }
+  void end() override {
+    if (started_) inner_.end();
+  }
+  bool started() const { return started_; }
+
+ private:
+  RowSink& inner_;
+  std::function<void()> on_first_row_;
+  std::vector<ColumnSpec> columns_;
+  bool started_ = false;
+};
+
+// Per-event problems of a trace, one line on stderr: counted, never fatal.
+void report_read_warnings(const Trace& trace) {
+  const auto& w = trace.warnings;
+  if (!w.any()) return;
+  std::vector<std::string> parts;
+  const bool json = trace.source.format == "kineto-json";
+  if (w.negative_durations) {
+    parts.push_back(fmt::format("{} ending before they start ({})", w.negative_durations,
+                                json ? "read with duration 0" : "kept as recorded, as nsys does"));
+  }
+  if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
+  if (w.missing_times) parts.push_back(fmt::format("{} without a usable timestamp (skipped)", w.missing_times));
+  std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(),
+               fmt::format("{}", fmt::join(parts, "; ")).c_str());
+}
+
+void print_heading(TextOut& out, const ReportJob& job) {
+  out.write(fmt::format("\n ** {} ({}):\n\n", job.display_name, job.name));
+}
+
+}  // namespace
+
+int fail(const Status& st) {
+  std::fprintf(stderr, "tracedoc: %s\n", st.message().c_str());
+  return kExitBadInput;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    size_t next = s.find(sep, pos);
+    out.push_back(s.substr(pos, next == std::string::npos ? std::string::npos : next - pos));
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& values, char sep) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    for (auto& item : split(v, sep)) {
+      if (!item.empty()) out.push_back(item);
+    }
+  }
+  return out;
+}
+
+void add_input_options(CLI::App* cmd, InputOptions& opt) {
+  cmd->add_option("input", opt.input,
+                  "Nsight Systems export (.sqlite) or report (.nsys-rep), PyTorch profiler trace (.json, .json.gz) "
+                  "or a directory of per-rank PyTorch traces");
+  cmd->add_option("--rank", opt.rank, "PyTorch traces: only this rank (default: all ranks of a directory)");
+  cmd->add_option("--max-memory", opt.max_memory,
+                  "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G "
+                  "(default: 80% of RAM or of the container's limit)");
+  cmd->add_option("-f,--format", opt.format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
+  cmd->add_option("-o,--output", opt.output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
+  cmd->add_option("--timeunit", opt.timeunit, "ns, us, ms or s (default ns)");
+  cmd->add_option("--filter-time", opt.filter_time,
+                  "[START]/[END]: keep events overlapping this window (ns, or with units ns/us/ms/s/m/h, summable: 1s200ms)");
+  cmd->add_option("--filter-nvtx", opt.filter_nvtx, "RANGE[@DOMAIN][/N]: keep events overlapping the N-th instance of an NVTX range");
+  cmd->add_flag("--all-ranks", opt.all_ranks, "With --filter-nvtx: keep events of every process, not only the range's own");
+}
+
+Result<TraceFilter> parse_filter(const InputOptions& opt) {
+  TraceFilter filter;
+  if (!opt.filter_time.empty()) {
+    auto w = parse_time_window(opt.filter_time);
+    if (!w.ok()) return w.status();
+    filter.window = *w;
+  }
+  if (!opt.filter_nvtx.empty()) {
+    auto spec = parse_nvtx_filter(opt.filter_nvtx);
+    if (!spec.ok()) return spec.status();
+    filter.nvtx = *spec;
+    filter.all_ranks = opt.all_ranks;
+  }
+  return filter;
+}
+
+Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
+  if (opt.input.empty()) return UsageError("an INPUT file is required");
+  OutputSettings out;
+  out.format = isatty(STDOUT_FILENO) && opt.output == "-" ? OutputFormat::kColumn : OutputFormat::kCsv;
+  if (!opt.format.empty()) {
+    auto f = parse_output_format(opt.format);
+    if (!f.ok()) return f.status();
+    out.format = *f;
+  }
+  auto unit = parse_time_unit(opt.timeunit);
+  if (!unit.ok()) return unit.status();
+  out.units.time = *unit;
+  out.output = opt.output;
+  out.input = opt.input;
+
+  auto filter = parse_filter(opt);
+  if (!filter.ok()) return filter.status();
+  if (filter->nvtx) tables |= kLoadRanges;
+  // Output file names carry the filter as nsys's do: _nvtx=<argument> (it overrides the time
+  // window), else _start=<ns>_end=<ns>; --all-ranks, tracedoc's own, keeps its files apart.
+  if (filter->nvtx) {
+    out.filter_suffix = "_nvtx=" + filter->nvtx->argument + (filter->all_ranks ? "_all-ranks" : "");
+  } else if (filter->window) {
+    out.filter_suffix = fmt::format("_start={}_end={}", filter->window->start, filter->window->end);
+  }
+
+  auto memory_limit = opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit())
+                                             : parse_memory_size(opt.max_memory);
+  if (!memory_limit.ok()) return memory_limit.status();
+  MemoryBudget::set_limit(*memory_limit);
+
+  OpenOptions open_options;
+  open_options.nsys.tables = tables;
+  open_options.rank = opt.rank;
+  // TRACEDOC_TIMING=1 prints where the time goes on stderr.
+  const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
+  const auto t_start = std::chrono::steady_clock::now();
+  auto trace = open_trace(opt.input, open_options);
+  if (timing) {
+    std::fprintf(stderr, "timing: read %.3f s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+  }
+  if (!trace.ok()) return trace.status();
+  report_read_warnings(*trace);
+  if (filter->window || filter->nvtx) {
+    Status st = apply_filter(*trace, *filter);
+    if (!st.ok()) return st;
+  }
+  return LoadedInput{std::move(*trace), std::move(out)};
+}
+
+int write_reports(std::vector<ReportJob>& jobs, const OutputSettings& settings) {
+  const bool to_stdout = settings.output == "-";
+  const bool human = settings.human();
+  bool first = true;
+  for (ReportJob& job : jobs) {
+    WriterOptions wo;
+    wo.format = settings.format;
+    wo.units = settings.units;
+    wo.report_name = job.name;
+    wo.input_path = settings.input;
+    // The heading (and advice) are printed here, so the writer prints none.
+    if (to_stdout) {
+      TextOut out(stdout);
+      auto writer = make_writer(wo, out);
+      // As nsys, a report without rows prints nothing (JSON still prints its empty document).
+      DeferredSink deferred(*writer, [&] {
+        if (!first && !human) out.put('\n');
+        first = false;
+        if (human) {
+          print_heading(out, job);
+          if (!job.advice.empty()) out.write(job.advice + "\n\n");
+        }
+      });
+      RowSink& sink = settings.format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred;
+      Status st = job.produce(sink);
+      if (st.ok() && human && !deferred.started() && !job.no_rows_message.empty()) {
+        print_heading(out, job);
+        out.write(job.no_rows_message + "\n");
+      }
+      out.flush();
+      std::fflush(stdout);
+      if (st.code() == ErrorCode::kNoData) {
+        std::fprintf(stderr, "SKIPPED: %s\n", st.message().c_str());
+        continue;
+      }
+      if (!st.ok()) return fail(st);
+      continue;
+    }
+    // As nsys: the filter and then the report arguments become part of the name
+    // (BASE_um_sum_rows=20.csv, BASE_cuda_gpu_kern_sum_start=0_end=5000_base.csv).
+    const std::string path = fmt::format("{}_{}.{}", settings.output, job.file_stem, format_extension(settings.format));
+    AtomicFile file;
+    Status st = file.open(path);
+    if (!st.ok()) return fail(st);
+    {
+      TextOut out(file.file());
+      auto writer = make_writer(wo, out);
+      DeferredSink deferred(*writer, [&] {
+        if (human) {
+          print_heading(out, job);
+          if (!job.advice.empty()) out.write(job.advice + "\n\n");
+        }
+      });
+      st = job.produce(settings.format == OutputFormat::kJson ? static_cast<RowSink&>(*writer) : deferred);
+      if (st.ok() && human && !deferred.started() && !job.no_rows_message.empty()) {
+        print_heading(out, job);
+        out.write(job.no_rows_message + "\n");
+      }
+      out.flush();
+    }
+    if (st.code() == ErrorCode::kNoData) {
+      file.discard();
+      std::fprintf(stderr, "SKIPPED: %s\n", st.message().c_str());
+      continue;
+    }
+    if (!st.ok()) return fail(st);
+    st = file.commit();
+    if (!st.ok()) return fail(st);
+    std::fprintf(stderr, "Generated: %s\n", path.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace tracedoc::cli

@@ -1,0 +1,77 @@
+// What `stats` and `analyze` share: the input options (file, rank, memory guard, filters), reading
+// the trace, and writing a list of reports to stdout or to BASE_<report>.<ext> files.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/result.h"
+#include "analysis/trace_filter.h"
+#include "common/status.h"
+#include "model/trace.h"
+#include "report/writers.h"
+
+namespace tracedoc::cli {
+
+struct InputOptions {
+  std::string input;
+  int64_t rank = -1;
+  std::string max_memory;
+  std::string format;
+  std::string output = "-";
+  std::string timeunit = "ns";
+  std::string filter_time, filter_nvtx;
+  bool all_ranks = false;
+};
+
+// Registers INPUT, --rank, --max-memory, -f, -o, --timeunit, --filter-time, --filter-nvtx and
+// --all-ranks on a subcommand.
+void add_input_options(CLI::App* cmd, InputOptions& opt);
+
+// Prints "tracedoc: <message>" and returns the bad-input exit code.
+int fail(const Status& st);
+
+struct OutputSettings {
+  OutputFormat format = OutputFormat::kCsv;
+  UnitChoice units;
+  std::string output = "-";   // "-" or a base name
+  std::string input;          // for JSON documents and messages
+  std::string filter_suffix;  // part of file names, as nsys names them
+  bool human() const { return format == OutputFormat::kColumn || format == OutputFormat::kTable; }
+};
+
+// The trace, read and filtered as the options say, with the output settings that go with it.
+struct LoadedInput {
+  Trace trace;
+  OutputSettings output;
+};
+// `tables`: the NsysTables bits the reports read. Parses every option first, so that a usage error
+// is reported before a large file is read.
+Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables);
+
+// Parses the filter options alone (also used for per-rule start=/end=/nvtx=).
+Result<TraceFilter> parse_filter(const InputOptions& opt);
+
+struct ReportJob {
+  std::string name;          // report or rule name: JSON "report", column heading
+  std::string display_name;  // column heading
+  std::string file_stem;     // BASE_<file_stem>.<ext>
+  std::function<Status(RowSink&)> produce;
+  // Human formats only: printed under the heading before the rows, or alone when there are none.
+  std::string advice;
+  std::string no_rows_message;
+};
+
+// Writes the jobs in order. SKIPPED reports print nsys's line on stderr and write no file; empty
+// results print nothing (CSV) as nsys does. Files are written atomically.
+int write_reports(std::vector<ReportJob>& jobs, const OutputSettings& out);
+
+// Comma-separated lists from repeatable options, empty items dropped.
+std::vector<std::string> split_list(const std::vector<std::string>& values, char sep);
+std::vector<std::string> split(const std::string& s, char sep);
+
+}  // namespace tracedoc::cli
