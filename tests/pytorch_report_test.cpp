@@ -276,7 +276,7 @@ TEST(PyTorchReports, NoDataWithoutOpsOrSteps) {
   EXPECT_EQ(st.message(), "test.json does not contain PyTorch operator data.");
   st = pytorch::step_sum(b.trace, args, table);
   EXPECT_EQ(st.code(), ErrorCode::kNoData);
-  EXPECT_EQ(st.message(), "test.json does not contain ProfilerStep ranges.");
+  EXPECT_EQ(st.message(), "test.json does not contain ProfilerStep ranges, and no repeating kernel sequence was found.");
 }
 
 // ---- step_sum --------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "analysis/pytorch/pytorch_reports.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -9,6 +11,7 @@
 
 #include "analysis/pytorch/op_links.h"
 #include "analysis/statistics.h"
+#include "analysis/steps.h"
 #include "common/flat_hash.h"
 
 namespace tracedoc::pytorch {
@@ -61,50 +64,33 @@ std::vector<uint32_t> op_order(const Trace& trace, const std::vector<OpGroup>& g
   return order;
 }
 
-// The N of "ProfilerStep#N" (spaces around '#' allowed, as PyTorch's own regex allows them);
-// kNoValue when the name carries no number.
-int64_t step_number(std::string_view name) {
-  const size_t hash = name.find('#');
-  if (hash == std::string_view::npos) return kNoValue;
-  size_t i = hash + 1;
-  while (i < name.size() && name[i] == ' ') ++i;
-  if (i == name.size() || name[i] < '0' || name[i] > '9') return kNoValue;
-  int64_t n = 0;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) n = n * 10 + (name[i] - '0');
-  return n;
-}
-
 struct StepGpu {
   TimeNs start = kNoTime, end = kNoTime;
   int64_t busy = 0, kernels = 0;
 };
 
 // Assigns GPU activity to steps through the launching API call: the step of the call's process whose
-// [start, end] holds the call's start.
+// CPU window [start, end] holds the call's start (the latest-starting one when windows nest).
 class StepFinder {
  public:
-  explicit StepFinder(const Trace& trace) : ranges_(trace.ranges) {
-    const auto& steps = trace.pytorch.steps;
-    for (uint32_t s = 0; s < steps.size(); ++s) {
-      if (ranges_.end[steps[s]] == kNoTime) continue;  // never closed: no extent to hold calls
-      by_pid_[global_pid_of(ranges_.global_tid[steps[s]])].push_back({ranges_.start[steps[s]], s});
-    }
+  explicit StepFinder(const std::vector<StepWindow>& steps) : steps_(steps) {
+    for (uint32_t s = 0; s < steps.size(); ++s) by_pid_[steps[s].global_pid].push_back({steps[s].start, s});
     for (auto& [pid, list] : by_pid_) std::sort(list.begin(), list.end());
   }
 
-  // Index into Trace::pytorch.steps, or -1.
-  int32_t find(int64_t global_pid, TimeNs t, const std::vector<uint32_t>& steps) const {
+  // Index into the steps, or -1.
+  int32_t find(int64_t global_pid, TimeNs t) const {
     auto it = by_pid_.find(global_pid);
     if (it == by_pid_.end()) return -1;
     const auto& list = it->second;
     auto pos = std::upper_bound(list.begin(), list.end(), std::make_pair(t, UINT32_MAX));
     if (pos == list.begin()) return -1;
     --pos;
-    return t <= ranges_.end[steps[pos->second]] ? static_cast<int32_t>(pos->second) : -1;
+    return t <= steps_[pos->second].end ? static_cast<int32_t>(pos->second) : -1;
   }
 
  private:
-  const RangeTable& ranges_;
+  const std::vector<StepWindow>& steps_;
   std::map<int64_t, std::vector<std::pair<TimeNs, uint32_t>>> by_pid_;
 };
 
@@ -175,12 +161,18 @@ Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
 }
 
 Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  const auto& steps = trace.pytorch.steps;
-  if (steps.empty()) return no_data(trace, "does not contain ProfilerStep ranges.");
-  const RangeTable& ranges = trace.ranges;
+  auto options = step_options_from_args(args.args);
+  if (!options.ok()) return options.status();
+  auto found = find_steps(trace, *options);
+  if (!found.ok()) {
+    if (found.status().code() != ErrorCode::kNoData) return found.status();
+    return no_data(trace, options->marker.empty() ? "does not contain ProfilerStep ranges, and no repeating kernel sequence was found."
+                                                  : found.status().message());
+  }
+  const std::vector<StepWindow>& steps = found->steps;
   const ApiTable& api = trace.api;
   const GpuLaunches launches = link_gpu_launches(trace);
-  const StepFinder finder(trace);
+  const StepFinder finder(steps);
 
   std::vector<StepGpu> gpu(steps.size());
   struct Interval {
@@ -192,7 +184,7 @@ Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     for (size_t r = 0; r < start.size(); ++r) {
       const int32_t a = launches.of(kind, r);
       if (a == kNoRow) continue;
-      const int32_t s = finder.find(global_pid_of(api.global_tid[a]), api.start[a], steps);
+      const int32_t s = finder.find(global_pid_of(api.global_tid[a]), api.start[a]);
       if (s < 0) continue;
       StepGpu& g = gpu[s];
       g.start = g.start == kNoTime ? start[r] : std::min(g.start, start[r]);
@@ -226,27 +218,33 @@ Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
               {"GPU Start", Unit::kTsNs}, {"GPU End", Unit::kTsNs},  {"GPU Span", Unit::kDurNs},
               {"GPU Busy", Unit::kDurNs}, {"Kernels", Unit::kNone},  {"Name", Unit::kNone}});
   std::vector<Cell> row;
+  std::string detected_name;
   for (size_t s = 0; s < steps.size(); ++s) {
-    const uint32_t r = steps[s];
-    const std::string_view name = trace.str(ranges.text[r]);
+    const StepWindow& w = steps[s];
+    std::string_view name;
+    if (w.name != kNoStr) {
+      name = trace.str(w.name);
+    } else {
+      detected_name = fmt::format("step#{} (detected)", w.number);
+      name = detected_name;
+    }
     if (!args.name_ok(name)) continue;
-    const int64_t n = step_number(name);
     const StepGpu& g = gpu[s];
     const bool any = g.start != kNoTime;
     row.clear();
-    // Merged rank directories carry rank + 1 in the thread id's upper bits; a single file its own rank.
-    const int64_t tagged = ranges.global_tid[r] >> 48;
+    // Merged rank directories carry rank + 1 in the process id's upper bits; a single file its own rank.
+    const int64_t tagged = w.global_pid >> 48;
     const int64_t rank = tagged > 0 ? tagged - 1 : trace.pytorch.rank;
     row.push_back(rank < 0 ? Cell::null() : Cell::integer(rank));
-    row.push_back(n == kNoValue ? Cell::null() : Cell::integer(n));
-    row.push_back(Cell::integer(ranges.start[r]));
-    row.push_back(ranges.end[r] == kNoTime ? Cell::null() : Cell::integer(ranges.end[r] - ranges.start[r]));
+    row.push_back(w.number == kNoValue ? Cell::null() : Cell::integer(w.number));
+    row.push_back(Cell::integer(w.start));
+    row.push_back(Cell::integer(w.end - w.start));
     row.push_back(any ? Cell::integer(g.start) : Cell::null());
     row.push_back(any ? Cell::integer(g.end) : Cell::null());
     row.push_back(any ? Cell::integer(g.end - g.start) : Cell::null());
     row.push_back(any ? Cell::integer(g.busy) : Cell::null());
     row.push_back(Cell::integer(g.kernels));
-    row.push_back(Cell::pooled(name));
+    row.push_back(w.name != kNoStr ? Cell::pooled(name) : Cell::text(name));
     sink.row(row);
   }
   sink.end();

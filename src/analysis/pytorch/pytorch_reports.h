@@ -16,10 +16,13 @@ namespace tracedoc::pytorch {
 // Sorted by CPU self time descending, then operator name (and input dims).
 Status op_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
 
-// step_sum — PyTorch Step Summary: one row per ProfilerStep#N range, in time order. Columns: Step,
-// CPU Start, CPU Duration, GPU Start, GPU End, GPU Span (first start to last end) and GPU Busy (union
-// of the intervals) of the GPU activity launched by API calls made during the step by any thread of
-// its process (NULL when none), Kernels (count), Name.
+// step_sum — Step Summary: one row per step, in time order. Steps are ProfilerStep#N ranges, or with
+// `step_sum:marker=NAME` (or NAME* for a prefix) the NVTX / record_function ranges of that name, or,
+// when a trace has neither, detected from the repeating kernel sequence (analysis/steps.h;
+// `step_sum:detect` forces detection, `step_sum:nodetect` forbids it). Columns: Rank, Step, CPU Start,
+// CPU Duration, GPU Start, GPU End, GPU Span (first start to last end) and GPU Busy (union of the
+// intervals) of the GPU activity launched by API calls made during the step by any thread of its
+// process (NULL when none), Kernels (count), Name ("step#N (detected)" for detected steps).
 Status step_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
 
 }  // namespace tracedoc::pytorch

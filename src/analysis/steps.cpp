@@ -1,0 +1,245 @@
+#include "analysis/steps.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include "analysis/pytorch/op_links.h"
+
+namespace tracedoc {
+
+const char* step_source_name(StepSource s) {
+  switch (s) {
+    case StepSource::kMarker: return "marker";
+    case StepSource::kProfilerStep: return "ProfilerStep";
+    case StepSource::kDetected: return "detected";
+  }
+  return "?";
+}
+
+Result<StepOptions> step_options_from_args(const std::vector<std::string>& args) {
+  StepOptions o;
+  for (const auto& a : args) {
+    if (a.rfind("marker=", 0) == 0) {
+      o.marker = a.substr(7);
+      if (o.marker.empty() || o.marker == "*") return UsageError("marker= needs a range name (NAME, or NAME* for a prefix)");
+    } else if (a == "nodetect") {
+      o.detect = false;
+    } else if (a == "detect") {
+      o.use_profiler_steps = false;  // detection even where ProfilerStep ranges exist
+    }
+  }
+  return o;
+}
+
+namespace {
+
+bool marker_matches(std::string_view name, std::string_view marker) {
+  if (!marker.empty() && marker.back() == '*') return name.substr(0, marker.size() - 1) == marker.substr(0, marker.size() - 1);
+  return name == marker;
+}
+
+// Ranges (NVTX or PyTorch annotations) that match, closed ones only, numbered per process in time
+// order.
+StepSet ranges_as_steps(const Trace& trace, const std::vector<uint32_t>& rows, StepSource source) {
+  StepSet set;
+  set.source = source;
+  const RangeTable& r = trace.ranges;
+  std::map<int64_t, int64_t> next_number;
+  for (uint32_t row : rows) {
+    if (r.end[row] == kNoTime) continue;  // never closed: no extent
+    StepWindow w;
+    w.global_pid = global_pid_of(r.global_tid[row]);
+    w.start = r.start[row];
+    w.end = r.end[row];
+    w.name = r.text[row];
+    w.range_row = row;
+    w.number = next_number[w.global_pid]++;
+    set.steps.push_back(w);
+  }
+  std::stable_sort(set.steps.begin(), set.steps.end(),
+                   [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+  return set;
+}
+
+// The N of "ProfilerStep#N".
+int64_t profiler_step_number(std::string_view name) {
+  const size_t hash = name.find('#');
+  if (hash == std::string_view::npos) return kNoValue;
+  size_t i = hash + 1;
+  while (i < name.size() && name[i] == ' ') ++i;
+  if (i == name.size() || name[i] < '0' || name[i] > '9') return kNoValue;
+  int64_t n = 0;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) n = n * 10 + (name[i] - '0');
+  return n;
+}
+
+struct Sequence {
+  std::vector<uint32_t> rows;   // kernel rows in start order
+  std::vector<StrId> names;     // their names
+};
+
+// The kernels of the (process, device) with the most kernels, in launch order (the order of the
+// launching calls: program order, where GPU start order interleaves streams differently each
+// iteration); kernels without a known launch call are placed by their own start.
+Sequence busiest_sequence(const Trace& trace, const pytorch::GpuLaunches& launches) {
+  const KernelTable& k = trace.kernels;
+  std::map<std::pair<int64_t, int32_t>, size_t> counts;
+  for (size_t i = 0; i < k.size(); ++i) ++counts[{k.global_pid[i], k.device[i]}];
+  Sequence seq;
+  if (counts.empty()) return seq;
+  auto best = std::max_element(counts.begin(), counts.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.global_pid[i] == best->first.first && k.device[i] == best->first.second) seq.rows.push_back(static_cast<uint32_t>(i));
+  }
+  auto order_time = [&](uint32_t row) {
+    const int32_t a = launches.of(pytorch::GpuKind::kKernel, row);
+    return a == pytorch::kNoRow ? k.start[row] : trace.api.start[a];
+  };
+  std::stable_sort(seq.rows.begin(), seq.rows.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_pair(order_time(a), k.start[a]) < std::make_pair(order_time(b), k.start[b]);
+  });
+  seq.names.reserve(seq.rows.size());
+  for (uint32_t r : seq.rows) seq.names.push_back(k.name[r]);
+  return seq;
+}
+
+// A name repeating every `period` kernels: at least 80% of the gaps between its consecutive
+// occurrences within 3% of the median gap, and those gaps covering at least 80% of the kernels from
+// its first to its last occurrence.
+struct Candidate {
+  size_t period = 0;
+  uint32_t first = 0;  // first occurrence of the name giving it
+  StrId name = kNoStr;
+  double coverage = 0;
+};
+
+std::optional<Candidate> regular_name(StrId name, const std::vector<uint32_t>& pos, std::vector<size_t>& gaps) {
+  if (pos.size() < 3) return std::nullopt;
+  gaps.clear();
+  for (size_t j = 1; j < pos.size(); ++j) gaps.push_back(pos[j] - pos[j - 1]);
+  std::vector<size_t> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const size_t median = sorted[sorted.size() / 2];
+  if (median < 2) return std::nullopt;
+  const size_t tolerance = std::max<size_t>(1, median * 3 / 100);
+  size_t regular = 0, all = 0, regular_count = 0;
+  for (size_t g : gaps) {
+    all += g;
+    if (g + tolerance >= median && g <= median + tolerance) regular += g, ++regular_count;
+  }
+  const double coverage = static_cast<double>(regular) / static_cast<double>(all);
+  if (coverage < 0.8 || regular_count * 5 < gaps.size() * 4) return std::nullopt;
+  return Candidate{median, pos.front(), name, coverage};
+}
+
+bool near_multiple(size_t q, size_t p) {
+  if (p == 0 || q < 2 * p) return false;
+  const size_t k = (q + p / 2) / p;
+  const size_t target = k * p;
+  const size_t diff = q > target ? q - target : target - q;
+  return diff * 100 <= q;
+}
+
+Result<StepSet> detect_steps(const Trace& trace) {
+  const pytorch::GpuLaunches launches = pytorch::link_gpu_launches(trace);
+  const Sequence seq = busiest_sequence(trace, launches);
+  const auto& s = seq.names;
+  if (s.size() < 6) return NoData("too few kernels to find a repeating step");
+
+  std::unordered_map<StrId, std::vector<uint32_t>> at;
+  for (uint32_t i = 0; i < s.size(); ++i) at[s[i]].push_back(i);
+  // One candidate per period: the name seen first.
+  std::map<size_t, Candidate> by_period;
+  std::vector<size_t> gaps;
+  for (const auto& [name, pos] : at) {
+    auto c = regular_name(name, pos, gaps);
+    if (!c || s.size() < 2 * c->period) continue;
+    auto [it, fresh] = by_period.try_emplace(c->period, *c);
+    if (!fresh && c->first < it->second.first) it->second = *c;
+  }
+  // The longest period that is not (within 1%) a multiple of a shorter one: a layer repeats inside
+  // an iteration but covers little of it (the backward pass and optimizer break its rhythm); two
+  // iterations repeat too, but as a multiple of one.
+  const Candidate* chosen = nullptr;
+  for (auto it = by_period.rbegin(); it != by_period.rend() && !chosen; ++it) {
+    bool multiple = false;
+    for (const auto& [p, c] : by_period) {
+      if (p < it->first && near_multiple(it->first, p)) multiple = true;
+    }
+    if (!multiple) chosen = &it->second;
+  }
+  if (chosen) {
+    const Candidate* c = chosen;
+    // Steps start at the anchor's launches.
+    const ApiTable& api = trace.api;
+    const auto& pos = at.at(c->name);
+    StepSet set;
+    set.source = StepSource::kDetected;
+    set.period_kernels = c->period;
+    set.match = c->coverage;
+    set.anchor = c->name;
+    auto launch_time = [&](uint32_t seq_index) -> std::pair<int64_t, TimeNs> {
+      const uint32_t row = seq.rows[seq_index];
+      const int32_t a = launches.of(pytorch::GpuKind::kKernel, row);
+      if (a == pytorch::kNoRow) return {trace.kernels.global_pid[row], trace.kernels.start[row]};
+      return {global_pid_of(api.global_tid[a]), api.start[a]};
+    };
+    for (size_t j = 0; j + 1 < pos.size(); ++j) {
+      auto [pid, start] = launch_time(pos[j]);
+      const TimeNs next_start = launch_time(pos[j + 1]).second;
+      StepWindow w;
+      w.global_pid = pid;
+      w.start = start;
+      w.end = std::max(start, next_start - 1);  // the next anchor's call opens the next step
+      w.number = static_cast<int64_t>(j);
+      set.steps.push_back(w);
+    }
+    // The last anchor opens a step only if a whole period follows it.
+    if (pos.back() + c->period <= s.size() && !set.steps.empty()) {
+      auto [pid, start] = launch_time(pos.back());
+      TimeNs end = start;
+      for (size_t i = pos.back(); i < s.size(); ++i) end = std::max(end, launch_time(static_cast<uint32_t>(i)).second);
+      set.steps.push_back({pid, start, end, static_cast<int64_t>(set.steps.size()), kNoStr, -1});
+    }
+    if (set.steps.size() >= 2) return set;
+  }
+  return NoData("no repeating kernel sequence (no steps detected)");
+}
+
+}  // namespace
+
+Result<StepSet> find_steps(const Trace& trace, const StepOptions& options) {
+  const RangeTable& r = trace.ranges;
+  if (!options.marker.empty()) {
+    std::vector<uint32_t> rows;
+    for (uint32_t i = 0; i < r.size(); ++i) {
+      if (r.text[i] != kNoStr && marker_matches(trace.str(r.text[i]), options.marker)) rows.push_back(i);
+    }
+    if (rows.empty()) return NoData(fmt::format("has no range named '{}' to mark steps", options.marker));
+    return ranges_as_steps(trace, rows, StepSource::kMarker);
+  }
+  if (options.use_profiler_steps) {
+    std::vector<uint32_t> rows = trace.pytorch.steps;
+    if (rows.empty()) {
+      // nsys exports of PyTorch runs: ProfilerStep#N as NVTX ranges (torch.autograd.profiler.emit_nvtx).
+      for (uint32_t i = 0; i < r.size(); ++i) {
+        if (r.text[i] != kNoStr && trace.str(r.text[i]).rfind("ProfilerStep#", 0) == 0) rows.push_back(i);
+      }
+    }
+    if (!rows.empty()) {
+      StepSet set = ranges_as_steps(trace, rows, StepSource::kProfilerStep);
+      for (auto& w : set.steps) w.number = profiler_step_number(trace.str(w.name));
+      if (!set.steps.empty()) return set;
+    }
+  }
+  if (!options.detect) return NoData("does not contain ProfilerStep ranges.");
+  return detect_steps(trace);
+}
+
+}  // namespace tracedoc
