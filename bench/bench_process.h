@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -76,6 +77,52 @@ inline std::vector<std::string> csv_fields(const std::string& line) {
     else f.back() += c;
   }
   return f;
+}
+
+// "key value" lines (tile_kineto_trace --info, the HTA script) into a map.
+inline std::map<std::string, std::string> key_values(const std::string& text) {
+  std::map<std::string, std::string> m;
+  std::istringstream in(text);
+  std::string k, v;
+  while (in >> k >> v) m[k] = v;
+  return m;
+}
+
+// A Kineto trace tiled `copies` times by tile_kineto_trace (timestamps shifted, ids renumbered),
+// kept in `dir` between runs.
+struct Tiled {
+  std::filesystem::path path;
+  int copies = 0;
+  double mb = 0;
+  double events = 0, kernels = 0;
+};
+
+// Tiles `input` `copies` times into `dir`, or reuses the file of an earlier run: the counts file is
+// written last, after the rename, so its presence means the JSON beside it is complete.
+inline Tiled tile(const std::filesystem::path& tiler, const std::filesystem::path& input, const std::filesystem::path& dir, int copies) {
+  std::string stem = input.filename().string();
+  for (const char* ext : {".gz", ".json"})
+    if (stem.size() > std::string(ext).size() && stem.ends_with(ext)) stem.resize(stem.size() - std::string(ext).size());
+  Tiled t;
+  t.copies = copies;
+  t.path = dir / (stem + ".x" + std::to_string(copies) + ".json");
+  const std::filesystem::path counts = dir / (stem + ".x" + std::to_string(copies) + ".counts");
+  if (!std::filesystem::exists(counts) || !std::filesystem::exists(t.path)) {
+    std::filesystem::remove(counts);
+    const std::filesystem::path tmp = t.path.string() + ".tmp";
+    RunResult r = run({tiler.string(), input.string(), tmp.string(), std::to_string(copies)}, (dir / "tile.out").string());
+    if (r.exit_code != 0) {
+      std::fprintf(stderr, "tiling %s failed\n", input.c_str());
+      std::exit(2);
+    }
+    std::filesystem::rename(tmp, t.path);
+    std::filesystem::copy_file(dir / "tile.out", counts, std::filesystem::copy_options::overwrite_existing);
+    ::sync();  // write the new file back now, not while the timed runs read it
+  }
+  std::istringstream in(slurp(counts));
+  in >> t.events >> t.kernels;
+  t.mb = static_cast<double>(std::filesystem::file_size(t.path)) / 1e6;
+  return t;
 }
 
 }  // namespace bench

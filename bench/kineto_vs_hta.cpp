@@ -40,16 +40,10 @@ using bench::RunResult;
 using bench::run;
 using bench::csv_fields;
 using bench::slurp;
+using bench::key_values;
+using bench::Tiled;
+using bench::tile;
 
-
-// "key value" lines (tile_kineto_trace --info, the HTA script) into a map.
-std::map<std::string, std::string> key_values(const std::string& text) {
-  std::map<std::string, std::string> m;
-  std::istringstream in(text);
-  std::string k, v;
-  while (in >> k >> v) m[k] = v;
-  return m;
-}
 
 // Sums of the named columns of a tracedoc CSV report (for the kernel count / time cross-checks).
 std::vector<double> csv_column_sums(const fs::path& p, const std::vector<std::string>& names) {
@@ -67,41 +61,6 @@ std::vector<double> csv_column_sums(const fs::path& p, const std::vector<std::st
       if (idx[n] >= 0 && idx[n] < static_cast<int>(f.size())) sums[n] += std::atof(f[idx[n]].c_str());
   }
   return sums;
-}
-
-struct Tiled {
-  fs::path path;
-  int copies = 0;
-  double mb = 0;
-  double events = 0, kernels = 0;
-};
-
-// Tiles `input` `copies` times into `dir`, or reuses the file of an earlier run: the counts file is
-// written last, after the rename, so its presence means the JSON beside it is complete.
-Tiled tile(const fs::path& tiler, const fs::path& input, const fs::path& dir, int copies) {
-  std::string stem = input.filename().string();
-  for (const char* ext : {".gz", ".json"})
-    if (stem.size() > std::string(ext).size() && stem.ends_with(ext)) stem.resize(stem.size() - std::string(ext).size());
-  Tiled t;
-  t.copies = copies;
-  t.path = dir / (stem + ".x" + std::to_string(copies) + ".json");
-  const fs::path counts = dir / (stem + ".x" + std::to_string(copies) + ".counts");
-  if (!fs::exists(counts) || !fs::exists(t.path)) {
-    fs::remove(counts);
-    const fs::path tmp = t.path.string() + ".tmp";
-    RunResult r = run({tiler.string(), input.string(), tmp.string(), std::to_string(copies)}, (dir / "tile.out").string());
-    if (r.exit_code != 0) {
-      std::fprintf(stderr, "kineto_vs_hta: tiling %s failed\n", input.c_str());
-      std::exit(2);
-    }
-    fs::rename(tmp, t.path);
-    fs::copy_file(dir / "tile.out", counts, fs::copy_options::overwrite_existing);
-    ::sync();  // write the new file back now, not while the timed runs read it
-  }
-  std::istringstream in(slurp(counts));
-  in >> t.events >> t.kernels;
-  t.mb = static_cast<double>(fs::file_size(t.path)) / 1e6;
-  return t;
 }
 
 RunResult best_of(int runs, const std::vector<std::string>& argv, const fs::path& out, const fs::path& err,

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian machine: install the build dependencies, build tracedoc, write the
-# example Nsight Systems export with the project's own generator, and print its nsys-style reports.
+# example Nsight Systems export with the project's own generator, and print its overview, its
+# nsys-style reports and what the analyze rules find in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}
 "$BUILD_DIR/make_nsys_example" "$BUILD_DIR/toy_training.sqlite" 4
+"$BUILD_DIR/tracedoc" summary "$BUILD_DIR/toy_training.sqlite"
 "$BUILD_DIR/tracedoc" stats -f column "$BUILD_DIR/toy_training.sqlite"
+"$BUILD_DIR/tracedoc" analyze -f column "$BUILD_DIR/toy_training.sqlite"

@@ -420,5 +420,46 @@ TEST(CliAnalyze, InputIsNeverModified) {
   EXPECT_EQ(fs::last_write_time(copy), before_time);
 }
 
+// `tracedoc summary`: text for people, JSON for scripts, several inputs, clean failures.
+TEST(CliSummary, TextAndJson) {
+  CliRun text = tracedoc({"summary", kExample.string()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* part : {"Nsight Systems 2024.5.1.113", "25.2%", "Top kernels (of 15.3 ms kernel time)",
+                           "ampere_sgemm_64x64_nn", "Host-to-Device (Pageable)", "Steps: 3 (detected)",
+                           "5 synchronous copies (4.62 ms)"}) {
+    EXPECT_NE(text.out.find(part), std::string::npos) << part << "\n" << text.out;
+  }
+  CliRun json = tracedoc({"summary", "-f", "json", "--top", "2", kExample.string(), kExample.string()});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("{\n  \"schema_version\": 1,", 0), 0u);
+  size_t inputs = 0;
+  for (size_t at = 0; (at = json.out.find("\"input\": ", at)) != std::string::npos; ++at) ++inputs;
+  EXPECT_EQ(inputs, 2u);
+}
+
+TEST(CliSummary, StepMarkerAndOutputFile) {
+  TempDir dir;
+  const fs::path out = dir.path() / "summary.json";
+  CliRun r = tracedoc({"summary", "-f", "json", "--step-marker", "train_step*", "-o", out.string(), kExample.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string json = read_file(out);
+  EXPECT_NE(json.find("\"source\": \"marker\""), std::string::npos);
+  EXPECT_NE(json.find("\"count\": 4"), std::string::npos);
+}
+
+TEST(CliSummary, BadInputAndUsage) {
+  TempDir dir;
+  const fs::path bad = dir.write("bad.json", "{\"traceEvents\": [");
+  const fs::path out = dir.path() / "s.txt";
+  CliRun r = tracedoc({"summary", "-o", out.string(), kExample.string(), bad.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find(bad.string()), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "no partial output";
+  EXPECT_EQ(tracedoc({"summary"}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"summary", "-f", "xml", kExample.string()}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace tracedoc::testing

@@ -31,11 +31,18 @@ DeviceKey key_of(int64_t global_pid, int32_t device) {
 template <typename Table>
 void add_ops(const Table& t, GpuOpKind kind, const GpuActivityOptions& options,
              std::map<DeviceKey, DeviceActivity>& devices) {
+  DeviceActivity* last = nullptr;  // consecutive rows are mostly on one device: skip the map lookup
+  int64_t last_pid = 0;
+  int32_t last_device = 0;
   for (size_t i = 0; i < t.size(); ++i) {
     if (t.start[i] == kNoTime || t.end[i] == kNoTime) continue;
     if (options.skip_nonpositive_starts && t.start[i] <= 0) continue;
-    auto [it, fresh] = devices.try_emplace(key_of(t.global_pid[i], t.device[i]));
-    DeviceActivity& d = it->second;
+    bool fresh = false;
+    if (!last || last_pid != t.global_pid[i] || last_device != t.device[i]) {
+      auto [it, inserted] = devices.try_emplace(key_of(t.global_pid[i], t.device[i]));
+      last = &it->second, last_pid = t.global_pid[i], last_device = t.device[i], fresh = inserted;
+    }
+    DeviceActivity& d = *last;
     if (fresh) {
       d.global_pid = global_pid_of(t.global_pid[i]);
       d.device = t.device[i];
@@ -76,9 +83,8 @@ std::vector<DeviceActivity> collect_gpu_activity(const Trace& trace, const GpuAc
   std::vector<DeviceActivity> out;
   out.reserve(devices.size());
   for (auto& [key, d] : devices) {
-    std::sort(d.ops.begin(), d.ops.end(), [](const GpuOp& a, const GpuOp& b) {
-      return std::tie(a.start, a.end) < std::tie(b.start, b.end);
-    });
+    auto by_time = [](const GpuOp& a, const GpuOp& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); };
+    if (!std::is_sorted(d.ops.begin(), d.ops.end(), by_time)) std::sort(d.ops.begin(), d.ops.end(), by_time);
     out.push_back(std::move(d));
   }
   return out;

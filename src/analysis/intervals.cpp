@@ -10,8 +10,9 @@ namespace tracedoc {
 
 IntervalSet IntervalSet::busy_union(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  // GPU operations usually arrive in start order already: skip the sort then.
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_start)) std::sort(intervals.begin(), intervals.end(), by_start);
   IntervalSet out;
   for (const Interval& i : intervals) {
     if (!out.items_.empty() && i.start <= out.items_.back().end) {
@@ -42,6 +43,7 @@ int64_t IntervalSet::total() const {
 }
 
 int64_t IntervalSet::covered_within(Interval window) const {
+  if (window.end <= window.start) return 0;  // a reversed window would give a negative sum
   // First interval that ends after the window starts.
   auto it = std::upper_bound(items_.begin(), items_.end(), window.start,
                              [](int64_t t, const Interval& i) { return t < i.end; });
@@ -137,8 +139,32 @@ IntervalSet IntervalSet::clip(Interval window) const {
 
 namespace {
 
+// origin + k * width, clamped to the int64 range. In 128 bits: saturating the product before adding a
+// negative origin (sat_add(origin, sat_mul(k, width))) would misplace every bin past INT64_MAX / k.
+int64_t bin_start(int64_t origin, int64_t width, size_t k) {
+  const __int128 v = static_cast<__int128>(origin) + static_cast<__int128>(k) * width;
+  if (v > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  if (v < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 int64_t bin_end(int64_t origin, int64_t width, size_t k, int64_t limit) {
-  return std::min(sat_add(origin, sat_mul(static_cast<int64_t>(k + 1), width)), limit);
+  return std::min(bin_start(origin, width, k + 1), limit);
+}
+
+// The bin holding `t` (>= origin): (t - origin) / width without overflowing the difference.
+size_t bin_of(int64_t t, int64_t origin, int64_t width) {
+  return static_cast<size_t>((static_cast<__int128>(t) - origin) / width);
+}
+
+// Adds the overlap of [lo, hi) with bins first.. to `bins`.
+void add_to_bins(std::vector<int64_t>& bins, int64_t lo, int64_t hi, int64_t origin, int64_t width, int64_t limit) {
+  for (size_t k = bin_of(lo, origin, width); k < bins.size(); ++k) {
+    const int64_t b_start = bin_start(origin, width, k);
+    if (b_start >= hi) break;
+    const int64_t part = sat_sub(std::min(hi, bin_end(origin, width, k, limit)), std::max(lo, b_start));
+    if (part > 0) bins[k] = sat_add(bins[k], part);
+  }
 }
 
 }  // namespace
@@ -149,15 +175,7 @@ std::vector<int64_t> binned_coverage(const IntervalSet& set, int64_t origin, int
   if (width <= 0 || count == 0) return bins;
   for (const Interval& i : set.intervals()) {
     if (i.end <= origin || i.start >= limit) continue;
-    const int64_t lo = std::max(i.start, origin);
-    const int64_t hi = std::min(i.end, limit);
-    size_t k = static_cast<size_t>((lo - origin) / width);
-    for (; k < count; ++k) {
-      const int64_t b_start = sat_add(origin, sat_mul(static_cast<int64_t>(k), width));
-      if (b_start >= hi) break;
-      const int64_t b_end = bin_end(origin, width, k, limit);
-      bins[k] += std::min(hi, b_end) - std::max(lo, b_start);
-    }
+    add_to_bins(bins, std::max(i.start, origin), std::min(i.end, limit), origin, width, limit);
   }
   return bins;
 }
@@ -170,14 +188,7 @@ std::vector<int64_t> binned_load(std::vector<Interval> intervals, int64_t origin
   // linear for the short GPU operations this is used on; long ones cost their bin count once.
   for (const Interval& i : intervals) {
     if (i.end <= i.start || i.end <= origin || i.start >= limit) continue;
-    const int64_t lo = std::max(i.start, origin);
-    const int64_t hi = std::min(i.end, limit);
-    for (size_t k = static_cast<size_t>((lo - origin) / width); k < count; ++k) {
-      const int64_t b_start = sat_add(origin, sat_mul(static_cast<int64_t>(k), width));
-      if (b_start >= hi) break;
-      const int64_t b_end = bin_end(origin, width, k, limit);
-      if (b_end > b_start) bins[k] += std::min(hi, b_end) - std::max(lo, b_start);
-    }
+    add_to_bins(bins, std::max(i.start, origin), std::min(i.end, limit), origin, width, limit);
   }
   return bins;
 }
@@ -195,8 +206,10 @@ std::vector<DepthChange> depth_over_time(std::span<const Interval> intervals) {
   int64_t depth = 0;
   for (size_t k = 0; k < edges.size();) {
     const int64_t t = edges[k].first;
+    const int64_t before = depth;
     for (; k < edges.size() && edges[k].first == t; ++k) depth += edges[k].second;
-    if (out.empty() || out.back().depth != depth) out.push_back({t, depth});
+    // Only changes: an empty interval, or one ending where another starts, leaves the depth as it was.
+    if (depth != before) out.push_back({t, depth});
   }
   return out;
 }

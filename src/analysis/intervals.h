@@ -68,8 +68,10 @@ std::vector<int64_t> binned_coverage(const IntervalSet& set, int64_t origin, int
 std::vector<int64_t> binned_load(std::vector<Interval> intervals, int64_t origin, int64_t width, size_t count,
                                  int64_t limit);
 
-// Maximum number of intervals in progress at once at each change point: (time, depth) pairs in time
-// order, one per distinct boundary. Used for queue length and concurrency over time.
+// The number of intervals in progress, as a step function: a (time, depth) pair at each time the
+// depth changes, in time order; the depth holds until the next pair. Boundaries at the same time are
+// applied together, so an interval ending where another starts, or an empty interval, is no change.
+// Reversed intervals are ignored. Used for queue length and concurrency over time.
 struct DepthChange {
   int64_t time;
   int64_t depth;

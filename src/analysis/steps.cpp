@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/intervals.h"
 #include "analysis/pytorch/op_links.h"
 
 namespace tracedoc {
@@ -146,8 +147,7 @@ bool near_multiple(size_t q, size_t p) {
   return diff * 100 <= q;
 }
 
-Result<StepSet> detect_steps(const Trace& trace) {
-  const pytorch::GpuLaunches launches = pytorch::link_gpu_launches(trace);
+Result<StepSet> detect_steps(const Trace& trace, const pytorch::GpuLaunches& launches) {
   const Sequence seq = busiest_sequence(trace, launches);
   const auto& s = seq.names;
   if (s.size() < 6) return NoData("too few kernels to find a repeating step");
@@ -212,9 +212,63 @@ Result<StepSet> detect_steps(const Trace& trace) {
   return NoData("no repeating kernel sequence (no steps detected)");
 }
 
+// Finds the step whose CPU window holds a call: per process, windows sorted by start.
+class StepFinder {
+ public:
+  explicit StepFinder(const std::vector<StepWindow>& steps) : steps_(steps) {
+    for (uint32_t s = 0; s < steps.size(); ++s) by_pid_[steps[s].global_pid].push_back({steps[s].start, s});
+    for (auto& [pid, list] : by_pid_) std::sort(list.begin(), list.end());
+  }
+
+  // Index into the steps, or -1.
+  int32_t find(int64_t global_pid, TimeNs t) const {
+    auto it = by_pid_.find(global_pid);
+    if (it == by_pid_.end()) return -1;
+    const auto& list = it->second;
+    auto pos = std::upper_bound(list.begin(), list.end(), std::make_pair(t, UINT32_MAX));
+    if (pos == list.begin()) return -1;
+    --pos;
+    return t <= steps_[pos->second].end ? static_cast<int32_t>(pos->second) : -1;
+  }
+
+ private:
+  const std::vector<StepWindow>& steps_;
+  std::map<int64_t, std::vector<std::pair<TimeNs, uint32_t>>> by_pid_;
+};
+
 }  // namespace
 
-Result<StepSet> find_steps(const Trace& trace, const StepOptions& options) {
+std::vector<StepGpuWork> gpu_work_per_step(const Trace& trace, const std::vector<StepWindow>& steps,
+                                           const pytorch::GpuLaunches* known) {
+  using pytorch::GpuKind;
+  const ApiTable& api = trace.api;
+  pytorch::GpuLaunches computed;
+  if (!known) computed = pytorch::link_gpu_launches(trace);
+  const pytorch::GpuLaunches& launches = known ? *known : computed;
+  const StepFinder finder(steps);
+  std::vector<StepGpuWork> gpu(steps.size());
+  std::vector<std::vector<Interval>> intervals(steps.size());
+  auto add = [&](GpuKind kind, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
+    for (size_t r = 0; r < start.size(); ++r) {
+      const int32_t a = launches.of(kind, r);
+      if (a == pytorch::kNoRow) continue;
+      const int32_t s = finder.find(global_pid_of(api.global_tid[a]), api.start[a]);
+      if (s < 0) continue;
+      StepGpuWork& g = gpu[s];
+      g.start = g.start == kNoTime ? start[r] : std::min(g.start, start[r]);
+      g.end = g.end == kNoTime ? end[r] : std::max(g.end, end[r]);
+      if (kind == GpuKind::kKernel) ++g.kernels;
+      intervals[s].push_back({start[r], end[r]});
+    }
+  };
+  add(GpuKind::kKernel, trace.kernels.start, trace.kernels.end);
+  add(GpuKind::kMemcpy, trace.memcpys.start, trace.memcpys.end);
+  add(GpuKind::kMemset, trace.memsets.start, trace.memsets.end);
+  for (size_t s = 0; s < steps.size(); ++s) gpu[s].busy = IntervalSet::busy_union(std::move(intervals[s])).total();
+  return gpu;
+}
+
+Result<StepSet> find_steps(const Trace& trace, const StepOptions& options, const pytorch::GpuLaunches* launches) {
   const RangeTable& r = trace.ranges;
   if (!options.marker.empty()) {
     std::vector<uint32_t> rows;
@@ -239,7 +293,8 @@ Result<StepSet> find_steps(const Trace& trace, const StepOptions& options) {
     }
   }
   if (!options.detect) return NoData("does not contain ProfilerStep ranges.");
-  return detect_steps(trace);
+  if (launches) return detect_steps(trace, *launches);
+  return detect_steps(trace, pytorch::link_gpu_launches(trace));
 }
 
 }  // namespace tracedoc

@@ -36,6 +36,10 @@
 
 namespace tracedoc {
 
+namespace pytorch {
+struct GpuLaunches;
+}
+
 enum class StepSource : uint8_t { kMarker, kProfilerStep, kDetected };
 const char* step_source_name(StepSource s);  // "marker", "ProfilerStep", "detected"
 
@@ -63,8 +67,20 @@ struct StepOptions {
   bool detect = true;
 };
 
-// NoData when there are no steps to be found (no marker instance, nothing periodic).
-Result<StepSet> find_steps(const Trace& trace, const StepOptions& options = {});
+// NoData when there are no steps to be found (no marker instance, nothing periodic). `launches`:
+// the trace's GPU activity -> API call links when the caller has them already (computed otherwise).
+Result<StepSet> find_steps(const Trace& trace, const StepOptions& options = {},
+                           const pytorch::GpuLaunches* launches = nullptr);
+
+// The GPU work of each step: kernels, copies and memsets launched by API calls made in the step's
+// CPU window by any thread of its process (the latest-starting window when windows nest).
+struct StepGpuWork {
+  TimeNs start = kNoTime, end = kNoTime;  // first start, last end; kNoTime when nothing was launched
+  int64_t busy = 0;                       // union of the intervals (streams overlap)
+  int64_t kernels = 0;
+};
+std::vector<StepGpuWork> gpu_work_per_step(const Trace& trace, const std::vector<StepWindow>& steps,
+                                           const pytorch::GpuLaunches* launches = nullptr);
 
 // Parses a report / command argument list for step options: `marker=NAME`, `detect`, `nodetect`.
 // Arguments that are not step options are left alone. Fails on an empty marker name.

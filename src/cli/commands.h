@@ -15,5 +15,6 @@ inline constexpr int kExitBadInput = 2;
 // Registers the subcommand on `app`; the returned function runs it after parsing.
 std::function<int()> add_stats_command(CLI::App& app);
 std::function<int()> add_analyze_command(CLI::App& app);
+std::function<int()> add_summary_command(CLI::App& app);
 
 }  // namespace tracedoc::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
   auto stats = add_stats_command(app);
   auto analyze = add_analyze_command(app);
+  auto summary = add_summary_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -30,5 +31,6 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("stats")) return stats();
   if (app.got_subcommand("analyze")) return analyze();
+  if (app.got_subcommand("summary")) return summary();
   return kExitBadInput;
 }

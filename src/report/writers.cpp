@@ -115,34 +115,6 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return n;
 }
 
-// Names come from the trace and may hold any bytes: control characters are escaped and invalid
-// UTF-8 becomes U+FFFD, so the document is always valid JSON.
-void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      default:
-        if (c < 0x20) {
-          out.append(fmt::format("\\u{:04x}", c));
-        } else if (c < 0x80) {
-          out.push_back(static_cast<char>(c));
-        } else if (const size_t n = utf8_sequence_length(s, i)) {
-          out.append(s.substr(i, n));
-          i += n - 1;
-        } else {
-          out.append("\uFFFD");
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 // {"schema_version":1,"report":...,"input":...,"columns":[...],"rows":[{header: value,...}]}
 class JsonWriter : public RowSink {
  public:
@@ -312,6 +284,34 @@ class ColumnWriter : public RowSink {
 };
 
 }  // namespace
+
+// Names come from the trace and may hold any bytes: control characters are escaped and invalid
+// UTF-8 becomes U+FFFD, so the document is always valid JSON.
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          out.append(fmt::format("\\u{:04x}", c));
+        } else if (c < 0x80) {
+          out.push_back(static_cast<char>(c));
+        } else if (const size_t n = utf8_sequence_length(s, i)) {
+          out.append(s.substr(i, n));
+          i += n - 1;
+        } else {
+          out.append("\uFFFD");
+        }
+    }
+  }
+  out.push_back('"');
+}
 
 std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out) {
   switch (options.format) {

@@ -47,4 +47,7 @@ struct WriterOptions {
 
 std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out);
 
+// Appends `s` as a JSON string literal (quoted, escaped; invalid UTF-8 becomes U+FFFD).
+void append_json_string(std::string& out, std::string_view s);
+
 }  // namespace tracedoc

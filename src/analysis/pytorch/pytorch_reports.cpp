@@ -64,35 +64,6 @@ std::vector<uint32_t> op_order(const Trace& trace, const std::vector<OpGroup>& g
   return order;
 }
 
-struct StepGpu {
-  TimeNs start = kNoTime, end = kNoTime;
-  int64_t busy = 0, kernels = 0;
-};
-
-// Assigns GPU activity to steps through the launching API call: the step of the call's process whose
-// CPU window [start, end] holds the call's start (the latest-starting one when windows nest).
-class StepFinder {
- public:
-  explicit StepFinder(const std::vector<StepWindow>& steps) : steps_(steps) {
-    for (uint32_t s = 0; s < steps.size(); ++s) by_pid_[steps[s].global_pid].push_back({steps[s].start, s});
-    for (auto& [pid, list] : by_pid_) std::sort(list.begin(), list.end());
-  }
-
-  // Index into the steps, or -1.
-  int32_t find(int64_t global_pid, TimeNs t) const {
-    auto it = by_pid_.find(global_pid);
-    if (it == by_pid_.end()) return -1;
-    const auto& list = it->second;
-    auto pos = std::upper_bound(list.begin(), list.end(), std::make_pair(t, UINT32_MAX));
-    if (pos == list.begin()) return -1;
-    --pos;
-    return t <= steps_[pos->second].end ? static_cast<int32_t>(pos->second) : -1;
-  }
-
- private:
-  const std::vector<StepWindow>& steps_;
-  std::map<int64_t, std::vector<std::pair<TimeNs, uint32_t>>> by_pid_;
-};
 
 }  // namespace
 
@@ -163,56 +134,15 @@ Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
 Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   auto options = step_options_from_args(args.args);
   if (!options.ok()) return options.status();
-  auto found = find_steps(trace, *options);
+  const GpuLaunches launches = link_gpu_launches(trace);
+  auto found = find_steps(trace, *options, &launches);
   if (!found.ok()) {
     if (found.status().code() != ErrorCode::kNoData) return found.status();
     return no_data(trace, options->marker.empty() ? "does not contain ProfilerStep ranges, and no repeating kernel sequence was found."
                                                   : found.status().message());
   }
   const std::vector<StepWindow>& steps = found->steps;
-  const ApiTable& api = trace.api;
-  const GpuLaunches launches = link_gpu_launches(trace);
-  const StepFinder finder(steps);
-
-  std::vector<StepGpu> gpu(steps.size());
-  struct Interval {
-    uint32_t step;
-    TimeNs start, end;
-  };
-  std::vector<Interval> intervals;
-  auto add = [&](GpuKind kind, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
-    for (size_t r = 0; r < start.size(); ++r) {
-      const int32_t a = launches.of(kind, r);
-      if (a == kNoRow) continue;
-      const int32_t s = finder.find(global_pid_of(api.global_tid[a]), api.start[a]);
-      if (s < 0) continue;
-      StepGpu& g = gpu[s];
-      g.start = g.start == kNoTime ? start[r] : std::min(g.start, start[r]);
-      g.end = g.end == kNoTime ? end[r] : std::max(g.end, end[r]);
-      if (kind == GpuKind::kKernel) ++g.kernels;
-      intervals.push_back({static_cast<uint32_t>(s), start[r], end[r]});
-    }
-  };
-  add(GpuKind::kKernel, trace.kernels.start, trace.kernels.end);
-  add(GpuKind::kMemcpy, trace.memcpys.start, trace.memcpys.end);
-  add(GpuKind::kMemset, trace.memsets.start, trace.memsets.end);
-
-  // Busy time: the length of the union of each step's intervals (streams overlap).
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
-    return std::tie(a.step, a.start, a.end) < std::tie(b.step, b.start, b.end);
-  });
-  for (size_t i = 0; i < intervals.size();) {
-    const uint32_t s = intervals[i].step;
-    TimeNs lo = intervals[i].start, hi = intervals[i].end;
-    for (; i < intervals.size() && intervals[i].step == s; ++i) {
-      if (intervals[i].start > hi) {
-        gpu[s].busy += hi - lo;
-        lo = intervals[i].start;
-      }
-      hi = std::max(hi, intervals[i].end);
-    }
-    gpu[s].busy += hi - lo;
-  }
+  const std::vector<StepGpuWork> gpu = gpu_work_per_step(trace, steps, &launches);
 
   sink.begin({{"Rank", Unit::kNone},    {"Step", Unit::kNone},    {"CPU Start", Unit::kTsNs}, {"CPU Duration", Unit::kDurNs},
               {"GPU Start", Unit::kTsNs}, {"GPU End", Unit::kTsNs},  {"GPU Span", Unit::kDurNs},
@@ -229,7 +159,7 @@ Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
       name = detected_name;
     }
     if (!args.name_ok(name)) continue;
-    const StepGpu& g = gpu[s];
+    const StepGpuWork& g = gpu[s];
     const bool any = g.start != kNoTime;
     row.clear();
     // Merged rank directories carry rank + 1 in the process id's upper bits; a single file its own rank.

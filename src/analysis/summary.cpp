@@ -1,0 +1,235 @@
+#include "analysis/summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "analysis/gpu_activity.h"
+#include "analysis/intervals.h"
+#include "analysis/nsys_analyze/rules.h"
+#include "analysis/pytorch/op_links.h"
+
+namespace tracedoc {
+
+namespace {
+
+void widen(TimeNs& lo, TimeNs& hi, bool& any, TimeNs start, TimeNs end) {
+  if (start == kNoTime) return;
+  if (end == kNoTime || end < start) end = start;
+  if (!any) {
+    lo = start, hi = end, any = true;
+    return;
+  }
+  lo = std::min(lo, start);
+  hi = std::max(hi, end);
+}
+
+template <typename Table>
+void widen_table(const Table& t, TimeNs& lo, TimeNs& hi, bool& any) {
+  for (size_t i = 0; i < t.size(); ++i) widen(lo, hi, any, t.start[i], t.end[i]);
+}
+
+// Count and summed duration per name id, then the `top` largest by total.
+std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>& names, const std::vector<TimeNs>& start,
+                                    const std::vector<TimeNs>& end, size_t top, int64_t* grand_total) {
+  std::vector<int64_t> count(trace.strings.size(), 0), total(trace.strings.size(), 0);
+  int64_t all = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == kNoStr || names[i] >= count.size()) continue;
+    const int64_t d = end[i] > start[i] ? end[i] - start[i] : 0;
+    ++count[names[i]];
+    total[names[i]] += d;
+    all += d;
+  }
+  if (grand_total) *grand_total = all;
+  std::vector<StrId> ids;
+  for (StrId id = 0; id < count.size(); ++id) {
+    if (count[id]) ids.push_back(id);
+  }
+  const size_t n = std::min(top, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), [&](StrId a, StrId b) {
+    return total[a] != total[b] ? total[a] > total[b] : trace.str(a) < trace.str(b);
+  });
+  std::vector<NamedTotal> out;
+  for (size_t k = 0; k < n; ++k) out.push_back({std::string(trace.str(ids[k])), count[ids[k]], total[ids[k]]});
+  return out;
+}
+
+int64_t rank_of(const Trace& trace, int64_t global_pid) {
+  const int64_t tagged = global_pid >> 48;
+  if (trace.source.format == "kineto-json") return tagged > 0 ? tagged - 1 : trace.pytorch.rank;
+  return -1;
+}
+
+std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_threshold) {
+  GpuActivityOptions o;
+  o.include_overhead = false;
+  o.skip_nonpositive_starts = false;
+  std::vector<DeviceSummary> out;
+  for (const DeviceActivity& d : collect_gpu_activity(trace, o)) {
+    DeviceSummary s;
+    s.pid = d.pid();
+    s.rank = rank_of(trace, d.global_pid);
+    s.device = d.device;
+    for (const auto& info : trace.devices) {
+      if (info.id == d.device && info.name != kNoStr) s.name = trace.str(info.name);
+    }
+    s.first_start = d.first_start;
+    s.last_end = d.last_end;
+    std::set<int32_t> streams;
+    for (const GpuOp& op : d.ops) {
+      const int64_t len = op.end > op.start ? op.end - op.start : 0;
+      switch (op.kind) {
+        case GpuOpKind::kKernel:
+          ++s.kernels, s.kernel_ns += len, streams.insert(trace.kernels.stream[op.row]);
+          break;
+        case GpuOpKind::kMemcpy:
+          ++s.memcpys, s.memcpy_ns += len, streams.insert(trace.memcpys.stream[op.row]);
+          break;
+        case GpuOpKind::kMemset:
+          ++s.memsets, s.memset_ns += len, streams.insert(trace.memsets.stream[op.row]);
+          break;
+        case GpuOpKind::kOverhead:
+          break;
+      }
+    }
+    s.streams = static_cast<int64_t>(streams.size());
+    const IntervalSet busy = d.busy();
+    s.busy_ns = busy.total();
+    for (const Interval& g : busy.gaps(gap_threshold)) {
+      ++s.gaps_over_threshold;
+      if (g.length() > s.longest_gap_ns) s.longest_gap_ns = g.length(), s.longest_gap_start = g.start;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<CopySummary> copy_summaries(const Trace& trace) {
+  const MemcpyTable& m = trace.memcpys;
+  std::map<std::pair<uint8_t, uint8_t>, CopySummary> by_kind;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const auto kind = static_cast<CopyKind>(m.copy_kind[i]);
+    // The host side of a host<->device copy decides its speed: pageable memory is staged.
+    uint8_t host = kNoKind;
+    if (kind == CopyKind::kHtoD || kind == CopyKind::kHtoA) host = m.src_kind[i];
+    if (kind == CopyKind::kDtoH || kind == CopyKind::kAtoH) host = m.dst_kind[i];
+    CopySummary& c = by_kind[{m.copy_kind[i], host}];
+    if (c.count == 0) {
+      c.direction = trace.copy_label(m.copy_kind[i]);
+      if (host != kNoKind) c.host_memory = trace.mem_label(host);
+    }
+    ++c.count;
+    c.bytes += m.bytes[i];
+    c.total_ns += m.end[i] > m.start[i] ? m.end[i] - m.start[i] : 0;
+  }
+  std::vector<CopySummary> out;
+  for (auto& [key, c] : by_kind) out.push_back(std::move(c));
+  std::stable_sort(out.begin(), out.end(), [](const CopySummary& a, const CopySummary& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options) {
+  const pytorch::GpuLaunches launches = pytorch::link_gpu_launches(trace);
+  auto found = find_steps(trace, options, &launches);
+  if (!found.ok() || found->steps.empty()) return std::nullopt;
+  const auto work = gpu_work_per_step(trace, found->steps, &launches);
+  StepsSummary s;
+  s.source = found->source;
+  s.count = found->steps.size();
+  std::vector<int64_t> cpu, span, busy;
+  std::vector<double> pct;
+  for (size_t k = 0; k < work.size(); ++k) {
+    const int64_t len = found->steps[k].end - found->steps[k].start;
+    cpu.push_back(len);
+    if (work[k].start == kNoTime) continue;
+    span.push_back(work[k].end - work[k].start);
+    busy.push_back(work[k].busy);
+    // Busy over the step's own length: its GPU span when the GPU ran past the CPU window.
+    const int64_t base = std::max(len, work[k].end - work[k].start);
+    if (base > 0) pct.push_back(100.0 * static_cast<double>(work[k].busy) / static_cast<double>(base));
+  }
+  s.median_cpu_ns = median(cpu);
+  s.median_gpu_span_ns = median(span);
+  s.median_gpu_busy_ns = median(busy);
+  if (!pct.empty()) {
+    std::nth_element(pct.begin(), pct.begin() + static_cast<std::ptrdiff_t>(pct.size() / 2), pct.end());
+    s.median_busy_pct = pct[pct.size() / 2];
+  }
+  return s;
+}
+
+// Counts a rule's rows and sums its first column (each rule lists a duration first).
+class RuleTally : public RowSink {
+ public:
+  void begin(const std::vector<ColumnSpec>&) override {}
+  void row(std::span<const Cell> cells) override {
+    ++rows;
+    if (!cells.empty() && cells[0].type == Cell::Type::kInt) ns += cells[0].i;
+  }
+  void end() override {}
+  int64_t rows = 0, ns = 0;
+};
+
+RuleTally tally(const Trace& trace, nsys_analyze::RuleFn rule) {
+  nsys_analyze::RuleArgs args;
+  args.rows = -1;
+  RuleTally t;
+  (void)rule(trace, args, t);  // NoData: nothing to count
+  return t;
+}
+
+}  // namespace
+
+TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
+  TraceSummary s;
+  s.input = trace.source.path;
+  s.format = trace.source.format;
+  if (trace.source.format == "kineto-json") {
+    s.producer = fmt::format("PyTorch profiler (trace era {})", trace.pytorch.era);
+  } else if (!trace.source.product_version.empty()) {
+    s.producer = "Nsight Systems " + trace.source.product_version;
+  } else {
+    s.producer = "Nsight Systems";
+  }
+  bool any = false;
+  widen_table(trace.kernels, s.span_start, s.span_end, any);
+  widen_table(trace.memcpys, s.span_start, s.span_end, any);
+  widen_table(trace.memsets, s.span_start, s.span_end, any);
+  widen_table(trace.api, s.span_start, s.span_end, any);
+  widen_table(trace.ranges, s.span_start, s.span_end, any);
+  widen_table(trace.pytorch.ops, s.span_start, s.span_end, any);
+  s.gpu_ops = static_cast<int64_t>(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
+  s.api_calls = static_cast<int64_t>(trace.api.size());
+  s.ranges = static_cast<int64_t>(trace.ranges.size());
+  s.cpu_ops = static_cast<int64_t>(trace.pytorch.ops.size());
+  s.gap_threshold_ns = options.gap_threshold_ns;
+
+  // Two independent halves, one per core: the summary then costs little next to reading the trace.
+  std::thread device_side([&] {
+    s.devices = device_summaries(trace, options.gap_threshold_ns);
+    s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
+    s.copies = copy_summaries(trace);
+  });
+  s.steps = steps_summary(trace, options.steps);
+  s.top_api = top_by_name(trace, trace.api.name, trace.api.start, trace.api.end, options.top, nullptr);
+  const RuleTally sync = tally(trace, nsys_analyze::cuda_api_sync);
+  const RuleTally copies = tally(trace, nsys_analyze::cuda_memcpy_sync);
+  s.findings.sync_calls = sync.rows, s.findings.sync_call_ns = sync.ns;
+  s.findings.sync_copies = copies.rows, s.findings.sync_copy_ns = copies.ns;
+  s.findings.pageable_async_copies = tally(trace, nsys_analyze::cuda_memcpy_async).rows;
+  s.findings.sync_memsets = tally(trace, nsys_analyze::cuda_memset_sync).rows;
+  device_side.join();
+  return s;
+}
+
+}  // namespace tracedoc

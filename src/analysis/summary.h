@@ -1,0 +1,88 @@
+// One-screen overview of a trace: what ran where, how busy each GPU was, where the time went, the
+// steps, and the findings of the analyze rules. `tracedoc summary` prints it; the diagnosis engine
+// and the diff build on the same figures.
+//
+// Everything is computed in a few linear passes (plus one sort per device for the busy union), so a
+// summary costs a fraction of reading the trace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/steps.h"
+#include "model/trace.h"
+
+namespace tracedoc {
+
+struct NamedTotal {
+  std::string name;
+  int64_t count = 0;
+  int64_t total_ns = 0;
+};
+
+struct DeviceSummary {
+  int64_t pid = 0;
+  int64_t rank = -1;          // PyTorch rank directories and files; -1 when unknown
+  int32_t device = 0;
+  std::string name;           // GPU name when the trace records it
+  TimeNs first_start = 0, last_end = 0;  // the device's active span
+  int64_t busy_ns = 0;        // union of its operations (overhead excluded)
+  int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;  // summed durations (streams overlap)
+  int64_t kernels = 0, memcpys = 0, memsets = 0;
+  int64_t streams = 0;
+  int64_t gaps_over_threshold = 0;  // idle stretches longer than the gap threshold
+  int64_t longest_gap_ns = 0;
+  TimeNs longest_gap_start = 0;
+  double busy_pct() const {
+    return last_end > first_start ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(last_end - first_start) : 0;
+  }
+};
+
+struct CopySummary {
+  std::string direction;  // "Host-to-Device", ... (nsys's labels)
+  std::string host_memory;  // "Pageable", "Pinned", "" when no host side
+  int64_t count = 0, bytes = 0, total_ns = 0;
+  double gb_per_s() const { return total_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(total_ns) : 0; }
+};
+
+struct StepsSummary {
+  StepSource source = StepSource::kProfilerStep;
+  size_t count = 0;
+  int64_t median_cpu_ns = 0;       // median step CPU window
+  int64_t median_gpu_span_ns = 0;  // median first-to-last GPU work of a step
+  int64_t median_gpu_busy_ns = 0;
+  double median_busy_pct = 0;      // median over steps of busy / step length (CPU window)
+};
+
+struct FindingsSummary {  // what `tracedoc analyze`'s rules list, counted
+  int64_t sync_calls = 0, sync_call_ns = 0;          // cuda_api_sync
+  int64_t sync_copies = 0, sync_copy_ns = 0;         // cuda_memcpy_sync
+  int64_t pageable_async_copies = 0;                 // cuda_memcpy_async
+  int64_t sync_memsets = 0;                          // cuda_memset_sync
+};
+
+struct TraceSummary {
+  std::string input, format, producer;  // producer: "nsys 2024.5.1" / "PyTorch profiler (era 4)"
+  TimeNs span_start = 0, span_end = 0;  // first to last recorded event (GPU and CPU)
+  int64_t gpu_ops = 0, api_calls = 0, ranges = 0, cpu_ops = 0;
+  std::vector<DeviceSummary> devices;
+  int64_t kernel_total_ns = 0;
+  std::vector<NamedTotal> top_kernels;  // by total time, descending
+  std::vector<NamedTotal> top_api;      // CUDA/HIP API calls by total time
+  std::vector<CopySummary> copies;      // by bytes, descending
+  std::optional<StepsSummary> steps;
+  FindingsSummary findings;
+  int64_t gap_threshold_ns = 0;
+};
+
+struct SummaryOptions {
+  size_t top = 5;                      // rows in the top-kernel / top-API lists
+  int64_t gap_threshold_ns = 1000000;  // gaps counted per device: idle stretches over 1 ms
+  StepOptions steps;
+};
+
+TraceSummary summarize(const Trace& trace, const SummaryOptions& options = {});
+
+}  // namespace tracedoc

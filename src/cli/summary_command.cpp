@@ -1,0 +1,93 @@
+// `tracedoc summary`: a one-screen overview of one or more traces (devices, span, GPU busy %, top
+// kernels, copies, API calls, steps, host-blocking calls), or every figure as JSON.
+//
+//   tracedoc summary [-f text|json] [-o FILE] [--top N] [--gap MS] [--step-marker NAME] INPUT...
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/summary.h"
+#include "cli/commands.h"
+#include "cli/report_output.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/atomic_file.h"
+#include "report/summary_writer.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct SummaryCommandOptions {
+  std::vector<std::string> inputs;
+  std::string format = "text";
+  std::string output = "-";
+  std::string max_memory;
+  std::string step_marker;
+  int64_t rank = -1;
+  size_t top = 5;
+  double gap_ms = 1.0;
+};
+
+int run_summary(const SummaryCommandOptions& opt) {
+  if (opt.inputs.empty()) return fail(UsageError("summary: at least one INPUT is required"));
+  if (opt.format != "text" && opt.format != "column" && opt.format != "json") {
+    return fail(UsageError(fmt::format("summary: unknown format '{}' (text or json)", opt.format)));
+  }
+  if (opt.gap_ms < 0) return fail(UsageError("summary: --gap must not be negative"));
+  SummaryOptions options;
+  options.top = opt.top;
+  options.gap_threshold_ns = static_cast<int64_t>(opt.gap_ms * 1e6);
+  if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
+
+  std::vector<TraceSummary> summaries;
+  for (const auto& input : opt.inputs) {
+    InputOptions in;
+    in.input = input;
+    in.rank = opt.rank;
+    in.max_memory = opt.max_memory;
+    // Every table a summary reads: the GPU work, API calls, ranges (steps, markers).
+    auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges);
+    if (!loaded.ok()) return fail(loaded.status());
+    summaries.push_back(summarize(loaded->trace, options));
+  }
+
+  std::string text;
+  if (opt.format == "json") {
+    text = summary_json(summaries);
+  } else {
+    for (size_t i = 0; i < summaries.size(); ++i) text += (i ? "\n" : "") + summary_text(summaries[i]);
+  }
+  if (opt.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  AtomicFile file;
+  Status st = file.open(opt.output);
+  if (st.ok() && std::fwrite(text.data(), 1, text.size(), file.file()) != text.size()) {
+    st = IoError(fmt::format("{}: write failed", opt.output));
+  }
+  if (st.ok()) st = file.commit();
+  if (!st.ok()) return fail(st);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_summary_command(CLI::App& app) {
+  auto opt = std::make_shared<SummaryCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("summary", "One-screen overview: GPUs and how busy they were, top kernels, copies, API calls, steps");
+  cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one overview each)");
+  cmd->add_option("-f,--format", opt->format, "text (default) or json (every figure, exact ns and bytes)");
+  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  cmd->add_option("--top", opt->top, "Rows in the top kernel and API lists (default 5)");
+  cmd->add_option("--gap", opt->gap_ms, "Count GPU idle gaps longer than this many ms (default 1)");
+  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
+  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank");
+  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  return [opt] { return run_summary(*opt); };
+}
+
+}  // namespace tracedoc::cli

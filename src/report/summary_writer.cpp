@@ -1,0 +1,251 @@
+#include "report/summary_writer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report/writers.h"
+
+namespace tracedoc {
+
+namespace {
+
+std::string three_digits(double v, const char* unit) {
+  if (v >= 100) return fmt::format("{:.0f} {}", v, unit);
+  if (v >= 10) return fmt::format("{:.1f} {}", v, unit);
+  return fmt::format("{:.2f} {}", v, unit);
+}
+
+// "1ms", "500us", "2.5s": a threshold as typed on a command line.
+std::string compact_duration(int64_t ns) {
+  if (ns % 1000000000 == 0 && ns) return fmt::format("{}s", ns / 1000000000);
+  if (ns % 1000000 == 0 && ns) return fmt::format("{}ms", ns / 1000000);
+  if (ns % 1000 == 0 && ns) return fmt::format("{}us", ns / 1000);
+  return fmt::format("{}ns", ns);
+}
+
+std::string percent(double p) { return fmt::format("{:.1f}%", p); }
+
+std::string device_label(const DeviceSummary& d) {
+  std::string s = d.rank >= 0 ? fmt::format("rank {} ", d.rank) : fmt::format("pid {} ", d.pid);
+  s += fmt::format("GPU {}", d.device);
+  if (!d.name.empty()) s += " (" + d.name + ")";
+  return s;
+}
+
+std::string clip(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  size_t cut = width - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+  return s.substr(0, cut) + "…";
+}
+
+// JSON building: a tiny helper that keeps the key order and the commas.
+class JsonObject {
+ public:
+  explicit JsonObject(std::string& out, int indent) : out_(out), indent_(indent) { out_ += "{"; }
+  void key(const char* k) {
+    out_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    out_.append(static_cast<size_t>(indent_ + 2), ' ');
+    append_json_string(out_, k);
+    out_ += ": ";
+  }
+  void field(const char* k, int64_t v) { key(k), out_ += std::to_string(v); }
+  void field(const char* k, double v) { key(k), out_ += std::isfinite(v) ? fmt::format("{:.4f}", v) : "null"; }
+  void field(const char* k, const std::string& v) { key(k), append_json_string(out_, v); }
+  void close() {
+    out_ += "\n";
+    out_.append(static_cast<size_t>(indent_), ' ');
+    out_ += "}";
+  }
+  std::string& out() { return out_; }
+  int indent() const { return indent_; }
+
+ private:
+  std::string& out_;
+  int indent_;
+  bool first_ = true;
+};
+
+template <typename T, typename Fn>
+void json_array(JsonObject& parent, const char* k, const std::vector<T>& items, Fn each) {
+  parent.key(k);
+  std::string& out = parent.out();
+  out += "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += i ? ",\n" : "\n";
+    out.append(static_cast<size_t>(parent.indent() + 4), ' ');
+    JsonObject o(out, parent.indent() + 4);
+    each(o, items[i]);
+    o.close();
+  }
+  if (!items.empty()) {
+    out += "\n";
+    out.append(static_cast<size_t>(parent.indent() + 2), ' ');
+  }
+  out += "]";
+}
+
+void totals_json(JsonObject& o, const NamedTotal& t) {
+  o.field("name", t.name);
+  o.field("count", t.count);
+  o.field("total_ns", t.total_ns);
+}
+
+}  // namespace
+
+std::string human_duration(int64_t ns) {
+  const double v = static_cast<double>(ns);
+  if (std::llabs(ns) < 1000) return fmt::format("{} ns", ns);
+  if (std::llabs(ns) < 1000000) return three_digits(v / 1e3, "µs");
+  if (std::llabs(ns) < 1000000000) return three_digits(v / 1e6, "ms");
+  return three_digits(v / 1e9, "s");
+}
+
+std::string human_bytes(int64_t bytes) {
+  const double v = static_cast<double>(bytes);
+  if (bytes < 1000) return fmt::format("{} B", bytes);
+  if (bytes < 1000000) return three_digits(v / 1e3, "kB");
+  if (bytes < 1000000000) return three_digits(v / 1e6, "MB");
+  return three_digits(v / 1e9, "GB");
+}
+
+std::string summary_text(const TraceSummary& s) {
+  std::string out = fmt::format("{}\n  {}, {}\n", s.input, s.producer, s.format);
+  out += fmt::format("  span {} ({} .. {} ns); {} GPU operations, {} API calls, {} ranges{}\n",
+                     human_duration(s.span_end - s.span_start), s.span_start, s.span_end, s.gpu_ops, s.api_calls,
+                     s.ranges, s.cpu_ops ? fmt::format(", {} framework ops", s.cpu_ops) : "");
+
+  if (s.devices.empty()) {
+    out += "\nNo GPU activity.\n";
+  } else {
+    const std::string gaps = "gaps>" + compact_duration(s.gap_threshold_ns);
+    out += fmt::format("\n{:<40} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}\n", "GPU", "busy", "span", "kernels",
+                       "copies", "streams", gaps, std::max<size_t>(gaps.size(), 4), "longest");
+    for (const DeviceSummary& d : s.devices) {
+      out += fmt::format("{:<40} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}\n", clip(device_label(d), 40),
+                         percent(d.busy_pct()), human_duration(d.last_end - d.first_start), d.kernels,
+                         d.memcpys + d.memsets, d.streams, d.gaps_over_threshold, std::max<size_t>(gaps.size(), 4),
+                         d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-");
+    }
+  }
+  if (!s.top_kernels.empty()) {
+    out += fmt::format("\nTop kernels (of {} kernel time)\n", human_duration(s.kernel_total_ns));
+    for (const NamedTotal& k : s.top_kernels) {
+      const double pct = s.kernel_total_ns ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(s.kernel_total_ns) : 0;
+      out += fmt::format("  {:>6} {:>9} {:>8}x  {}\n", percent(pct), human_duration(k.total_ns), k.count, clip(k.name, 70));
+    }
+  }
+  if (!s.copies.empty()) {
+    out += "\nCopies\n";
+    for (const CopySummary& c : s.copies) {
+      std::string what = c.direction + (c.host_memory.empty() ? "" : " (" + c.host_memory + ")");
+      out += fmt::format("  {:<34} {:>7}x {:>9} {:>9} {:>8}\n", clip(what, 34), c.count, human_bytes(c.bytes),
+                         human_duration(c.total_ns), c.total_ns ? fmt::format("{:.1f} GB/s", c.gb_per_s()) : "-");
+    }
+  }
+  if (!s.top_api.empty()) {
+    out += "\nTop API calls\n";
+    for (const NamedTotal& a : s.top_api) {
+      out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(a.total_ns), a.count, clip(a.name, 70));
+    }
+  }
+  if (s.steps) {
+    const StepsSummary& st = *s.steps;
+    out += fmt::format("\nSteps: {} ({}); median {} on the CPU, GPU busy {} of it ({})\n", st.count,
+                       step_source_name(st.source), human_duration(st.median_cpu_ns), human_duration(st.median_gpu_busy_ns),
+                       percent(st.median_busy_pct));
+  }
+  const FindingsSummary& f = s.findings;
+  std::vector<std::string> found;
+  if (f.sync_calls) found.push_back(fmt::format("{} synchronizing calls ({})", f.sync_calls, human_duration(f.sync_call_ns)));
+  if (f.sync_copies) found.push_back(fmt::format("{} synchronous copies ({})", f.sync_copies, human_duration(f.sync_copy_ns)));
+  if (f.pageable_async_copies) found.push_back(fmt::format("{} async copies from pageable memory", f.pageable_async_copies));
+  if (f.sync_memsets) found.push_back(fmt::format("{} synchronous memsets", f.sync_memsets));
+  out += "\nHost blocking (tracedoc analyze): ";
+  if (found.empty()) {
+    out += "none\n";
+  } else {
+    for (size_t i = 0; i < found.size(); ++i) out += (i ? ", " : "") + found[i];
+    out += "\n";
+  }
+  return out;
+}
+
+std::string summary_json(const std::vector<TraceSummary>& summaries) {
+  std::string out;
+  JsonObject root(out, 0);
+  root.field("schema_version", int64_t{1});
+  json_array(root, "summaries", summaries, [](JsonObject& o, const TraceSummary& s) {
+    o.field("input", s.input);
+    o.field("format", s.format);
+    o.field("producer", s.producer);
+    o.field("span_start_ns", s.span_start);
+    o.field("span_end_ns", s.span_end);
+    o.field("span_ns", s.span_end - s.span_start);
+    o.field("gpu_operations", s.gpu_ops);
+    o.field("api_calls", s.api_calls);
+    o.field("ranges", s.ranges);
+    o.field("framework_ops", s.cpu_ops);
+    o.field("gap_threshold_ns", s.gap_threshold_ns);
+    json_array(o, "devices", s.devices, [](JsonObject& d, const DeviceSummary& v) {
+      d.field("pid", v.pid);
+      d.field("rank", v.rank);
+      d.field("device", static_cast<int64_t>(v.device));
+      d.field("name", v.name);
+      d.field("first_start_ns", v.first_start);
+      d.field("last_end_ns", v.last_end);
+      d.field("busy_ns", v.busy_ns);
+      d.field("busy_pct", v.busy_pct());
+      d.field("kernels", v.kernels);
+      d.field("kernel_ns", v.kernel_ns);
+      d.field("memcpys", v.memcpys);
+      d.field("memcpy_ns", v.memcpy_ns);
+      d.field("memsets", v.memsets);
+      d.field("memset_ns", v.memset_ns);
+      d.field("streams", v.streams);
+      d.field("gaps_over_threshold", v.gaps_over_threshold);
+      d.field("longest_gap_ns", v.longest_gap_ns);
+      d.field("longest_gap_start_ns", v.longest_gap_start);
+    });
+    o.field("kernel_total_ns", s.kernel_total_ns);
+    json_array(o, "top_kernels", s.top_kernels, totals_json);
+    json_array(o, "top_api_calls", s.top_api, totals_json);
+    json_array(o, "copies", s.copies, [](JsonObject& c, const CopySummary& v) {
+      c.field("direction", v.direction);
+      c.field("host_memory", v.host_memory);
+      c.field("count", v.count);
+      c.field("bytes", v.bytes);
+      c.field("total_ns", v.total_ns);
+      c.field("gb_per_s", v.gb_per_s());
+    });
+    o.key("steps");
+    if (!s.steps) {
+      o.out() += "null";
+    } else {
+      JsonObject st(o.out(), o.indent() + 2);
+      st.field("source", std::string(step_source_name(s.steps->source)));
+      st.field("count", static_cast<int64_t>(s.steps->count));
+      st.field("median_cpu_ns", s.steps->median_cpu_ns);
+      st.field("median_gpu_span_ns", s.steps->median_gpu_span_ns);
+      st.field("median_gpu_busy_ns", s.steps->median_gpu_busy_ns);
+      st.field("median_busy_pct", s.steps->median_busy_pct);
+      st.close();
+    }
+    o.key("host_blocking");
+    JsonObject f(o.out(), o.indent() + 2);
+    f.field("sync_calls", s.findings.sync_calls);
+    f.field("sync_call_ns", s.findings.sync_call_ns);
+    f.field("sync_copies", s.findings.sync_copies);
+    f.field("sync_copy_ns", s.findings.sync_copy_ns);
+    f.field("pageable_async_copies", s.findings.pageable_async_copies);
+    f.field("sync_memsets", s.findings.sync_memsets);
+    f.close();
+  });
+  root.close();
+  out += "\n";
+  return out;
+}
+
+}  // namespace tracedoc

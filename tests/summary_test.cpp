@@ -1,0 +1,123 @@
+// `tracedoc summary`: the figures of the overview, checked against the reports that compute the same
+// things another way (cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_size_sum, the analyze rules),
+// on the bundled export and on real traces.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "analysis/summary.h"
+#include "report/summary_writer.h"
+#include "test_support.h"
+
+namespace tracedoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kExample = fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_training.sqlite";
+
+// Rows of a report as CSV cells (header first).
+std::vector<std::vector<std::string>> report_rows(const Trace& t, const std::string& report) {
+  return parse_csv(report_csv(t, report).value_or(""));
+}
+
+TEST(Summary, BundledExportFiguresMatchTheReports) {
+  const Trace& t = load_nsys(kExample.string());
+  const TraceSummary s = summarize(t);
+  EXPECT_EQ(s.producer, "Nsight Systems 2024.5.1.113");
+  EXPECT_EQ(s.gpu_ops, 81);
+  EXPECT_EQ(s.api_calls, 85);
+  ASSERT_EQ(s.devices.size(), 1u);
+  const DeviceSummary& d = s.devices[0];
+  EXPECT_EQ(d.pid, 4242);
+  EXPECT_EQ(d.kernels, 68);
+  EXPECT_EQ(d.memcpys + d.memsets, 13);
+  // One stream, so the busy union is the summed duration, which gpu_time_util with one chunk reports.
+  const auto util = parse_csv(rule_csv(t, "gpu_time_util:chunks=1").value_or(""));
+  ASSERT_EQ(util.size(), 2u);
+  EXPECT_EQ(fmt::format("{:.1f}", d.busy_pct()), util[1][1]);
+  EXPECT_EQ(std::to_string(d.last_end - d.first_start), util[1][2]);
+  // Gaps over 1 ms: what gpu_gaps:gap=1 lists.
+  const auto gaps = parse_csv(rule_csv(t, "gpu_gaps:gap=1").value_or(""));
+  EXPECT_EQ(d.gaps_over_threshold, static_cast<int64_t>(gaps.size()) - 1);
+  EXPECT_EQ(std::to_string(d.longest_gap_ns), gaps[1][1]);
+
+  // Top kernels: cuda_gpu_kern_sum's first rows (Total Time, Instances, Name).
+  const auto kern = report_rows(t, "cuda_gpu_kern_sum");
+  ASSERT_EQ(s.top_kernels.size(), 5u);
+  for (size_t k = 0; k < 5; ++k) {
+    EXPECT_EQ(s.top_kernels[k].name, kern[k + 1][8]);
+    EXPECT_EQ(std::to_string(s.top_kernels[k].total_ns), kern[k + 1][1]);
+    EXPECT_EQ(std::to_string(s.top_kernels[k].count), kern[k + 1][2]);
+  }
+  const auto api = report_rows(t, "cuda_api_sum");
+  EXPECT_EQ(s.top_api[0].name, "cudaMemcpy_v3020");
+  EXPECT_EQ(std::to_string(s.top_api[0].total_ns), api[1][1]);
+
+  // Copies: Host-to-Device bytes as cuda_gpu_mem_size_sum has them (MB there).
+  ASSERT_FALSE(s.copies.empty());
+  EXPECT_EQ(s.copies[0].direction, "Host-to-Device");
+  EXPECT_EQ(s.copies[0].host_memory, "Pageable");
+  EXPECT_EQ(s.copies[0].count, 5);
+  EXPECT_EQ(fmt::format("{:.3f}", static_cast<double>(s.copies[0].bytes) / 1e6), "97.518");
+
+  // No ProfilerStep ranges: the four iterations are detected (the first period is cut).
+  ASSERT_TRUE(s.steps.has_value());
+  EXPECT_EQ(s.steps->source, StepSource::kDetected);
+  EXPECT_EQ(s.steps->count, 3u);
+
+  // Host blocking: the analyze rules' row counts.
+  EXPECT_EQ(s.findings.sync_calls, 4);
+  EXPECT_EQ(s.findings.sync_copies, 5);
+  EXPECT_EQ(s.findings.pageable_async_copies, 4);
+  EXPECT_EQ(s.findings.sync_memsets, 0);
+}
+
+TEST(Summary, MarkerStepsAndTheirBusyShare) {
+  const Trace& t = load_nsys(kExample.string());
+  SummaryOptions o;
+  o.steps.marker = "train_step*";
+  const TraceSummary s = summarize(t, o);
+  ASSERT_TRUE(s.steps.has_value());
+  EXPECT_EQ(s.steps->source, StepSource::kMarker);
+  EXPECT_EQ(s.steps->count, 4u);
+  // step_sum's rows for the same marker: median CPU duration of 21625043, 22641394, 21689945,
+  // 25573221 is the third smallest of four (nth_element at n/2).
+  EXPECT_EQ(s.steps->median_cpu_ns, 22641394);
+}
+
+TEST(Summary, PyTorchTraceWithRanks) {
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared not found";
+  const Trace& t = load_kineto(
+      (shared_dir() / "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").string());
+  const TraceSummary s = summarize(t);
+  ASSERT_EQ(s.devices.size(), 1u);
+  EXPECT_EQ(s.devices[0].name, "Tesla V100-DGXS-32GB");
+  EXPECT_EQ(s.devices[0].kernels, static_cast<int64_t>(t.kernels.size()));
+  ASSERT_TRUE(s.steps.has_value());
+  EXPECT_EQ(s.steps->source, StepSource::kProfilerStep);
+  EXPECT_EQ(s.steps->count, 6u);
+  EXPECT_EQ(s.cpu_ops, static_cast<int64_t>(t.pytorch.ops.size()));
+  EXPECT_EQ(s.findings.pageable_async_copies, 12);
+}
+
+TEST(Summary, JsonCarriesEveryFigure) {
+  const Trace& t = load_nsys(kExample.string());
+  const std::string json = summary_json({summarize(t)});
+  EXPECT_EQ(json.rfind("{\n  \"schema_version\": 1,\n  \"summaries\": [", 0), 0u) << json.substr(0, 80);
+  for (const char* key : {"\"busy_ns\": ", "\"top_kernels\": [", "\"copies\": [", "\"steps\": {", "\"host_blocking\": {",
+                          "\"sync_copies\": 5", "\"source\": \"detected\"", "\"kernels\": 68"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(Summary, HumanUnits) {
+  EXPECT_EQ(human_duration(812), "812 ns");
+  EXPECT_EQ(human_duration(27400), "27.4 µs");
+  EXPECT_EQ(human_duration(96309342), "96.3 ms");
+  EXPECT_EQ(human_duration(1250000000), "1.25 s");
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(97517568), "97.5 MB");
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
