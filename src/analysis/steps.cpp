@@ -67,15 +67,20 @@ StepSet ranges_as_steps(const Trace& trace, const std::vector<uint32_t>& rows, S
   return set;
 }
 
-// The N of "ProfilerStep#N".
-int64_t profiler_step_number(std::string_view name) {
-  const size_t hash = name.find('#');
-  if (hash == std::string_view::npos) return kNoValue;
-  size_t i = hash + 1;
-  while (i < name.size() && name[i] == ' ') ++i;
-  if (i == name.size() || name[i] < '0' || name[i] > '9') return kNoValue;
+// The N of "ProfilerStep#N", given the text after "ProfilerStep": spaces, '#', spaces, digits and
+// nothing else (PyTorch's own pattern); kNoValue otherwise.
+int64_t profiler_step_number(std::string_view rest) {
+  size_t i = 0;
+  while (i < rest.size() && rest[i] == ' ') ++i;
+  if (i == rest.size() || rest[i] != '#') return kNoValue;
+  ++i;
+  while (i < rest.size() && rest[i] == ' ') ++i;
+  if (i == rest.size()) return kNoValue;
   int64_t n = 0;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) n = n * 10 + (name[i] - '0');
+  for (; i < rest.size(); ++i) {
+    if (rest[i] < '0' || rest[i] > '9' || n > (INT64_MAX - 9) / 10) return kNoValue;
+    n = n * 10 + (rest[i] - '0');
+  }
   return n;
 }
 
@@ -283,12 +288,14 @@ Result<StepSet> find_steps(const Trace& trace, const StepOptions& options, const
     if (rows.empty()) {
       // nsys exports of PyTorch runs: ProfilerStep#N as NVTX ranges (torch.autograd.profiler.emit_nvtx).
       for (uint32_t i = 0; i < r.size(); ++i) {
-        if (r.text[i] != kNoStr && trace.str(r.text[i]).rfind("ProfilerStep#", 0) == 0) rows.push_back(i);
+        if (r.text[i] == kNoStr) continue;
+        const std::string_view name = trace.str(r.text[i]);
+        if (name.rfind("ProfilerStep", 0) == 0 && profiler_step_number(name.substr(12)) != kNoValue) rows.push_back(i);
       }
     }
     if (!rows.empty()) {
       StepSet set = ranges_as_steps(trace, rows, StepSource::kProfilerStep);
-      for (auto& w : set.steps) w.number = profiler_step_number(trace.str(w.name));
+      for (auto& w : set.steps) w.number = profiler_step_number(trace.str(w.name).substr(12));
       if (!set.steps.empty()) return set;
     }
   }

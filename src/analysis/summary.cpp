@@ -7,7 +7,10 @@
 #include <set>
 #include <thread>
 
+#include "analysis/copy_throughput.h"
 #include "analysis/gpu_activity.h"
+#include "analysis/gpu_memory.h"
+#include "analysis/host_link.h"
 #include "analysis/intervals.h"
 #include "analysis/nsys_analyze/rules.h"
 #include "analysis/pytorch/op_links.h"
@@ -58,6 +61,13 @@ std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>
   return out;
 }
 
+std::string device_name(const Trace& trace, int32_t device) {
+  for (const auto& info : trace.devices) {
+    if (info.id == device && info.name != kNoStr) return std::string(trace.str(info.name));
+  }
+  return {};
+}
+
 int64_t rank_of(const Trace& trace, int64_t global_pid) {
   const int64_t tagged = global_pid >> 48;
   if (trace.source.format == "kineto-json") return tagged > 0 ? tagged - 1 : trace.pytorch.rank;
@@ -74,9 +84,7 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
     s.pid = d.pid();
     s.rank = rank_of(trace, d.global_pid);
     s.device = d.device;
-    for (const auto& info : trace.devices) {
-      if (info.id == d.device && info.name != kNoStr) s.name = trace.str(info.name);
-    }
+    s.name = device_name(trace, d.device);
     s.first_start = d.first_start;
     s.last_end = d.last_end;
     std::set<int32_t> streams;
@@ -108,28 +116,53 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
   return out;
 }
 
+// Copies per (direction, host memory kind) over every process and device, with the host link when
+// all the GPUs involved have the same known one.
 std::vector<CopySummary> copy_summaries(const Trace& trace) {
-  const MemcpyTable& m = trace.memcpys;
   std::map<std::pair<uint8_t, uint8_t>, CopySummary> by_kind;
-  for (size_t i = 0; i < m.size(); ++i) {
-    const auto kind = static_cast<CopyKind>(m.copy_kind[i]);
+  std::map<std::pair<uint8_t, uint8_t>, bool> mixed_links;
+  for (const CopyGroup& g : summarize_copies(trace)) {
+    const auto kind = static_cast<CopyKind>(g.copy_kind);
     // The host side of a host<->device copy decides its speed: pageable memory is staged.
     uint8_t host = kNoKind;
-    if (kind == CopyKind::kHtoD || kind == CopyKind::kHtoA) host = m.src_kind[i];
-    if (kind == CopyKind::kDtoH || kind == CopyKind::kAtoH) host = m.dst_kind[i];
-    CopySummary& c = by_kind[{m.copy_kind[i], host}];
-    if (c.count == 0) {
-      c.direction = trace.copy_label(m.copy_kind[i]);
+    if (kind == CopyKind::kHtoD || kind == CopyKind::kHtoA) host = g.src_kind;
+    if (kind == CopyKind::kDtoH || kind == CopyKind::kAtoH) host = g.dst_kind;
+    const std::pair<uint8_t, uint8_t> key{g.copy_kind, host};
+    const bool fresh = !by_kind.count(key);
+    CopySummary& c = by_kind[key];
+    const HostLink link = crosses_host_link(g.copy_kind) ? host_link_for_gpu(device_name(trace, g.device)) : HostLink{};
+    if (fresh) {
+      c.direction = trace.copy_label(g.copy_kind);
       if (host != kNoKind) c.host_memory = trace.mem_label(host);
+      c.link = std::string(link.name);
+      c.link_peak_gb_per_s = link.peak_bytes_per_s / 1e9;
+    } else if (c.link != link.name) {
+      mixed_links[key] = true;
     }
-    ++c.count;
-    c.bytes += m.bytes[i];
-    c.total_ns += m.end[i] > m.start[i] ? m.end[i] - m.start[i] : 0;
+    c.count += g.count;
+    c.bytes += g.bytes;
+    c.total_ns += g.total_ns;
   }
   std::vector<CopySummary> out;
-  for (auto& [key, c] : by_kind) out.push_back(std::move(c));
+  for (auto& [key, c] : by_kind) {
+    if (mixed_links.count(key)) c.link.clear(), c.link_peak_gb_per_s = 0;
+    out.push_back(std::move(c));
+  }
   std::stable_sort(out.begin(), out.end(), [](const CopySummary& a, const CopySummary& b) { return a.bytes > b.bytes; });
   return out;
+}
+
+void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
+  for (const MemorySeries& series : collect_gpu_memory(trace)) {
+    const MemoryWindowStats stats = memory_stats(series);
+    for (DeviceSummary& d : devices) {
+      if (d.pid != pid_of(series.global_pid) || d.device != series.device) continue;
+      if (d.rank != rank_of(trace, series.global_pid)) continue;
+      d.peak_allocated = stats.peak;
+      d.peak_time = stats.peak_time;
+      d.peak_reserved = stats.peak_reserved;
+    }
+  }
 }
 
 int64_t median(std::vector<int64_t> v) {
@@ -217,6 +250,7 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   // Two independent halves, one per core: the summary then costs little next to reading the trace.
   std::thread device_side([&] {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
+    add_memory(trace, s.devices);
     s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
     s.copies = copy_summaries(trace);
   });

@@ -35,16 +35,23 @@ struct DeviceSummary {
   int64_t gaps_over_threshold = 0;  // idle stretches longer than the gap threshold
   int64_t longest_gap_ns = 0;
   TimeNs longest_gap_start = 0;
+  // GPU memory (analysis/gpu_memory.h), kNoValue / kNoTime when the trace records none.
+  int64_t peak_allocated = kNoValue;
+  TimeNs peak_time = kNoTime;
+  int64_t peak_reserved = kNoValue;
   double busy_pct() const {
     return last_end > first_start ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(last_end - first_start) : 0;
   }
 };
 
 struct CopySummary {
-  std::string direction;  // "Host-to-Device", ... (nsys's labels)
+  std::string direction;    // "Host-to-Device", ... (nsys's labels)
   std::string host_memory;  // "Pageable", "Pinned", "" when no host side
   int64_t count = 0, bytes = 0, total_ns = 0;
+  std::string link;         // host link of the GPUs ("PCIe 4.0 x16"), empty when unknown or not crossed
+  double link_peak_gb_per_s = 0;
   double gb_per_s() const { return total_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(total_ns) : 0; }
+  double link_use_pct() const { return link_peak_gb_per_s > 0 ? 100.0 * gb_per_s() / link_peak_gb_per_s : 0; }
 };
 
 struct StepsSummary {

@@ -121,13 +121,18 @@ std::string summary_text(const TraceSummary& s) {
     out += "\nNo GPU activity.\n";
   } else {
     const std::string gaps = "gaps>" + compact_duration(s.gap_threshold_ns);
-    out += fmt::format("\n{:<40} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}\n", "GPU", "busy", "span", "kernels",
-                       "copies", "streams", gaps, std::max<size_t>(gaps.size(), 4), "longest");
+    bool memory = false;
+    for (const DeviceSummary& d : s.devices) memory |= d.peak_allocated != kNoValue;
+    out += fmt::format("\n{:<44} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}{}\n", "GPU", "busy", "span", "kernels",
+                       "copies", "streams", gaps, std::max<size_t>(gaps.size(), 4), "longest",
+                       memory ? fmt::format(" {:>9}", "mem peak") : "");
     for (const DeviceSummary& d : s.devices) {
-      out += fmt::format("{:<40} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}\n", clip(device_label(d), 40),
+      std::string peak;
+      if (memory) peak = fmt::format(" {:>9}", d.peak_allocated == kNoValue ? "-" : human_bytes(d.peak_allocated));
+      out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}{}\n", clip(device_label(d), 44),
                          percent(d.busy_pct()), human_duration(d.last_end - d.first_start), d.kernels,
                          d.memcpys + d.memsets, d.streams, d.gaps_over_threshold, std::max<size_t>(gaps.size(), 4),
-                         d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-");
+                         d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-", peak);
     }
   }
   if (!s.top_kernels.empty()) {
@@ -141,8 +146,10 @@ std::string summary_text(const TraceSummary& s) {
     out += "\nCopies\n";
     for (const CopySummary& c : s.copies) {
       std::string what = c.direction + (c.host_memory.empty() ? "" : " (" + c.host_memory + ")");
-      out += fmt::format("  {:<34} {:>7}x {:>9} {:>9} {:>8}\n", clip(what, 34), c.count, human_bytes(c.bytes),
-                         human_duration(c.total_ns), c.total_ns ? fmt::format("{:.1f} GB/s", c.gb_per_s()) : "-");
+      std::string link;
+      if (!c.link.empty() && c.total_ns) link = fmt::format("  {:.0f}% of {} ({:.1f} GB/s)", c.link_use_pct(), c.link, c.link_peak_gb_per_s);
+      out += fmt::format("  {:<34} {:>7}x {:>9} {:>9} {:>11}{}\n", clip(what, 34), c.count, human_bytes(c.bytes),
+                         human_duration(c.total_ns), c.total_ns ? fmt::format("{:.1f} GB/s", c.gb_per_s()) : "-", link);
     }
   }
   if (!s.top_api.empty()) {
@@ -208,6 +215,11 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       d.field("gaps_over_threshold", v.gaps_over_threshold);
       d.field("longest_gap_ns", v.longest_gap_ns);
       d.field("longest_gap_start_ns", v.longest_gap_start);
+      if (v.peak_allocated != kNoValue) {
+        d.field("memory_peak_allocated", v.peak_allocated);
+        d.field("memory_peak_time_ns", v.peak_time);
+      }
+      if (v.peak_reserved != kNoValue) d.field("memory_peak_reserved", v.peak_reserved);
     });
     o.field("kernel_total_ns", s.kernel_total_ns);
     json_array(o, "top_kernels", s.top_kernels, totals_json);
@@ -219,6 +231,8 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       c.field("bytes", v.bytes);
       c.field("total_ns", v.total_ns);
       c.field("gb_per_s", v.gb_per_s());
+      c.field("link", v.link);
+      c.field("link_peak_gb_per_s", v.link_peak_gb_per_s);
     });
     o.key("steps");
     if (!s.steps) {

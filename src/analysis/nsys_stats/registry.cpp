@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/nsys_stats/kernel_exec_reports.h"
+#include "analysis/nsys_stats/memory_copy_reports.h"
 #include "analysis/nsys_stats/nvtx_projection_reports.h"
 #include "analysis/nsys_stats/summary_reports.h"
 #include "analysis/nsys_stats/trace_reports.h"
@@ -48,6 +49,12 @@ const std::vector<ReportDef>& all_reports() {
       {"cuda_gpu_trace", "CUDA GPU Trace", kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_trace},
       {"cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", kLoadApi | kLoadKernels, cuda_kern_exec_sum},
       {"cuda_kern_exec_trace", "CUDA Kernel Launch & Exec Time Trace", kLoadApi | kLoadKernels, cuda_kern_exec_trace},
+      // GPU memory over time and copy throughput (nsys exports and PyTorch traces; not nsys reports).
+      {"gpu_copy_step_sum", "GPU Copy Time per Step", kLoadMemcpy | kLoadKernels | kLoadMemset | kLoadRanges | kLoadApi, gpu_copy_step_sum},
+      {"gpu_copy_sum", "GPU Copy Throughput Summary", kLoadMemcpy, gpu_copy_sum},
+      {"gpu_mem_step_sum", "GPU Memory per Step", kLoadMemory | kLoadRanges | kLoadApi | kLoadKernels, gpu_mem_step_sum},
+      {"gpu_mem_sum", "GPU Memory Summary", kLoadMemory, gpu_mem_sum},
+      {"gpu_mem_trace", "GPU Memory Trace", kLoadMemory, gpu_mem_trace},
       {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_sum},
       {"nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_trace},
       {"nvtx_kern_sum", "NVTX Range Kernel Summary", kLoadRanges | kLoadApi | kLoadKernels, nvtx_kern_sum},
