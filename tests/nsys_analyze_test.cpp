@@ -34,25 +34,10 @@ struct AnalyzeCase {
   bool skipped = false;     // nsys printed SKIPPED
 };
 
-std::map<std::string, std::string> shared_exports() {
-  std::map<std::string, std::string> exports;  // "<dir>_<stem>" -> path
-  fs::path root = nsys_traces_dir();
-  if (root.empty()) return exports;
-  for (const auto& d : fs::directory_iterator(root)) {
-    if (!d.is_directory() || d.path().filename() == "oracles") continue;
-    for (const auto& f : fs::directory_iterator(d.path())) {
-      if (f.path().extension() == ".sqlite") {
-        exports[d.path().filename().string() + "_" + f.path().stem().string()] = f.path().string();
-      }
-    }
-  }
-  return exports;
-}
-
 void add_shared_oracles(std::vector<AnalyzeCase>& cases) {
   fs::path root = nsys_traces_dir();
   if (root.empty()) return;
-  const auto exports = shared_exports();
+  const auto exports = shared_nsys_exports();
   for (const auto& d : fs::directory_iterator(root / "oracles")) {
     if (!d.is_directory()) continue;
     const std::string name = d.path().filename().string();

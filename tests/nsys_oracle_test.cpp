@@ -42,15 +42,7 @@ std::vector<OracleCase> discover() {
   add_bundled_example(cases);
   fs::path root = nsys_traces_dir();
   if (root.empty()) return cases;
-  std::map<std::string, std::string> exports;  // "<dir>_<stem>" -> path
-  for (const auto& d : fs::directory_iterator(root)) {
-    if (!d.is_directory() || d.path().filename() == "oracles") continue;
-    for (const auto& f : fs::directory_iterator(d.path())) {
-      if (f.path().extension() == ".sqlite") {
-        exports[d.path().filename().string() + "_" + f.path().stem().string()] = f.path().string();
-      }
-    }
-  }
+  std::map<std::string, std::string> exports = shared_nsys_exports();
   for (const auto& d : fs::directory_iterator(root / "oracles")) {
     if (!d.is_directory()) continue;
     const std::string name = d.path().filename().string();

@@ -46,6 +46,21 @@ const Trace& load_cached(const std::string& path, Reader read) {
 }
 }  // namespace
 
+std::map<std::string, std::string> shared_nsys_exports() {
+  std::map<std::string, std::string> exports;
+  const fs::path root = nsys_traces_dir();
+  if (root.empty()) return exports;
+  for (const auto& d : fs::directory_iterator(root)) {
+    if (!d.is_directory() || d.path().filename() == "oracles") continue;
+    for (const auto& f : fs::directory_iterator(d.path())) {
+      if (f.path().extension() == ".sqlite") {
+        exports[d.path().filename().string() + "_" + f.path().stem().string()] = f.path().string();
+      }
+    }
+  }
+  return exports;
+}
+
 const Trace& load_nsys(const std::string& path) {
   return load_cached(path, [](const std::string& p) { return read_nsys_sqlite(p); });
 }

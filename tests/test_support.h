@@ -18,6 +18,10 @@ namespace tracedoc::testing {
 std::filesystem::path shared_dir();
 std::filesystem::path nsys_traces_dir();
 
+// The real exports of ../shared/traces/nsys by oracle name: "<folder>_<file stem>" -> path (the
+// names of the oracles/ folders). Empty when ../shared is absent.
+std::map<std::string, std::string> shared_nsys_exports();
+
 // Reads (and caches for the whole test run) an nsys export with every table loaded.
 const Trace& load_nsys(const std::string& path);
 // The same for a PyTorch profiler trace.

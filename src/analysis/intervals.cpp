@@ -8,19 +8,28 @@
 
 namespace tracedoc {
 
+namespace {
+
+// Appends intervals sorted by start to `out`, merging overlapping and touching ones.
+void append_merged(std::vector<Interval>& out, const std::vector<Interval>& sorted) {
+  for (const Interval& i : sorted) {
+    if (!out.empty() && i.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+}
+
+}  // namespace
+
 IntervalSet IntervalSet::busy_union(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
   auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
   // GPU operations usually arrive in start order already: skip the sort then.
   if (!std::is_sorted(intervals.begin(), intervals.end(), by_start)) std::sort(intervals.begin(), intervals.end(), by_start);
   IntervalSet out;
-  for (const Interval& i : intervals) {
-    if (!out.items_.empty() && i.start <= out.items_.back().end) {
-      out.items_.back().end = std::max(out.items_.back().end, i.end);
-    } else {
-      out.items_.push_back(i);
-    }
-  }
+  append_merged(out.items_, intervals);
   return out;
 }
 
@@ -65,13 +74,7 @@ IntervalSet IntervalSet::unite(const IntervalSet& other) const {
   std::merge(items_.begin(), items_.end(), other.items_.begin(), other.items_.end(), std::back_inserter(merged),
              [](const Interval& a, const Interval& b) { return a.start < b.start; });
   IntervalSet out;
-  for (const Interval& i : merged) {
-    if (!out.items_.empty() && i.start <= out.items_.back().end) {
-      out.items_.back().end = std::max(out.items_.back().end, i.end);
-    } else {
-      out.items_.push_back(i);
-    }
-  }
+  append_merged(out.items_, merged);
   return out;
 }
 

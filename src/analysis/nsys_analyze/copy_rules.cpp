@@ -95,6 +95,26 @@ Cell kind_cell(const Trace& trace, uint8_t kind, std::string& storage) {
 
 Cell green_cell(int32_t green) { return green == kNoGreen || green == 0 ? Cell::null() : Cell::integer(green); }
 
+// The columns both copy and memset rules end with: where the operation ran and which call issued it.
+const std::vector<ColumnSpec> kWhereColumns = {{"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"},
+                                               {"Stream ID"}, {"API Name"}};
+
+template <typename Table>
+void push_where_cells(std::vector<Cell>& row, const Trace& trace, const Table& t, const Hit& h) {
+  const size_t i = h.op;
+  row.push_back(Cell::integer(pid_of(t.global_pid[i])));
+  row.push_back(Cell::integer(t.device[i]));
+  row.push_back(Cell::integer(t.context[i]));
+  row.push_back(green_cell(t.green_context[i]));
+  row.push_back(Cell::integer(t.stream[i]));
+  row.push_back(Cell::pooled(trace.str(trace.api_before_filter().name[h.call])));
+}
+
+std::vector<ColumnSpec> with_where(std::vector<ColumnSpec> first) {
+  first.insert(first.end(), kWhereColumns.begin(), kWhereColumns.end());
+  return first;
+}
+
 Status require(const Trace& trace, const char* table, const char* what) {
   if (trace.source.has_table(table)) return Status::Ok();
   return nsys_stats::no_data(
@@ -128,10 +148,8 @@ Status memcpy_rule(const Trace& trace, const RuleArgs& args, RowSink& sink, bool
   });
   sort_longest_first(hits, args);
 
-  sink.begin({{"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs}, {"Src Kind"}, {"Dst Kind"},
-              {"Bytes", Unit::kMemB}, {"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"},
-              {"Stream ID"}, {"API Name"}});
-  const ApiTable& api = trace.api_before_filter();
+  sink.begin(with_where({{"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs}, {"Src Kind"}, {"Dst Kind"},
+                          {"Bytes", Unit::kMemB}}));
   std::vector<Cell> row;
   std::string src_label, dst_label;
   for (const Hit& h : hits) {
@@ -142,12 +160,7 @@ Status memcpy_rule(const Trace& trace, const RuleArgs& args, RowSink& sink, bool
     row.push_back(kind_cell(trace, m.src_kind[i], src_label));
     row.push_back(kind_cell(trace, m.dst_kind[i], dst_label));
     row.push_back(Cell::integer(m.bytes[i]));
-    row.push_back(Cell::integer(pid_of(m.global_pid[i])));
-    row.push_back(Cell::integer(m.device[i]));
-    row.push_back(Cell::integer(m.context[i]));
-    row.push_back(green_cell(m.green_context[i]));
-    row.push_back(Cell::integer(m.stream[i]));
-    row.push_back(Cell::pooled(trace.str(api.name[h.call])));
+    push_where_cells(row, trace, m, h);
     sink.row(row);
   }
   sink.end();
@@ -178,9 +191,7 @@ Status cuda_memset_sync(const Trace& trace, const RuleArgs& args, RowSink& sink)
   });
   sort_longest_first(hits, args);
 
-  sink.begin({{"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs}, {"Memory Kind"}, {"Bytes", Unit::kMemB},
-              {"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"}, {"Stream ID"}, {"API Name"}});
-  const ApiTable& api = trace.api_before_filter();
+  sink.begin(with_where({{"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs}, {"Memory Kind"}, {"Bytes", Unit::kMemB}}));
   std::vector<Cell> row;
   std::string label;
   for (const Hit& h : hits) {
@@ -190,12 +201,7 @@ Status cuda_memset_sync(const Trace& trace, const RuleArgs& args, RowSink& sink)
     row.push_back(Cell::integer(m.start[i]));
     row.push_back(kind_cell(trace, m.mem_kind[i], label));
     row.push_back(Cell::integer(m.bytes[i]));
-    row.push_back(Cell::integer(pid_of(m.global_pid[i])));
-    row.push_back(Cell::integer(m.device[i]));
-    row.push_back(Cell::integer(m.context[i]));
-    row.push_back(green_cell(m.green_context[i]));
-    row.push_back(Cell::integer(m.stream[i]));
-    row.push_back(Cell::pooled(trace.str(api.name[h.call])));
+    push_where_cells(row, trace, m, h);
     sink.row(row);
   }
   sink.end();
