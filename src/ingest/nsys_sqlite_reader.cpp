@@ -271,6 +271,28 @@ class Loader {
                 [&](size_t n) { o = OsCallTable{}; o.reserve(n); });
   }
 
+  // Thread switches and CPU samples: the running / waiting state of CPU threads.
+  Status load_cpu_sched() {
+    auto& d = trace_.sched;
+    TRACEDOC_RETURN_IF_ERROR(scan("SCHED_EVENTS", {"start", "globalTid", "cpu", "isSchedIn", "threadState"},
+                                  [&](const auto& s) {
+                                    d.time.push_back(s.int64_or(0, kNoTime));
+                                    d.global_tid.push_back(s.int64_or(1, 0));
+                                    d.cpu.push_back(static_cast<int32_t>(s.int64_or(2, -1)));
+                                    d.sched_in.push_back(s.int64_or(3, 0) != 0);
+                                    d.state.push_back(to_kind(s.int64_or(4, kNone)));
+                                  },
+                                  [&](size_t n) { d = SchedTable{}; d.reserve(n); }));
+    auto& c = trace_.cpu_samples;
+    return scan("COMPOSITE_EVENTS", {"start", "globalTid", "threadState"},
+                [&](const auto& s) {
+                  c.time.push_back(s.int64_or(0, kNoTime));
+                  c.global_tid.push_back(s.int64_or(1, 0));
+                  c.state.push_back(to_kind(s.int64_or(2, kNone)));
+                },
+                [&](size_t n) { c = CpuSampleTable{}; c.reserve(n); });
+  }
+
   Status load_syncs() {
     auto& y = trace_.syncs;
     return scan("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
@@ -567,6 +589,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   if (st.ok() && (want & kLoadRanges)) st = main_loader.load_ranges(ids);
   if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_os_calls();
   if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
+  if (st.ok() && (want & kLoadCpuSched)) st = main_loader.load_cpu_sched();
   if (st.ok()) st = main_loader.load_small_tables(ids);
   if (st.ok()) st = MemoryBudget::check(path);
 

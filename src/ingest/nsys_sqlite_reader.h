@@ -24,6 +24,7 @@ enum NsysTables : uint32_t {
   kLoadOverhead = 1u << 8,
   kLoadUnifiedMemory = 1u << 9,  // UVM migrations and CPU / GPU page faults
   kLoadOpenMp = 1u << 10,        // every OPENMP_EVENT_KIND_* table
+  kLoadCpuSched = 1u << 11,      // SCHED_EVENTS and COMPOSITE_EVENTS (thread switches, CPU samples)
   kLoadAll = 0xFFFFFFFFu,
 };
 

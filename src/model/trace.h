@@ -126,6 +126,26 @@ struct OsCallTable {
   size_t size() const { return start.size(); }
 };
 
+// Thread scheduling (nsys SCHED_EVENTS, `--cpuctxsw`): a thread switched onto (sched_in) or off a CPU.
+struct SchedTable {
+  std::vector<TimeNs> time;
+  std::vector<int64_t> global_tid;
+  std::vector<int32_t> cpu;
+  std::vector<uint8_t> sched_in;  // 1: the thread starts running, 0: it stops
+  std::vector<uint8_t> state;     // ENUM_SAMPLING_THREAD_STATE after the switch, kNoKind if unknown
+  void reserve(size_t n) { reserve_columns(n, time, global_tid, cpu, sched_in, state); }
+  size_t size() const { return time.size(); }
+};
+
+// CPU samples (nsys COMPOSITE_EVENTS, `--sample`): the sampled thread and its state.
+struct CpuSampleTable {
+  std::vector<TimeNs> time;
+  std::vector<int64_t> global_tid;
+  std::vector<uint8_t> state;  // ENUM_SAMPLING_THREAD_STATE: 1 running, 2/3/7 waiting, ...
+  void reserve(size_t n) { reserve_columns(n, time, global_tid, state); }
+  size_t size() const { return time.size(); }
+};
+
 // CUDA synchronization activity (event / stream / context syncs seen on the GPU side).
 struct SyncTable {
   std::vector<TimeNs> start, end;
@@ -257,6 +277,8 @@ struct Trace {
   ApiTable api;
   RangeTable ranges;
   OsCallTable os_calls;
+  SchedTable sched;
+  CpuSampleTable cpu_samples;
   SyncTable syncs;
   MemoryEventTable memory;
   OverheadTable overhead;

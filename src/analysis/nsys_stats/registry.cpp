@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "analysis/nsys_stats/cpu_thread_reports.h"
 #include "analysis/nsys_stats/kernel_exec_reports.h"
 #include "analysis/nsys_stats/memory_copy_reports.h"
 #include "analysis/nsys_stats/nvtx_projection_reports.h"
 #include "analysis/nsys_stats/summary_reports.h"
 #include "analysis/nsys_stats/trace_reports.h"
 #include "analysis/nsys_stats/um_openmp_reports.h"
+#include "analysis/pytorch/gpu_breakdown_reports.h"
 #include "analysis/pytorch/pytorch_reports.h"
 #include "ingest/nsys_sqlite_reader.h"
 
@@ -38,6 +40,10 @@ void push_time_summary_cells(std::vector<Cell>& row, const SummaryStats& s, int6
 
 const std::vector<ReportDef>& all_reports() {
   static const std::vector<ReportDef> reports = {
+      // HTA's GPU time breakdowns (comm_comp_overlap, gpu_time_breakdown, idle_time_breakdown, kernel_launch_stats,
+      // kernel_type_breakdown, queue_length_sum): PyTorch traces and nsys exports; args in gpu_breakdown_reports.h.
+      {"comm_comp_overlap", "Communication/Computation Overlap", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
+      {"cpu_thread_sum", "CPU Thread Summary", kLoadCpuSched | kLoadOsCalls | kLoadApi, cpu_thread_sum},
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_api_gpu_sum},
       {"cuda_api_sum", "CUDA API Summary", kLoadApi, cuda_api_sum},
       {"cuda_api_trace", "CUDA API Trace", kLoadApi, cuda_api_trace},
@@ -55,6 +61,10 @@ const std::vector<ReportDef>& all_reports() {
       {"gpu_mem_step_sum", "GPU Memory per Step", kLoadMemory | kLoadRanges | kLoadApi | kLoadKernels, gpu_mem_step_sum},
       {"gpu_mem_sum", "GPU Memory Summary", kLoadMemory, gpu_mem_sum},
       {"gpu_mem_trace", "GPU Memory Trace", kLoadMemory, gpu_mem_trace},
+      {"gpu_time_breakdown", "GPU Time Breakdown", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::gpu_time_breakdown},
+      {"idle_time_breakdown", "GPU Idle Time Breakdown", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::idle_time_breakdown},
+      {"kernel_launch_stats", "Kernel Launch Statistics", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::kernel_launch_stats},
+      {"kernel_type_breakdown", "GPU Kernel Type Breakdown", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::kernel_type_breakdown},
       {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_sum},
       {"nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_trace},
       {"nvtx_kern_sum", "NVTX Range Kernel Summary", kLoadRanges | kLoadApi | kLoadKernels, nvtx_kern_sum},
@@ -66,6 +76,7 @@ const std::vector<ReportDef>& all_reports() {
       {"op_sum", "PyTorch Operator Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
       {"openmp_sum", "OpenMP Summary", kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
+      {"queue_length_sum", "Launch Queue Length Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
       {"step_sum", "PyTorch Step Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
       {"um_sum", "Unified Memory Analysis Summary", kLoadUnifiedMemory, um_sum},
   };
