@@ -65,6 +65,19 @@ TEST(Summary, BundledExportFiguresMatchTheReports) {
   EXPECT_EQ(s.steps->source, StepSource::kDetected);
   EXPECT_EQ(s.steps->count, 3u);
 
+  // HTA's breakdown and the CPU threads: what gpu_time_breakdown and cpu_thread_sum print.
+  const auto breakdown = report_rows(t, "gpu_time_breakdown");
+  ASSERT_EQ(breakdown.size(), 2u);
+  EXPECT_EQ(std::to_string(d.compute_ns), breakdown[1][4]);
+  EXPECT_EQ(std::to_string(d.non_compute_ns), breakdown[1][5]);
+  const auto threads = report_rows(t, "cpu_thread_sum");
+  ASSERT_EQ(s.threads.size(), 1u);  // the main thread; the loader thread neither waits nor calls CUDA
+  EXPECT_TRUE(s.threads[0].main);
+  EXPECT_EQ(s.threads[0].name, threads[1][2]);
+  EXPECT_EQ(std::to_string(s.threads[0].lock_waits), threads[1][11]);
+  EXPECT_EQ(std::to_string(s.threads[0].lock_wait_ns), threads[1][12]);
+  EXPECT_EQ(std::to_string(s.threads[0].sync_wait_ns), threads[1][17]);
+
   // Host blocking: the analyze rules' row counts.
   EXPECT_EQ(s.findings.sync_calls, 4);
   EXPECT_EQ(s.findings.sync_copies, 5);

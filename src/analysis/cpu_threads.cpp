@@ -5,24 +5,13 @@
 #include <map>
 #include <numeric>
 
+#include "analysis/pytorch/gpu_work.h"
+
 namespace tracedoc {
 
 namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-// nsys and PyTorch record CUDA names with a version suffix (cudaStreamSynchronize_v3020) or
-// without; HIP names never have one.
-std::string_view base_name(std::string_view s) {
-  const size_t v = s.rfind("_v");
-  if (v != std::string_view::npos && v + 2 < s.size() &&
-      std::all_of(s.begin() + static_cast<std::ptrdiff_t>(v) + 2, s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return s.substr(0, v);
-  }
-  return s;
-}
-
-}  // namespace
 
 // The calls that wait, by exact name (prefixes would catch readlink or pthread_rwlock_unlock).
 constexpr std::string_view kLockCalls[] = {
@@ -41,6 +30,8 @@ bool one_of(std::string_view s, const std::string_view (&names)[N]) {
   return std::find(std::begin(names), std::end(names), s) != std::end(names);
 }
 
+}  // namespace
+
 OsWait os_wait_kind(std::string_view call) {
   if (one_of(call, kLockCalls)) return OsWait::kLock;
   if (one_of(call, kIoCalls)) return OsWait::kIo;
@@ -49,7 +40,7 @@ OsWait os_wait_kind(std::string_view call) {
 }
 
 bool is_sync_call(std::string_view api_name) {
-  const std::string_view n = base_name(api_name);
+  const std::string_view n = pytorch::api_base_name(api_name);
   for (std::string_view prefix : {"cuda", "hip"}) {
     if (!starts_with(n, prefix)) continue;
     const std::string_view rest = n.substr(prefix.size());

@@ -8,11 +8,14 @@
 #include <thread>
 
 #include "analysis/copy_throughput.h"
+#include "analysis/cpu_threads.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_memory.h"
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
 #include "analysis/nsys_analyze/rules.h"
+#include "analysis/pytorch/gpu_breakdowns.h"
+#include "analysis/pytorch/gpu_work.h"
 #include "analysis/pytorch/op_links.h"
 
 namespace tracedoc {
@@ -152,6 +155,34 @@ std::vector<CopySummary> copy_summaries(const Trace& trace) {
   return out;
 }
 
+// HTA's temporal and communication breakdowns, matched to the devices by (rank or pid, device).
+void add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& devices) {
+  const pytorch::GpuWork work = pytorch::collect_gpu_work(trace);
+  for (const pytorch::GpuUnit& unit : work.units) {
+    const pytorch::TemporalBreakdown t = pytorch::temporal_breakdown(unit);
+    const pytorch::CommCompOverlap c = pytorch::comm_comp_overlap(unit);
+    for (DeviceSummary& d : devices) {
+      if (d.device != unit.device) continue;
+      if (work.pytorch ? d.rank != unit.rank : d.pid != unit.pid) continue;
+      d.compute_ns = t.compute;
+      d.non_compute_ns = t.non_compute;
+      d.communication_ns = c.communication;
+      d.comm_overlap_ns = c.overlap;
+    }
+  }
+}
+
+std::vector<ThreadSummary> thread_summaries(const Trace& trace) {
+  std::vector<ThreadSummary> out;
+  for (const CpuThreadStats& t : cpu_thread_stats(trace)) {
+    if (!t.main && t.lock_waits == 0 && t.sync_ns == 0) continue;
+    if (t.main && t.api_calls == 0 && t.lock_waits == 0 && t.running_ns < 0) continue;  // not a GPU process
+    out.push_back({pid_of(t.global_tid), tid_of(t.global_tid), t.name, t.main, t.span(), t.running_ns, t.lock_waits,
+                   t.lock_wait_ns, t.sync_ns, t.api_ns});
+  }
+  return out;
+}
+
 void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
   for (const MemorySeries& series : collect_gpu_memory(trace)) {
     const MemoryWindowStats stats = memory_stats(series);
@@ -251,11 +282,13 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   std::thread device_side([&] {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
     add_memory(trace, s.devices);
+    add_breakdowns(trace, s.devices);
     s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
     s.copies = copy_summaries(trace);
   });
   s.steps = steps_summary(trace, options.steps);
   s.top_api = top_by_name(trace, trace.api.name, trace.api.start, trace.api.end, options.top, nullptr);
+  s.threads = thread_summaries(trace);
   const RuleTally sync = tally(trace, nsys_analyze::cuda_api_sync);
   const RuleTally copies = tally(trace, nsys_analyze::cuda_memcpy_sync);
   s.findings.sync_calls = sync.rows, s.findings.sync_call_ns = sync.ns;

@@ -35,6 +35,11 @@ struct DeviceSummary {
   int64_t gaps_over_threshold = 0;  // idle stretches longer than the gap threshold
   int64_t longest_gap_ns = 0;
   TimeNs longest_gap_start = 0;
+  // HTA's temporal breakdown (analysis/pytorch/gpu_breakdowns.h): compute = union of computation
+  // kernels, non-compute = the rest of the busy time (copies, communication not under compute).
+  int64_t compute_ns = 0, non_compute_ns = 0;
+  // Communication kernels (NCCL/RCCL) and the part of them hidden under computation.
+  int64_t communication_ns = 0, comm_overlap_ns = 0;
   // GPU memory (analysis/gpu_memory.h), kNoValue / kNoTime when the trace records none.
   int64_t peak_allocated = kNoValue;
   TimeNs peak_time = kNoTime;
@@ -63,6 +68,17 @@ struct StepsSummary {
   double median_busy_pct = 0;      // median over steps of busy / step length (CPU window)
 };
 
+// A CPU thread worth a line: a process's main thread, or one that waited on locks or the GPU.
+struct ThreadSummary {
+  int64_t pid = 0, tid = 0;
+  std::string name;
+  bool main = false;
+  int64_t span_ns = 0;
+  int64_t running_ns = -1;  // -1: no thread switches recorded
+  int64_t lock_waits = 0, lock_wait_ns = 0;
+  int64_t sync_wait_ns = 0, api_ns = 0;
+};
+
 struct FindingsSummary {  // what `tracedoc analyze`'s rules list, counted
   int64_t sync_calls = 0, sync_call_ns = 0;          // cuda_api_sync
   int64_t sync_copies = 0, sync_copy_ns = 0;         // cuda_memcpy_sync
@@ -80,6 +96,7 @@ struct TraceSummary {
   std::vector<NamedTotal> top_api;      // CUDA/HIP API calls by total time
   std::vector<CopySummary> copies;      // by bytes, descending
   std::optional<StepsSummary> steps;
+  std::vector<ThreadSummary> threads;  // main threads and threads that waited, by pid and tid
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
 };

@@ -33,6 +33,20 @@ std::string device_label(const DeviceSummary& d) {
   return s;
 }
 
+// "    compute 17.5%, other GPU work 6.3%, idle 76.2%; communication 46.9 ms, 15.6% under compute"
+std::string breakdown_line(const DeviceSummary& d) {
+  const int64_t span = d.last_end - d.first_start;
+  if (span <= 0) return {};
+  auto share = [&](int64_t ns) { return percent(100.0 * static_cast<double>(ns) / static_cast<double>(span)); };
+  std::string line = fmt::format("    compute {}, other GPU work {}, idle {}", share(d.compute_ns), share(d.non_compute_ns),
+                                 share(span - d.busy_ns));
+  if (d.communication_ns > 0) {
+    line += fmt::format("; communication {}, {} of it under compute", human_duration(d.communication_ns),
+                        percent(100.0 * static_cast<double>(d.comm_overlap_ns) / static_cast<double>(d.communication_ns)));
+  }
+  return line + "\n";
+}
+
 std::string clip(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
   size_t cut = width - 1;
@@ -133,6 +147,7 @@ std::string summary_text(const TraceSummary& s) {
                          percent(d.busy_pct()), human_duration(d.last_end - d.first_start), d.kernels,
                          d.memcpys + d.memsets, d.streams, d.gaps_over_threshold, std::max<size_t>(gaps.size(), 4),
                          d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-", peak);
+      out += breakdown_line(d);
     }
   }
   if (!s.top_kernels.empty()) {
@@ -163,6 +178,19 @@ std::string summary_text(const TraceSummary& s) {
     out += fmt::format("\nSteps: {} ({}); median {} on the CPU, GPU busy {} of it ({})\n", st.count,
                        step_source_name(st.source), human_duration(st.median_cpu_ns), human_duration(st.median_gpu_busy_ns),
                        percent(st.median_busy_pct));
+  }
+  if (!s.threads.empty()) {
+    out += "\nCPU threads\n";
+    for (const ThreadSummary& t : s.threads) {
+      std::string line = fmt::format("  {}{} (pid {} tid {}):", t.name.empty() ? "thread" : t.name, t.main ? " [main]" : "",
+                                     t.pid, t.tid);
+      if (t.running_ns >= 0 && t.span_ns > 0) {
+        line += fmt::format(" running {},", percent(100.0 * static_cast<double>(t.running_ns) / static_cast<double>(t.span_ns)));
+      }
+      line += fmt::format(" lock waits {} ({}), CUDA calls {} of which synchronizing {}", t.lock_waits,
+                          human_duration(t.lock_wait_ns), human_duration(t.api_ns), human_duration(t.sync_wait_ns));
+      out += line + "\n";
+    }
   }
   const FindingsSummary& f = s.findings;
   std::vector<std::string> found;
@@ -215,6 +243,10 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       d.field("gaps_over_threshold", v.gaps_over_threshold);
       d.field("longest_gap_ns", v.longest_gap_ns);
       d.field("longest_gap_start_ns", v.longest_gap_start);
+      d.field("compute_ns", v.compute_ns);
+      d.field("non_compute_ns", v.non_compute_ns);
+      d.field("communication_ns", v.communication_ns);
+      d.field("comm_overlap_ns", v.comm_overlap_ns);
       if (v.peak_allocated != kNoValue) {
         d.field("memory_peak_allocated", v.peak_allocated);
         d.field("memory_peak_time_ns", v.peak_time);
@@ -233,6 +265,18 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       c.field("gb_per_s", v.gb_per_s());
       c.field("link", v.link);
       c.field("link_peak_gb_per_s", v.link_peak_gb_per_s);
+    });
+    json_array(o, "cpu_threads", s.threads, [](JsonObject& t, const ThreadSummary& v) {
+      t.field("pid", v.pid);
+      t.field("tid", v.tid);
+      t.field("name", v.name);
+      t.field("main", static_cast<int64_t>(v.main));
+      t.field("span_ns", v.span_ns);
+      t.field("running_ns", v.running_ns);
+      t.field("lock_waits", v.lock_waits);
+      t.field("lock_wait_ns", v.lock_wait_ns);
+      t.field("cuda_api_ns", v.api_ns);
+      t.field("sync_wait_ns", v.sync_wait_ns);
     });
     o.key("steps");
     if (!s.steps) {
