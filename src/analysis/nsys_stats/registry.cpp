@@ -10,6 +10,7 @@
 #include "analysis/nsys_stats/trace_reports.h"
 #include "analysis/nsys_stats/um_openmp_reports.h"
 #include "analysis/pytorch/gpu_breakdown_reports.h"
+#include "analysis/pytorch/op_kernel_sum.h"
 #include "analysis/pytorch/pytorch_reports.h"
 #include "ingest/nsys_sqlite_reader.h"
 
@@ -73,6 +74,8 @@ const std::vector<ReportDef>& all_reports() {
       {"nvtx_sum", "NVTX Range Summary", kLoadRanges, nvtx_sum},
       // PyTorch traces only (the table bits are for nsys exports, which hold no PyTorch data).
       // op_sum:shapes groups operators by (name, input dims).
+      // op_kernel_sum[:aten|:top]: kernels per launching operator (innermost, deepest aten::, outermost).
+      {"op_kernel_sum", "PyTorch Operator/Kernel Summary", kLoadApi | kLoadKernels | kLoadRanges, pytorch::op_kernel_sum},
       {"op_sum", "PyTorch Operator Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
       {"openmp_sum", "OpenMP Summary", kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
