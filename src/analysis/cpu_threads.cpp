@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/cpu_threads.h"
 
 #include <algorithm>
@@ -88,7 +89,7 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
       if (sched.sched_in[e]) {
         if (in == kNoTime) in = sched.time[e], ++t.switches_in;
       } else if (in != kNoTime) {
-        t.running_ns += sched.time[e] - in;
+        t.running_ns = sat_add(t.running_ns, sat_sub(sched.time[e], in));
         in = kNoTime;
       }
     }
@@ -111,9 +112,9 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
     CpuThreadStats& t = at(os.global_tid[i]);
     seen(t, os.start[i], os.end[i]);
     if (os.nesting_level[i] != 0) continue;  // part of the enclosing call's time
-    const int64_t d = std::max<int64_t>(0, os.end[i] - os.start[i]);
+    const int64_t d = std::max<int64_t>(0, sat_sub(os.end[i], os.start[i]));
     ++t.os_calls;
-    t.os_ns += d;
+    t.os_ns = sat_add(t.os_ns, d);
     const StrId name = os.name[i];
     if (name == kNoStr || name >= kind.size()) continue;
     if (kind[name] < 0) kind[name] = static_cast<int8_t>(os_wait_kind(trace.str(name)));
@@ -138,9 +139,9 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
     if (api.start[i] == kNoTime || api.end[i] == kNoTime || tid_of(api.global_tid[i]) == 0) continue;
     CpuThreadStats& t = at(api.global_tid[i]);
     seen(t, api.start[i], api.end[i]);
-    const int64_t d = std::max<int64_t>(0, api.end[i] - api.start[i]);
+    const int64_t d = std::max<int64_t>(0, sat_sub(api.end[i], api.start[i]));
     ++t.api_calls;
-    t.api_ns += d;
+    t.api_ns = sat_add(t.api_ns, d);
     const StrId name = api.name[i];
     if (name == kNoStr || name >= sync.size()) continue;
     if (sync[name] < 0) sync[name] = is_sync_call(trace.str(name));

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/checked_math.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -43,7 +44,7 @@ struct CpuThreadStats {
   // CUDA API calls and the synchronizing ones among them.
   int64_t api_calls = 0, api_ns = 0, sync_ns = 0;
 
-  int64_t span() const { return first == kNoTime ? 0 : last - first; }
+  int64_t span() const { return first == kNoTime ? 0 : sat_sub(last, first); }
 };
 
 // Every CPU thread that appears in a table above, ordered by (pid, tid). Records with tid 0 are

@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/steps.h"
 
 #include <fmt/format.h>
@@ -201,7 +202,7 @@ Result<StepSet> detect_steps(const Trace& trace, const pytorch::GpuLaunches& lau
       StepWindow w;
       w.global_pid = pid;
       w.start = start;
-      w.end = std::max(start, next_start - 1);  // the next anchor's call opens the next step
+      w.end = std::max(start, sat_sub(next_start, 1));  // the next anchor's call opens the next step
       w.number = static_cast<int64_t>(j);
       set.steps.push_back(w);
     }

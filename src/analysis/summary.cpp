@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/summary.h"
 
 #include <fmt/format.h>
@@ -45,10 +46,10 @@ std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>
   int64_t all = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == kNoStr || names[i] >= count.size()) continue;
-    const int64_t d = end[i] > start[i] ? end[i] - start[i] : 0;
+    const int64_t d = end[i] > start[i] ? sat_sub(end[i], start[i]) : 0;
     ++count[names[i]];
-    total[names[i]] += d;
-    all += d;
+    total[names[i]] = sat_add(total[names[i]], d);
+    all = sat_add(all, d);
   }
   if (grand_total) *grand_total = all;
   std::vector<StrId> ids;
@@ -92,16 +93,16 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
     s.last_end = d.last_end;
     std::set<int32_t> streams;
     for (const GpuOp& op : d.ops) {
-      const int64_t len = op.end > op.start ? op.end - op.start : 0;
+      const int64_t len = op.end > op.start ? sat_sub(op.end, op.start) : 0;
       switch (op.kind) {
         case GpuOpKind::kKernel:
-          ++s.kernels, s.kernel_ns += len, streams.insert(trace.kernels.stream[op.row]);
+          ++s.kernels, s.kernel_ns = sat_add(s.kernel_ns, len), streams.insert(trace.kernels.stream[op.row]);
           break;
         case GpuOpKind::kMemcpy:
-          ++s.memcpys, s.memcpy_ns += len, streams.insert(trace.memcpys.stream[op.row]);
+          ++s.memcpys, s.memcpy_ns = sat_add(s.memcpy_ns, len), streams.insert(trace.memcpys.stream[op.row]);
           break;
         case GpuOpKind::kMemset:
-          ++s.memsets, s.memset_ns += len, streams.insert(trace.memsets.stream[op.row]);
+          ++s.memsets, s.memset_ns = sat_add(s.memset_ns, len), streams.insert(trace.memsets.stream[op.row]);
           break;
         case GpuOpKind::kOverhead:
           break;
@@ -143,8 +144,8 @@ std::vector<CopySummary> copy_summaries(const Trace& trace) {
       mixed_links[key] = true;
     }
     c.count += g.count;
-    c.bytes += g.bytes;
-    c.total_ns += g.total_ns;
+    c.bytes = sat_add(c.bytes, g.bytes);
+    c.total_ns = sat_add(c.total_ns, g.total_ns);
   }
   std::vector<CopySummary> out;
   for (auto& [key, c] : by_kind) {
@@ -213,13 +214,13 @@ std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions&
   std::vector<int64_t> cpu, span, busy;
   std::vector<double> pct;
   for (size_t k = 0; k < work.size(); ++k) {
-    const int64_t len = found->steps[k].end - found->steps[k].start;
+    const int64_t len = sat_sub(found->steps[k].end, found->steps[k].start);
     cpu.push_back(len);
     if (work[k].start == kNoTime) continue;
-    span.push_back(work[k].end - work[k].start);
+    span.push_back(sat_sub(work[k].end, work[k].start));
     busy.push_back(work[k].busy);
     // Busy over the step's own length: its GPU span when the GPU ran past the CPU window.
-    const int64_t base = std::max(len, work[k].end - work[k].start);
+    const int64_t base = std::max(len, sat_sub(work[k].end, work[k].start));
     if (base > 0) pct.push_back(100.0 * static_cast<double>(work[k].busy) / static_cast<double>(base));
   }
   s.median_cpu_ns = median(cpu);

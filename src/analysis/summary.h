@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/checked_math.h"
 #include "analysis/steps.h"
 #include "model/trace.h"
 
@@ -45,7 +46,7 @@ struct DeviceSummary {
   TimeNs peak_time = kNoTime;
   int64_t peak_reserved = kNoValue;
   double busy_pct() const {
-    return last_end > first_start ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(last_end - first_start) : 0;
+    return last_end > first_start ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(sat_sub(last_end, first_start)) : 0;
   }
 };
 

@@ -241,7 +241,7 @@ void compact_rows(KernelTable& t, const std::vector<uint8_t>& keep) {
   compact_columns<KernelTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.device, t.context, t.green_context,
                                t.stream, t.name, t.short_name, t.mangled_name, t.grid_x, t.grid_y, t.grid_z, t.block_x,
                                t.block_y, t.block_z, t.registers_per_thread, t.static_smem, t.dynamic_smem,
-                               t.graph_node_id);
+                               t.graph_node_id, t.est_occupancy);
 }
 void compact_rows(MemcpyTable& t, const std::vector<uint8_t>& keep) {
   compact_columns<MemcpyTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.bytes, t.device, t.context,

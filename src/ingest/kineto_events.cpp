@@ -1,7 +1,10 @@
 #include "ingest/kineto_events.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <numeric>
+#include <thread>
 #include <unordered_set>
 
 #include "ingest/json_cursor.h"
@@ -98,11 +101,47 @@ template <typename... Cols>
 void permute(const std::vector<uint32_t>& order, Cols&... cols) {
   (permute_one(order, cols), ...);
 }
+// The stable order of rows by start time. Tables are mostly made of long sorted runs (a file's events
+// come in time order per thread; a merged rank directory is one sorted run per rank), so sorted runs
+// are merged pairwise (n log runs); std::merge takes ties from the left run, which gives exactly
+// the order std::stable_sort gives, and that one is used when runs are short.
 std::vector<uint32_t> order_by(const std::vector<TimeNs>& start) {
-  std::vector<uint32_t> order(start.size());
+  const size_t n = start.size();
+  std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return start[a] < start[b]; });
+  std::vector<size_t> bounds = {0};
+  for (size_t i = 1; i < n; ++i) if (start[i] < start[i - 1]) bounds.push_back(i);
+  bounds.push_back(n);
+  const auto earlier = [&](uint32_t a, uint32_t b) { return start[a] < start[b]; };
+  if ((bounds.size() - 1) * 16 > n) {
+    std::stable_sort(order.begin(), order.end(), earlier);
+    return order;
+  }
+  std::vector<uint32_t> merged(n);
+  while (bounds.size() > 2) {
+    std::vector<size_t> next = {0};
+    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      const size_t lo = bounds[r], mid = bounds[r + 1], hi = r + 2 < bounds.size() ? bounds[r + 2] : mid;
+      std::merge(order.begin() + lo, order.begin() + mid, order.begin() + mid, order.begin() + hi, merged.begin() + lo, earlier);
+      next.push_back(hi);
+    }
+    order.swap(merged);
+    bounds.swap(next);
+  }
   return order;
+}
+
+// One table to sort: its start column and what reorders each of its columns.
+struct TableSort {
+  const std::vector<TimeNs>* start = nullptr;
+  std::vector<std::function<void(const std::vector<uint32_t>&)>> columns;
+  std::vector<uint32_t> order;
+};
+template <typename... Cols>
+TableSort table_sort(const std::vector<TimeNs>& start, Cols&... cols) {
+  TableSort t{&start, {}, {}};
+  (t.columns.push_back([&cols](const std::vector<uint32_t>& order) { permute_one(order, cols); }), ...);
+  return t;
 }
 
 }  // namespace
@@ -343,6 +382,10 @@ void TraceBuilder::add_kernel(const RawEvent& e, TimeNs start, TimeNs end) {
   k.static_smem.push_back(static_cast<int32_t>(int_or(e.shared_memory, 0)));
   k.dynamic_smem.push_back(0);
   k.graph_node_id.push_back(int_or(e.graph_node_id, kNoValue));
+  // The TensorBoard plugin's Est. Achieved Occupancy averages this; NaN where absent.
+  double occupancy = 0;
+  const bool has_occupancy = e.occupancy.present && json::parse_double(e.occupancy.text, &occupancy);
+  k.est_occupancy.push_back(has_occupancy ? occupancy : std::numeric_limits<double>::quiet_NaN());
   if (e.collective.present) {
     auto& c = t_.pytorch.collectives;
     c.kernel.push_back(static_cast<uint32_t>(k.size() - 1));
@@ -502,67 +545,62 @@ void TraceBuilder::add_device(int64_t id, std::string_view name, int64_t sm_coun
   t_.devices.push_back(d);
 }
 
-void sort_by_time(Trace& t_) {
-  auto& py = t_.pytorch;
+void run_jobs(size_t count, int threads, const std::function<void(size_t)>& job) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < count;) job(i);
+  };
+  std::vector<std::thread> pool;
+  const size_t n = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), count);
+  for (size_t i = 1; i < n; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+}
 
-  // Stable time order, as the nsys tables come; collectives follow their kernels.
-  {
-    auto& k = t_.kernels;
-    const auto order = order_by(k.start);
-    permute(order, k.start, k.end, k.global_pid, k.correlation, k.device, k.context, k.green_context, k.stream,
-            k.name, k.short_name, k.mangled_name, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
-            k.registers_per_thread, k.static_smem, k.dynamic_smem, k.graph_node_id);
+void sort_by_time(Trace& t_, int threads) {
+  auto& py = t_.pytorch;
+  auto& k = t_.kernels;
+  auto& m = t_.memcpys;
+  auto& s = t_.memsets;
+  auto& a = t_.api;
+  auto& r = t_.ranges;
+  auto& o = py.ops;
+  auto& g = py.gpu_annotations;
+  auto& y = t_.syncs;
+  auto& al = py.allocator;
+  // Stable time order, as the nsys tables come; collectives follow their kernels. The tables are
+  // independent: first every table's order, then every column's reordering, each on any thread.
+  std::vector<TableSort> tables;
+  tables.push_back(table_sort(k.start, k.start, k.end, k.global_pid, k.correlation, k.device, k.context, k.green_context,
+                              k.stream, k.name, k.short_name, k.mangled_name, k.grid_x, k.grid_y, k.grid_z, k.block_x,
+                              k.block_y, k.block_z, k.registers_per_thread, k.static_smem, k.dynamic_smem, k.graph_node_id,
+                              k.est_occupancy));
+  tables.push_back(table_sort(m.start, m.start, m.end, m.global_pid, m.correlation, m.bytes, m.device, m.context,
+                              m.green_context, m.stream, m.src_device, m.dst_device, m.copy_kind, m.src_kind, m.dst_kind));
+  tables.push_back(table_sort(s.start, s.start, s.end, s.global_pid, s.correlation, s.bytes, s.value, s.device, s.context,
+                              s.green_context, s.stream, s.mem_kind));
+  tables.push_back(table_sort(a.start, a.start, a.end, a.global_tid, a.correlation, a.return_value, a.name, a.api_class));
+  tables.push_back(table_sort(r.start, r.start, r.end, r.global_tid, r.end_global_tid, r.kind, r.text, r.domain_id, r.range_id));
+  tables.push_back(table_sort(o.start, o.start, o.end, o.global_tid, o.name, o.external_id, o.sequence_number, o.fwd_thread_id,
+                              o.input_dims));
+  tables.push_back(table_sort(g.start, g.start, g.end, g.device, g.stream, g.name, g.external_id));
+  tables.push_back(table_sort(y.start, y.start, y.end, y.global_pid, y.correlation, y.event_id, y.device, y.context, y.stream,
+                              y.sync_type));
+  tables.push_back(table_sort(al.time, al.time, al.global_tid, al.address, al.bytes, al.total_allocated, al.total_reserved,
+                              al.device_type, al.device_id));
+  run_jobs(tables.size(), threads, [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
+
+  // Column jobs, plus the two that only renumber: collectives (by the kernels' order) and range rows.
+  std::vector<std::function<void()>> jobs;
+  for (auto& t : tables) for (auto& col : t.columns) jobs.push_back([&] { col(t.order); });
+  jobs.push_back([&] {
+    const auto& order = tables[0].order;
     std::vector<uint32_t> new_row(order.size());
     for (uint32_t i = 0; i < order.size(); ++i) new_row[order[i]] = i;
-    auto& c = py.collectives;
-    for (auto& row : c.kernel) row = new_row[row];
-  }
-  {
-    auto& m = t_.memcpys;
-    const auto order = order_by(m.start);
-    permute(order, m.start, m.end, m.global_pid, m.correlation, m.bytes, m.device, m.context, m.green_context,
-            m.stream, m.src_device, m.dst_device, m.copy_kind, m.src_kind, m.dst_kind);
-  }
-  {
-    auto& m = t_.memsets;
-    const auto order = order_by(m.start);
-    permute(order, m.start, m.end, m.global_pid, m.correlation, m.bytes, m.value, m.device, m.context,
-            m.green_context, m.stream, m.mem_kind);
-  }
-  {
-    auto& a = t_.api;
-    const auto order = order_by(a.start);
-    permute(order, a.start, a.end, a.global_tid, a.correlation, a.return_value, a.name, a.api_class);
-  }
-  {
-    auto& r = t_.ranges;
-    const auto order = order_by(r.start);
-    permute(order, r.start, r.end, r.global_tid, r.end_global_tid, r.kind, r.text, r.domain_id, r.range_id);
-    std::iota(r.row_id.begin(), r.row_id.end(), int64_t{1});
-  }
-  {
-    auto& o = py.ops;
-    const auto order = order_by(o.start);
-    permute(order, o.start, o.end, o.global_tid, o.name, o.external_id, o.sequence_number, o.fwd_thread_id,
-            o.input_dims);
-  }
-  {
-    auto& g = py.gpu_annotations;
-    const auto order = order_by(g.start);
-    permute(order, g.start, g.end, g.device, g.stream, g.name, g.external_id);
-  }
-  {
-    auto& s = t_.syncs;
-    const auto order = order_by(s.start);
-    permute(order, s.start, s.end, s.global_pid, s.correlation, s.event_id, s.device, s.context, s.stream,
-            s.sync_type);
-  }
-  {
-    auto& m = py.allocator;
-    const auto order = order_by(m.time);
-    permute(order, m.time, m.global_tid, m.address, m.bytes, m.total_allocated, m.total_reserved, m.device_type,
-            m.device_id);
-  }
+    for (auto& row : py.collectives.kernel) row = new_row[row];
+  });
+  jobs.push_back([&] { std::iota(r.row_id.begin(), r.row_id.end(), int64_t{1}); });
+  run_jobs(jobs.size(), threads, [&](size_t i) { jobs[i](); });
 }
 
 void find_steps(Trace& t_) {

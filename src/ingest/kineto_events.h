@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,7 @@ struct RawEvent {
   Value total_allocated, total_reserved, addr, device_type, device_id;
   Value collective, dtype, in_nelems, out_nelems, group_size, group_name;
   Value graph_node_id, arg_name;  // arg_name: args.name of metadata events
+  Value occupancy;                // kernels: "est. achieved occupancy %"
   int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   bool has_grid = false, has_block = false;
   bool has_ev_idx = false;  // `Ev Idx` (2022-10 and later)
@@ -47,8 +49,12 @@ struct EraClues {
   int era() const;
 };
 
-// Puts every event table in stable start-time order (collectives follow their kernels).
-void sort_by_time(Trace& trace);
+// Runs job(0) .. job(count - 1), each once, on up to `threads` threads (the caller's included).
+void run_jobs(size_t count, int threads, const std::function<void(size_t)>& job);
+
+// Puts every event table in stable start-time order (collectives follow their kernels), the
+// tables' columns spread over `threads` threads. The result does not depend on `threads`.
+void sort_by_time(Trace& trace, int threads = 1);
 // Fills trace.pytorch.steps from the ranges named ProfilerStep#N.
 void find_steps(Trace& trace);
 

@@ -116,6 +116,9 @@ void read_args(Cursor& c, RawEvent& e) {
       case 20:
         if (is(key, "registers per thread")) target = &e.registers;
         break;
+      case 25:
+        if (is(key, "est. achieved occupancy %")) target = &e.occupancy;
+        break;
       default:
         break;
     }

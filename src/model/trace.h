@@ -64,6 +64,11 @@ struct KernelTable {
   std::vector<int32_t> grid_x, grid_y, grid_z, block_x, block_y, block_z;
   std::vector<int32_t> registers_per_thread, static_smem, dynamic_smem;
   std::vector<int64_t> graph_node_id;
+  // Kineto's per-kernel "est. achieved occupancy %" (NaN where a kernel has none). Optional: empty
+  // when the reader does not record it (nsys exports), else one per row (NaN in the rows of ranks of
+  // a merged directory that did not record it).
+  // Not in reserve(): a table that never fills it stays empty.
+  std::vector<double> est_occupancy;
   void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, device, context, green_context, stream, name, short_name, mangled_name, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_smem, dynamic_smem, graph_node_id); }
   size_t size() const { return start.size(); }
 };

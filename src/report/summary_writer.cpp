@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "report/summary_writer.h"
 
 #include <fmt/format.h>
@@ -35,11 +36,11 @@ std::string device_label(const DeviceSummary& d) {
 
 // "    compute 17.5%, other GPU work 6.3%, idle 76.2%; communication 46.9 ms, 15.6% under compute"
 std::string breakdown_line(const DeviceSummary& d) {
-  const int64_t span = d.last_end - d.first_start;
+  const int64_t span = sat_sub(d.last_end, d.first_start);
   if (span <= 0) return {};
   auto share = [&](int64_t ns) { return percent(100.0 * static_cast<double>(ns) / static_cast<double>(span)); };
   std::string line = fmt::format("    compute {}, other GPU work {}, idle {}", share(d.compute_ns), share(d.non_compute_ns),
-                                 share(span - d.busy_ns));
+                                 share(sat_sub(span, d.busy_ns)));
   if (d.communication_ns > 0) {
     line += fmt::format("; communication {}, {} of it under compute", human_duration(d.communication_ns),
                         percent(100.0 * static_cast<double>(d.comm_overlap_ns) / static_cast<double>(d.communication_ns)));
@@ -128,7 +129,7 @@ std::string human_bytes(int64_t bytes) {
 std::string summary_text(const TraceSummary& s) {
   std::string out = fmt::format("{}\n  {}, {}\n", s.input, s.producer, s.format);
   out += fmt::format("  span {} ({} .. {} ns); {} GPU operations, {} API calls, {} ranges{}\n",
-                     human_duration(s.span_end - s.span_start), s.span_start, s.span_end, s.gpu_ops, s.api_calls,
+                     human_duration(sat_sub(s.span_end, s.span_start)), s.span_start, s.span_end, s.gpu_ops, s.api_calls,
                      s.ranges, s.cpu_ops ? fmt::format(", {} framework ops", s.cpu_ops) : "");
 
   if (s.devices.empty()) {
@@ -144,7 +145,7 @@ std::string summary_text(const TraceSummary& s) {
       std::string peak;
       if (memory) peak = fmt::format(" {:>9}", d.peak_allocated == kNoValue ? "-" : human_bytes(d.peak_allocated));
       out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}{}\n", clip(device_label(d), 44),
-                         percent(d.busy_pct()), human_duration(d.last_end - d.first_start), d.kernels,
+                         percent(d.busy_pct()), human_duration(sat_sub(d.last_end, d.first_start)), d.kernels,
                          d.memcpys + d.memsets, d.streams, d.gaps_over_threshold, std::max<size_t>(gaps.size(), 4),
                          d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-", peak);
       out += breakdown_line(d);
@@ -218,7 +219,7 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
     o.field("producer", s.producer);
     o.field("span_start_ns", s.span_start);
     o.field("span_end_ns", s.span_end);
-    o.field("span_ns", s.span_end - s.span_start);
+    o.field("span_ns", sat_sub(s.span_end, s.span_start));
     o.field("gpu_operations", s.gpu_ops);
     o.field("api_calls", s.api_calls);
     o.field("ranges", s.ranges);

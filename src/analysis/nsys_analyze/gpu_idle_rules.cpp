@@ -103,8 +103,9 @@ Status gpu_time_util(const Trace& trace, const RuleArgs& args, RowSink& sink) {
   for (const DeviceActivity& d : collect_gpu_activity(trace, activity_options(trace))) {
     const int64_t first = d.first_start, last = d.last_end;
     // ceil(CAST(max(end) - min(start) AS FLOAT) / chunks): exact for spans under 2^53 ns.
-    const int64_t size = static_cast<int64_t>(std::ceil(sql_sub_real(last, first) / static_cast<double>(args.chunks)));
-    if (size <= 0) continue;
+    const double chunk = std::ceil(sql_sub_real(last, first) / static_cast<double>(args.chunks));
+    if (!(chunk >= 1 && chunk < 4e18)) continue;  // nothing to cut, or a span no clock produces
+    const int64_t size = static_cast<int64_t>(chunk);
     std::vector<Interval> spans;
     spans.reserve(d.ops.size());
     for (const GpuOp& op : d.ops) spans.push_back({op.start, op.end});
@@ -116,8 +117,8 @@ Status gpu_time_util(const Trace& trace, const RuleArgs& args, RowSink& sink) {
     double weighted = 0;
     int64_t weight = 0;
     for (size_t k = 0; k < chunk_count; ++k) {
-      const int64_t c_start = first + static_cast<int64_t>(k) * size;
-      const int64_t c_end = std::min(c_start + size, last);
+      const int64_t c_start = sat_add(first, sat_mul(static_cast<int64_t>(k), size));
+      const int64_t c_end = std::min(sat_add(c_start, size), last);
       const bool exists = c_start < c_end;
       const double pct = exists ? static_cast<double>(load[k]) / static_cast<double>(c_end - c_start) * 100 : 0;
       const bool low = exists && pct < static_cast<double>(args.threshold);
@@ -130,8 +131,8 @@ Status gpu_time_util(const Trace& trace, const RuleArgs& args, RowSink& sink) {
         }
         ++low_seen;
         weighted += static_cast<double>(c_end - c_start) * pct;
-        weight += c_end - c_start;
-        groups.back().duration = c_end - groups.back().start;
+        weight = sat_add(weight, c_end - c_start);
+        groups.back().duration = sat_sub(c_end, groups.back().start);
         groups.back().average = sqlite_round(weighted / static_cast<double>(weight), 1);
       } else {
         open = false;

@@ -12,6 +12,7 @@
 #include "analysis/pytorch/gpu_breakdown_reports.h"
 #include "analysis/pytorch/op_kernel_sum.h"
 #include "analysis/pytorch/pytorch_reports.h"
+#include "analysis/pytorch/tb_reports.h"
 #include "ingest/nsys_sqlite_reader.h"
 
 namespace tracedoc::nsys_stats {
@@ -81,6 +82,9 @@ const std::vector<ReportDef>& all_reports() {
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
       {"queue_length_sum", "Launch Queue Length Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
       {"step_sum", "PyTorch Step Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
+      // The TensorBoard profiler plugin's Overview (PyTorch traces; `:plugin` = the plugin's own definitions).
+      {"tb_gpu_metrics", "TensorBoard Plugin GPU Metrics", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_gpu_metrics},
+      {"tb_step_breakdown", "TensorBoard Plugin Step Time Breakdown", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_step_breakdown},
       {"um_sum", "Unified Memory Analysis Summary", kLoadUnifiedMemory, um_sum},
   };
   return reports;

@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/pytorch/pytorch_reports.h"
 
 #include <fmt/format.h>
@@ -168,10 +169,10 @@ Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     row.push_back(rank < 0 ? Cell::null() : Cell::integer(rank));
     row.push_back(w.number == kNoValue ? Cell::null() : Cell::integer(w.number));
     row.push_back(Cell::integer(w.start));
-    row.push_back(Cell::integer(w.end - w.start));
+    row.push_back(Cell::integer(sat_sub(w.end, w.start)));
     row.push_back(any ? Cell::integer(g.start) : Cell::null());
     row.push_back(any ? Cell::integer(g.end) : Cell::null());
-    row.push_back(any ? Cell::integer(g.end - g.start) : Cell::null());
+    row.push_back(any ? Cell::integer(sat_sub(g.end, g.start)) : Cell::null());
     row.push_back(any ? Cell::integer(g.busy) : Cell::null());
     row.push_back(Cell::integer(g.kernels));
     row.push_back(w.name != kNoStr ? Cell::pooled(name) : Cell::text(name));
