@@ -10,6 +10,7 @@
 
 #include "analysis/grouped_values.h"
 #include "analysis/statistics.h"
+#include "analysis/text_ids.h"
 #include "common/flat_hash.h"
 
 namespace tracedoc::pytorch {
@@ -41,26 +42,8 @@ namespace {
 using nsys_stats::no_data;
 using nsys_stats::ReportArgs;
 
-constexpr uint32_t kNoText = UINT32_MAX;
+constexpr uint32_t kNoText = TextIds::kNoText;
 constexpr size_t kMaxThreadsShown = 4;
-
-// Dense ids of string texts: rows group by text, so that a reader that does not intern every name
-// (or a merged rank directory with per-rank pools) still gives one row per name.
-class TextIds {
- public:
-  explicit TextIds(const Trace& trace) : trace_(trace), cache_(trace.strings.size(), kNoText) {}
-  uint32_t of(StrId id) {
-    if (id == kNoStr || id >= cache_.size()) return kNoText;
-    uint32_t& slot = cache_[id];
-    if (slot == kNoText) slot = ids_.try_emplace(trace_.str(id), static_cast<uint32_t>(ids_.size())).first->second;
-    return slot;
-  }
-
- private:
-  const Trace& trace_;
-  std::vector<uint32_t> cache_;
-  std::unordered_map<std::string_view, uint32_t> ids_;
-};
 
 // One (operator, kernel) row while kernels are added.
 struct Row {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "analysis/pytorch/op_links.h"
+#include "analysis/text_ids.h"
 #include "analysis/statistics.h"
 #include "analysis/steps.h"
 #include "common/flat_hash.h"
@@ -22,25 +23,8 @@ namespace {
 using nsys_stats::no_data;
 using nsys_stats::ReportArgs;
 
-constexpr uint32_t kNoText = UINT32_MAX;
+constexpr uint32_t kNoText = TextIds::kNoText;
 
-// Dense ids of string texts. Operators are grouped by their text, not their StrId, so that the
-// report does not depend on whether a reader interned every name.
-class TextIds {
- public:
-  explicit TextIds(const Trace& trace) : trace_(trace), cache_(trace.strings.size(), kNoText) {}
-  uint32_t of(StrId id) {
-    if (id == kNoStr || id >= cache_.size()) return kNoText;
-    uint32_t& slot = cache_[id];
-    if (slot == kNoText) slot = ids_.try_emplace(trace_.str(id), static_cast<uint32_t>(ids_.size())).first->second;
-    return slot;
-  }
-
- private:
-  const Trace& trace_;
-  std::vector<uint32_t> cache_;
-  std::unordered_map<std::string_view, uint32_t> ids_;
-};
 
 struct OpGroup {
   StrId name = kNoStr, dims = kNoStr;  // first row's ids, for the label cells
