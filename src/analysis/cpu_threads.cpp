@@ -120,13 +120,13 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
     if (kind[name] < 0) kind[name] = static_cast<int8_t>(os_wait_kind(trace.str(name)));
     switch (static_cast<OsWait>(kind[name])) {
       case OsWait::kLock:
-        ++t.lock_waits, t.lock_wait_ns += d, t.longest_lock_wait_ns = std::max(t.longest_lock_wait_ns, d);
+        ++t.lock_waits, t.lock_wait_ns = sat_add(t.lock_wait_ns, d), t.longest_lock_wait_ns = std::max(t.longest_lock_wait_ns, d);
         break;
       case OsWait::kIo:
-        t.io_wait_ns += d;
+        t.io_wait_ns = sat_add(t.io_wait_ns, d);
         break;
       case OsWait::kSleep:
-        t.sleep_ns += d;
+        t.sleep_ns = sat_add(t.sleep_ns, d);
         break;
       case OsWait::kNone:
         break;
@@ -145,7 +145,7 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
     const StrId name = api.name[i];
     if (name == kNoStr || name >= sync.size()) continue;
     if (sync[name] < 0) sync[name] = is_sync_call(trace.str(name));
-    if (sync[name]) t.sync_ns += d;
+    if (sync[name]) t.sync_ns = sat_add(t.sync_ns, d);
   }
 
   std::map<int64_t, StrId> names;

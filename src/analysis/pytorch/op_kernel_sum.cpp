@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/pytorch/op_kernel_sum.h"
 
 #include <fmt/format.h>
@@ -171,13 +172,13 @@ Status op_kernel_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
     if (g == rows.size()) rows.push_back({op_name, k.name[r]});
     Row& row = rows[g];
     ++row.count;
-    row.kernel_total += k.end[r] - k.start[r];
+    row.kernel_total = sat_add(row.kernel_total, sat_sub(k.end[r], k.start[r]));
     if (op != kNoRow) {
       const int64_t d = api.start[a] - ops.start[op];
       row.op_delay_min = row.op_delay_count == 0 ? d : std::min(row.op_delay_min, d);
       row.op_delay_max = row.op_delay_count == 0 ? d : std::max(row.op_delay_max, d);
       ++row.op_delay_count;
-      row.op_delay_sum += d;
+      row.op_delay_sum = sat_add(row.op_delay_sum, d);
     }
     queue.add(g, std::max<int64_t>(0, k.start[r] - api.end[a]));
     if (api.global_tid[a] != last_tid) {

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/checked_math.h"
 #include "analysis/intervals.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/pytorch/tb_overview.h"
@@ -125,8 +126,8 @@ std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<T
     for (uint32_t r : rows) {
       busy.push_back({k.start[r], k.end[r]});
       if (!counted[r]) continue;
-      m.kernel_time += k.end[r] - k.start[r];
-      if (is_tensor_core_kernel(trace.str(k.name[r]))) m.tensor_core_time += k.end[r] - k.start[r];
+      m.kernel_time = sat_add(m.kernel_time, sat_sub(k.end[r], k.start[r]));
+      if (is_tensor_core_kernel(trace.str(k.name[r]))) m.tensor_core_time = sat_add(m.tensor_core_time, sat_sub(k.end[r], k.start[r]));
     }
     m.busy = IntervalSet::busy_union(std::move(busy)).covered_within(window);
     if (window.end > window.start) m.utilization = static_cast<double>(m.busy) / static_cast<double>(window.end - window.start);
