@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/checked_math.h"
 #include "analysis/steps.h"
 #include "model/trace.h"
 
@@ -50,7 +51,7 @@ struct CopyWindowShare {
   int64_t bytes = 0;         // their bytes
   int64_t copy_ns = 0;       // union of all copy intervals inside the window
   int64_t class_ns[kCopyClasses] = {};  // the same per direction class
-  TimeNs duration() const { return window.end - window.start; }
+  TimeNs duration() const { return sat_sub(window.end, window.start); }
 };
 
 // One entry per step (analysis/steps.h), each read as the half-open window [start, end): a copy

@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/nsys_stats/memory_copy_reports.h"
 
 #include <algorithm>
@@ -97,7 +98,7 @@ Status gpu_mem_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
            time_cell(w.peak_time),
            Cell::integer(w.start_value),
            Cell::integer(w.end_value),
-           Cell::integer(w.end_value - w.start_value),
+           Cell::integer(sat_sub(w.end_value, w.start_value)),
            Cell::integer(w.allocations),
            Cell::integer(w.frees),
            Cell::integer(w.bytes_allocated),
@@ -134,7 +135,7 @@ Status gpu_mem_step_sum(const Trace& trace, const ReportArgs& args, RowSink& sin
            Cell::integer(duration),
            Cell::integer(w.start_value),
            Cell::integer(w.end_value),
-           Cell::integer(w.end_value - w.start_value),
+           Cell::integer(sat_sub(w.end_value, w.start_value)),
            Cell::integer(w.peak),
            time_cell(w.peak_time),
            Cell::integer(w.allocations),
@@ -153,7 +154,7 @@ Status gpu_mem_step_sum(const Trace& trace, const ReportArgs& args, RowSink& sin
     for (const StepWindow* w : it->second) {
       const size_t begin = s.first_at_or_after(w->start), end = s.first_at_or_after(w->end);
       emit(s, memory_window_stats(s, begin, end, s.allocated_before(w->start)), w->number, w->start,
-           w->end - w->start, step_name(trace, *w, false));
+           sat_sub(w->end, w->start), step_name(trace, *w, false));
     }
   }
   sink.end();

@@ -45,13 +45,13 @@ double sm_efficiency(const KernelTable& k, const std::vector<uint32_t>& rows, in
     if (i > 0 && edges[i].time > edges[i - 1].time && load > 0.0) {
       const TimeNs from = std::max(edges[i - 1].time, window.start), to = std::min(edges[i].time, window.end);
       if (from < to) {
-        weighted += std::min(load, 1.0) * static_cast<double>(to - from);
+        weighted += std::min(load, 1.0) * static_cast<double>(sat_sub(to, from));
         any = true;
       }
     }
     load += edges[i].kind == 0 ? edges[i].value : -edges[i].value;
   }
-  return any ? weighted / static_cast<double>(window.end - window.start) : std::numeric_limits<double>::quiet_NaN();
+  return any ? weighted / static_cast<double>(sat_sub(window.end, window.start)) : std::numeric_limits<double>::quiet_NaN();
 }
 
 // Kineto's est. achieved occupancy (%), averaged over the kernels weighted by their time inside the
@@ -65,8 +65,8 @@ double mean_occupancy(const KernelTable& k, const std::vector<uint32_t>& rows, I
     if (!(occupancy >= 0.0)) continue;  // NaN: not recorded
     const TimeNs from = std::max(k.start[r], window.start), to = std::min(k.end[r], window.end);
     if (from >= to) continue;
-    weighted += occupancy * static_cast<double>(to - from);
-    time += to - from;
+    weighted += occupancy * static_cast<double>(sat_sub(to, from));
+    time = sat_add(time, sat_sub(to, from));
   }
   return time > 0 ? weighted / static_cast<double>(time) : std::numeric_limits<double>::quiet_NaN();
 }
@@ -130,7 +130,7 @@ std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<T
       if (is_tensor_core_kernel(trace.str(k.name[r]))) m.tensor_core_time = sat_add(m.tensor_core_time, sat_sub(k.end[r], k.start[r]));
     }
     m.busy = IntervalSet::busy_union(std::move(busy)).covered_within(window);
-    if (window.end > window.start) m.utilization = static_cast<double>(m.busy) / static_cast<double>(window.end - window.start);
+    if (window.end > window.start) m.utilization = static_cast<double>(m.busy) / static_cast<double>(sat_sub(window.end, window.start));
     const auto sms = sm_count.find(m.device);
     m.sm_efficiency = sm_efficiency(k, rows, sms == sm_count.end() ? 0 : sms->second, window);
     m.occupancy = mean_occupancy(k, rows, window);

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "analysis/checked_math.h"
 #include "model/trace.h"
 
 namespace tracedoc::pytorch {
@@ -94,7 +95,7 @@ struct TbStep {
   int64_t gpu_ops = 0;                  // GPU operations launched by calls inside the CPU window
   int64_t role[kTbRoles] = {};          // ns of each role, in TbRole order; they add up to end - start
                                         // (not always with the plugin's reopen_claimed_time)
-  int64_t duration() const { return end - start; }
+  int64_t duration() const { return sat_sub(end, start); }
 };
 
 // One process of the trace (a rank of a merged directory; a single file is one unit).

@@ -1,3 +1,4 @@
+#include "analysis/checked_math.h"
 #include "analysis/pytorch/tb_reports.h"
 
 #include <cmath>
@@ -104,7 +105,7 @@ Status tb_gpu_metrics(const Trace& trace, const ReportArgs& args, RowSink& sink)
     row.push_back(std::isnan(g.occupancy) ? Cell::null() : Cell::real(sqlite_round(g.occupancy, 2)));
     row.push_back(percent(g.tensor_cores));
     row.push_back(Cell::integer(g.window_start));
-    row.push_back(Cell::integer(g.window_end - g.window_start));
+    row.push_back(Cell::integer(sat_sub(g.window_end, g.window_start)));
     row.push_back(Cell::integer(g.busy));
     row.push_back(Cell::integer(g.kernels));
     row.push_back(Cell::integer(g.kernel_time));
