@@ -24,11 +24,14 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/nsys_analyze/rules.h"
 #include "analysis/nsys_stats/registry.h"
+#include "analysis/summary.h"
 #include "analysis/result.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
+#include "report/summary_writer.h"
 #include "report/writers.h"
 
 namespace tracedoc::fuzz {
@@ -59,6 +62,17 @@ inline void run_report_variants(const Trace& trace) {
   run_report(trace, "cuda_gpu_kern_sum", {"nvtx-name"});
   run_report(trace, "cuda_gpu_trace", {"mangled"});
   run_report(trace, "op_sum", {"shapes"});
+  run_report(trace, "step_sum", {"detect"});
+  // The analyze rules with their extreme options, and the summary, which gathers every analysis.
+  for (const auto& rule : nsys_analyze::all_rules()) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"rows=-1", "gap=0"},
+                                                 std::vector<std::string>{"threshold=101", "chunks=1000"}}) {
+      auto parsed = nsys_analyze::parse_rule_args(rule.name, args);
+      TableSink sink;
+      if (parsed.ok()) (void)rule.run(trace, *parsed, sink);
+    }
+  }
+  (void)summary_json({summarize(trace)});
 }
 
 // Kineto / Chrome-trace JSON, plain or gzip (read_kineto_bytes inflates when the bytes start with

@@ -13,6 +13,9 @@
 #include <random>
 #include <string>
 
+#include "analysis/nsys_analyze/rules.h"
+#include "analysis/summary.h"
+#include "report/summary_writer.h"
 #include "analysis/nsys_stats/registry.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
@@ -53,12 +56,19 @@ std::string gunzip(const fs::path& p) {
   return out;
 }
 
-// Every report on a trace: whatever it holds, each report prints or says it has no data.
+// Every report, every analyze rule and the summary on a trace: whatever it holds, each prints or
+// says it has no data.
 void run_every_report(const Trace& trace) {
   for (const auto& def : nsys_stats::all_reports()) {
     SCOPED_TRACE(def.name);
     (void)testing::report_csv(trace, def.name);
   }
+  for (const auto& rule : nsys_analyze::all_rules()) {
+    SCOPED_TRACE(rule.name);
+    (void)testing::rule_csv(trace, std::string(rule.name) + ":rows=-1:gap=0");
+    (void)testing::rule_csv(trace, std::string(rule.name) + ":threshold=101:chunks=1000");
+  }
+  (void)summary_json({summarize(trace)});
 }
 
 std::string small_real_trace() {
