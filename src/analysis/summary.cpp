@@ -72,12 +72,6 @@ std::string device_name(const Trace& trace, int32_t device) {
   return {};
 }
 
-int64_t rank_of(const Trace& trace, int64_t global_pid) {
-  const int64_t tagged = global_pid >> 48;
-  if (trace.source.format == "kineto-json") return tagged > 0 ? tagged - 1 : trace.pytorch.rank;
-  return -1;
-}
-
 std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_threshold) {
   GpuActivityOptions o;
   o.include_overhead = false;
@@ -86,7 +80,7 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
   for (const DeviceActivity& d : collect_gpu_activity(trace, o)) {
     DeviceSummary s;
     s.pid = d.pid();
-    s.rank = rank_of(trace, d.global_pid);
+    s.rank = trace.rank_of(d.global_pid);
     s.device = d.device;
     s.name = device_name(trace, d.device);
     s.first_start = d.first_start;
@@ -189,7 +183,7 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
     const MemoryWindowStats stats = memory_stats(series);
     for (DeviceSummary& d : devices) {
       if (d.pid != pid_of(series.global_pid) || d.device != series.device) continue;
-      if (d.rank != rank_of(trace, series.global_pid)) continue;
+      if (d.rank != trace.rank_of(series.global_pid)) continue;
       d.peak_allocated = stats.peak;
       d.peak_time = stats.peak_time;
       d.peak_reserved = stats.peak_reserved;

@@ -308,6 +308,15 @@ struct Trace {
   std::string_view str(StrId id) const { return strings.get(id); }
   std::string copy_label(uint8_t kind) const;
   std::string mem_label(uint8_t kind) const;
+
+  // The PyTorch rank of a CPU thread or process id: a merged rank directory tags ids with
+  // (rank + 1) << 48, a single file has its own rank (distributedInfo). -1 when unknown, and for nsys
+  // exports, whose upper bits are a hardware id, not a rank. rank_of_tag takes the tag (id >> 48).
+  int64_t rank_of(int64_t global_id) const { return rank_of_tag(global_id >> 48); }
+  int64_t rank_of_tag(int64_t tag) const {
+    if (source.format != "kineto-json") return -1;
+    return tag > 0 ? tag - 1 : pytorch.rank;
+  }
 };
 
 }  // namespace tracedoc

@@ -18,12 +18,9 @@ namespace {
 
 constexpr std::string_view kWholeTrace = "(whole trace)";
 
-// A merged PyTorch rank directory tags CPU ids with rank + 1 above the pid bits; a single PyTorch
-// file has its own rank. nsys's upper bits are a hardware id, not a rank: NULL there.
+// NULL where the rank is unknown, and on nsys exports (Trace::rank_of).
 Cell rank_cell(const Trace& trace, int64_t global_pid) {
-  if (trace.source.format != "kineto-json") return Cell::null();
-  const int64_t tagged = global_pid >> 48;
-  const int64_t rank = tagged > 0 ? tagged - 1 : trace.pytorch.rank;
+  const int64_t rank = trace.rank_of(global_pid);
   return rank < 0 ? Cell::null() : Cell::integer(rank);
 }
 

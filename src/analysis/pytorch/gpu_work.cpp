@@ -174,7 +174,7 @@ GpuWork collect_gpu_work(const Trace& trace, const GpuWorkOptions& options) {
       u.owner = owner;
       u.device = device;
       if (out.pytorch) {
-        u.rank = owner > 0 ? owner - 1 : trace.pytorch.rank;
+        u.rank = trace.rank_of_tag(owner);
       } else {
         u.pid = pid_of(global_pid);
       }

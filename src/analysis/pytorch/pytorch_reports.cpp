@@ -147,9 +147,7 @@ Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     const StepGpuWork& g = gpu[s];
     const bool any = g.start != kNoTime;
     row.clear();
-    // Merged rank directories carry rank + 1 in the process id's upper bits; a single file its own rank.
-    const int64_t tagged = w.global_pid >> 48;
-    const int64_t rank = tagged > 0 ? tagged - 1 : trace.pytorch.rank;
+    const int64_t rank = trace.rank_of(w.global_pid);
     row.push_back(rank < 0 ? Cell::null() : Cell::integer(rank));
     row.push_back(w.number == kNoValue ? Cell::null() : Cell::integer(w.number));
     row.push_back(Cell::integer(w.start));

@@ -320,7 +320,7 @@ Result<TbOverview> Builder::run() {
     if (!in.has_cpu) continue;  // GPU work alone has no step (the plugin's would be (maxsize, -maxsize))
     TbUnit u;
     u.owner = in.owner;
-    u.rank = in.owner > 0 ? in.owner - 1 : t_.pytorch.rank;
+    u.rank = t_.rank_of_tag(in.owner);
     u.steps = in.steps;
     if (u.steps.empty()) {
       if (in.cpu_min > in.cpu_max) continue;
