@@ -615,17 +615,7 @@ std::vector<std::string> params() {
 
 std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
   if (info.param.empty()) return "missing_golden";
-  std::string f = files_of(info.param)[0];
-  if (f.rfind("kineto/", 0) == 0) f = f.substr(7);
-  for (const std::string e : {".pt.trace.json.gz", ".json.gz", ".json"}) {
-    if (f.size() > e.size() && f.compare(f.size() - e.size(), e.size(), e) == 0) {
-      f.resize(f.size() - e.size());
-      break;
-    }
-  }
-  std::string n;
-  for (char c : f) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n + "_" + std::to_string(info.index);
+  return trace_test_name(files_of(info.param)[0]) + "_" + std::to_string(info.index);
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, HtaBreakdowns, ::testing::ValuesIn(params()), case_name);

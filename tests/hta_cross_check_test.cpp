@@ -284,17 +284,7 @@ std::vector<size_t> file_indices() {
 // gtest names allow [A-Za-z0-9_]: the path without "kineto/" and extension, made unique by a suffix.
 std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
   if (info.param == SIZE_MAX) return "missing_golden_tsv";
-  std::string f = golden()[info.param].first;
-  if (f.rfind("kineto/", 0) == 0) f = f.substr(7);
-  for (const std::string e : {".pt.trace.json.gz", ".json.gz", ".json"}) {
-    if (f.size() > e.size() && f.compare(f.size() - e.size(), e.size(), e) == 0) {
-      f.resize(f.size() - e.size());
-      break;
-    }
-  }
-  std::string n;
-  for (char c : f) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n + "_" + std::to_string(info.param);
+  return trace_test_name(golden()[info.param].first) + "_" + std::to_string(info.param);
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, HtaCrossCheck, ::testing::ValuesIn(file_indices()), case_name);

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -45,6 +46,19 @@ const Trace& load_cached(const std::string& path, Reader read) {
   return *slot;
 }
 }  // namespace
+
+std::string trace_test_name(std::string f) {
+  if (f.rfind("kineto/", 0) == 0) f = f.substr(7);
+  for (const std::string e : {".pt.trace.json.gz", ".json.gz", ".json"}) {
+    if (f.size() > e.size() && f.compare(f.size() - e.size(), e.size(), e) == 0) {
+      f.resize(f.size() - e.size());
+      break;
+    }
+  }
+  std::string n;
+  for (char c : f) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n;
+}
 
 std::map<std::string, std::string> shared_nsys_exports() {
   std::map<std::string, std::string> exports;

@@ -45,6 +45,10 @@ bool csv_equal(const std::string& expected, const std::string& actual, std::stri
 
 std::string read_file(const std::filesystem::path& p);
 
+// A shared trace's path under traces/ as a gtest name part ([A-Za-z0-9_]): without "kineto/" and
+// the extension.
+std::string trace_test_name(std::string path);
+
 std::vector<std::string> split(const std::string& text, char sep);
 
 // Runs SQL scripts, in order, into a fresh SQLite file in the temporary directory (as the sqlite3

@@ -44,6 +44,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import reference as _reference  # noqa: E402  (this folder's module)
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 OUT_DIR = os.path.join(CHECKOUT, "tests", "golden", "hta")
 
@@ -79,13 +81,8 @@ LAUNCH_CUTOFFS = [(50, 100), (10, 20)]  # (runtime_cutoff, launch_delay_cutoff),
 QUEUE_LIMITS = [4, 1024]           # max_queue_length
 
 
-def shared_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    env = os.environ.get("TRACEDOC_SHARED")
-    if env and os.path.isdir(env):
-        return env
-    return os.path.join(os.path.dirname(CHECKOUT), "shared")
+# The shared folder, as every reference script of this folder finds it.
+shared_dir = _reference.shared_dir
 
 
 def hta_version():

@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 OUT_PATH = os.path.join(CHECKOUT, "tests", "golden", "hta", "aten_op_kernels.tsv")
 sys.path.insert(0, HERE)
+import reference as _reference  # noqa: E402  (this folder's module)
 
 TRACES = [
     # E1 (2021), V100, forward on the main thread, backward on a second one; 6 steps (HTA drops 1)
@@ -48,13 +49,8 @@ TRACES = [
 ]
 
 
-def shared_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    env = os.environ.get("TRACEDOC_SHARED")
-    if env and os.path.isdir(env):
-        return env
-    return os.path.join(os.path.dirname(CHECKOUT), "shared")
+# The shared folder, as every reference script of this folder finds it.
+shared_dir = _reference.shared_dir
 
 
 def kernel_names(path):

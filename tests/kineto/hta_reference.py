@@ -47,6 +47,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import reference as _reference  # noqa: E402  (this folder's module)
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 OUT_PATH = os.path.join(CHECKOUT, "tests", "golden", "kineto", "hta_kernel_breakdown.tsv")
 
@@ -75,13 +77,8 @@ TRACE_SETS = [
 ]
 
 
-def shared_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    env = os.environ.get("TRACEDOC_SHARED")
-    if env and os.path.isdir(env):
-        return env
-    return os.path.join(os.path.dirname(CHECKOUT), "shared")
+# The shared folder, as every reference script of this folder finds it.
+shared_dir = _reference.shared_dir
 
 
 def hta_version():

@@ -45,6 +45,8 @@ from collections import defaultdict
 from decimal import Decimal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import reference as _reference  # noqa: E402  (this folder's module)
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 OUT_PATH = os.path.join(CHECKOUT, "tests", "golden", "pytorch", "op_kernel_sum.tsv")
 
@@ -75,13 +77,8 @@ NULL = "\\N"
 CTX = decimal.Context(prec=80, rounding=decimal.ROUND_HALF_UP)
 
 
-def shared_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    env = os.environ.get("TRACEDOC_SHARED")
-    if env and os.path.isdir(env):
-        return env
-    return os.path.join(os.path.dirname(CHECKOUT), "shared")
+# The shared folder, as every reference script of this folder finds it.
+shared_dir = _reference.shared_dir
 
 
 def to_ns(v):

@@ -65,6 +65,11 @@ def default_shared_dir():
     return os.path.join(os.path.dirname(CHECKOUT), "shared")
 
 
+def shared_dir():
+    """The shared folder: the first command-line argument, else default_shared_dir()."""
+    return sys.argv[1] if len(sys.argv) > 1 else default_shared_dir()
+
+
 def to_ns(value):
     """µs number from the JSON (int or Decimal) -> int ns, rounded half away from zero."""
     scaled = CTX.multiply(Decimal(value), Decimal(1000))

@@ -44,6 +44,8 @@ import tempfile
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import reference as _reference  # noqa: E402  (this folder's module)
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 OUT_DIR = os.path.join(CHECKOUT, "tests", "golden", "tb_plugin")
 
@@ -101,12 +103,8 @@ TRACES = [
 ROLES = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other", "total"]
 
 
-def shared_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    if os.environ.get("TRACEDOC_SHARED"):
-        return os.environ["TRACEDOC_SHARED"]
-    return os.path.join(os.path.dirname(CHECKOUT), "shared")
+# The shared folder, as every reference script of this folder finds it.
+shared_dir = _reference.shared_dir
 
 
 def patch_plugin():
