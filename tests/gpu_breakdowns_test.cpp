@@ -355,6 +355,19 @@ TEST(QueueLength, LaunchesCountBeforeStartsAtEqualTimes) {
   EXPECT_DOUBLE_EQ(q[0].samples.mean, 1.0);
 }
 
+TEST(QueueLength, SeriesIsTheStepFunction) {
+  Builder b;
+  b.launched("cudaLaunchKernel", 0, 1, "a", 5, 6, 1);
+  b.launched("cudaLaunchKernel", 5, 6, "b", 8, 9, 1);  // launched when a starts: no change at 5
+  b.launched("cudaLaunchKernel", 2, 3, "c", 4, 5, 3);
+  const auto series = queue_length_series(b.t, only_unit(collect_gpu_work(b.t)));
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0].stream, 1);
+  EXPECT_EQ(series[0].changes, (std::vector<DepthChange>{{0, 1}, {8, 0}}));
+  EXPECT_EQ(series[1].stream, 3);
+  EXPECT_EQ(series[1].changes, (std::vector<DepthChange>{{2, 1}, {4, 0}}));
+}
+
 // --- the reports -----------------------------------------------------------------------------------
 
 Builder report_trace() {
@@ -399,6 +412,27 @@ TEST(GpuBreakdownReports, ColumnsAndRows) {
   EXPECT_EQ(queue[0][3], "Samples");
   // Stream 7: +1 at 0, -1 at 10, +1 at 50, -1 at 70: samples 1 0 1 0; at >= 1 on [0,10) and [50,70).
   EXPECT_EQ(queue[1], (std::vector<std::string>{"0", "0", "7", "4", "0.5", "0.58", "0", "0.0", "0.5", "1.0", "1", "0.43", "30"}));
+
+  const auto series = rows("queue_length_trace");
+  EXPECT_EQ(series, (std::vector<std::vector<std::string>>{{"Rank", "Device", "Stream", "Start (ns)", "Queue Length"},
+                                                           {"0", "0", "7", "0", "1"},
+                                                           {"0", "0", "7", "10", "0"},
+                                                           {"0", "0", "7", "50", "1"},
+                                                           {"0", "0", "7", "70", "0"},
+                                                           {"0", "0", "9", "3", "1"},
+                                                           {"0", "0", "9", "20", "0"}}));
+  // Bins of 25 ns from each stream's first launch. Stream 7: [0,25) holds 1 for 10 ns; [25,50) is
+  // empty; [50,75) holds 1 for 20 ns. Stream 9: [3,28) holds 1 for 17 ns.
+  EXPECT_EQ(rows("queue_length_trace:bin=25"),
+            (std::vector<std::vector<std::string>>{{"Rank", "Device", "Stream", "Start (ns)", "Mean", "Max"},
+                                                   {"0", "0", "7", "0", "0.4", "1"},
+                                                   {"0", "0", "7", "50", "0.8", "1"},
+                                                   {"0", "0", "9", "3", "0.68", "1"}}));
+  // A wait longer than a bin: one row per bin it covers.
+  // Stream 7: [0,10) covers bins 0, 4, 8; [50,70) bins 48 ... 68 (six); stream 9: [3,20) bins 3 ... 19 (five).
+  const auto fine = rows("queue_length_trace:bin=4");
+  ASSERT_EQ(fine.size(), 1u + 3 + 6 + 5);
+  EXPECT_EQ(fine[4], (std::vector<std::string>{"0", "0", "7", "48", "0.5", "1"}));
 }
 
 TEST(GpuBreakdownReports, ArgumentsAndMissingData) {
@@ -407,13 +441,14 @@ TEST(GpuBreakdownReports, ArgumentsAndMissingData) {
   EXPECT_THROW(report_csv(b.t, "idle_time_breakdown:delay=abc"), std::runtime_error);
   EXPECT_THROW(report_csv(b.t, "idle_time_breakdown:delay=-5"), std::runtime_error);
   EXPECT_THROW(report_csv(b.t, "queue_length_sum:delay=5"), std::runtime_error);  // another report's argument
+  EXPECT_THROW(report_csv(b.t, "queue_length_trace:bin=x"), std::runtime_error);
   for (const char* r : {"gpu_time_breakdown:hta", "kernel_type_breakdown:no-memory:syncs", "kernel_launch_stats:hta-launches",
                         "comm_comp_overlap:drop-last-step:hta-classes"}) {
     EXPECT_TRUE(report_csv(b.t, r).has_value()) << r;
   }
   Builder empty;
   for (const char* r : {"gpu_time_breakdown", "idle_time_breakdown", "kernel_type_breakdown", "comm_comp_overlap",
-                        "kernel_launch_stats", "queue_length_sum"}) {
+                        "kernel_launch_stats", "queue_length_sum", "queue_length_trace"}) {
     EXPECT_FALSE(report_csv(empty.t, r).has_value()) << r;
   }
   Builder no_comm;

@@ -190,11 +190,7 @@ TEST(OpKernelSum, NoDataAndBadArguments) {
 
 // ---- Real traces against tests/kineto/op_kernel_reference.py ----------------------------------------
 
-struct RefRow {
-  std::map<std::string, std::string> cols;
-  const std::string& at(const std::string& c) const { return cols.at(c); }
-  int64_t num(const std::string& c) const { return std::stoll(cols.at(c)); }
-};
+using RefRow = ReferenceRow;
 
 // trace name -> (path under shared/traces, rows per view in the script's order)
 struct RefTrace {
@@ -203,25 +199,11 @@ struct RefTrace {
 };
 
 std::map<std::string, RefTrace> load_reference() {
+  const ReferenceTable table =
+      read_reference_tsv(fs::path(TRACEDOC_SOURCE_DIR) / "tests" / "golden" / "pytorch" / "op_kernel_sum.tsv");
   std::map<std::string, RefTrace> out;
-  const fs::path file = fs::path(TRACEDOC_SOURCE_DIR) / "tests" / "golden" / "pytorch" / "op_kernel_sum.tsv";
-  std::vector<std::string> header;
-  for (const std::string& line : split(read_file(file), '\n')) {
-    if (line.empty()) continue;
-    if (line[0] == '#') {  // "# name = path" lines name the traces
-      const size_t eq = line.find(" = ");
-      if (eq != std::string::npos) out[line.substr(2, eq - 2)].path = line.substr(eq + 3);
-      continue;
-    }
-    const std::vector<std::string> cells = split(line, '\t');
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
-    RefRow r;
-    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) r.cols[header[i]] = cells[i];
-    out[r.at("trace")].views[r.at("view")].push_back(std::move(r));
-  }
+  for (const auto& [name, path] : table.traces) out[name].path = path;
+  for (const RefRow& r : table.rows) out[r.at("trace")].views[r.at("view")].push_back(r);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/pytorch/dispatch_overhead.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/pytorch/pytorch_reports.h"
 #include "ingest/kineto_reader.h"
@@ -277,6 +278,73 @@ TEST(PyTorchReports, NoDataWithoutOpsOrSteps) {
   st = pytorch::step_sum(b.trace, args, table);
   EXPECT_EQ(st.code(), ErrorCode::kNoData);
   EXPECT_EQ(st.message(), "test.json does not contain ProfilerStep ranges, and no repeating kernel sequence was found.");
+}
+
+// ---- op_dispatch_sum -------------------------------------------------------------------------------
+
+TEST(PyTorchDispatch, FrameworkTimeIsSelfTimeOutsideCudaCalls) {
+  TraceBuilder b;
+  // aten::linear [0,100] holds aten::addmm [20,80]. addmm makes a runtime call [30,50] with a
+  // driver call [35,45] inside it (counted once) and a call [70,90] that runs past its end (clipped
+  // to 80); linear makes a call [90,95] itself.
+  b.op("aten::linear", 0, 100);
+  b.op("aten::addmm", 20, 80);
+  b.call(30, 50, 1);
+  b.call(35, 45, 2, tid(1), "cuLaunchKernel");
+  b.call(70, 90, 3);
+  b.call(90, 95, 4);
+  b.kernel(100, 160, 1);
+  b.kernel(170, 180, 3);
+  b.memcpy(200, 204, 4);
+  // addmm: self 60, API 20 + 10 = 30, framework 30, GPU 60 + 10, 2 kernels.
+  // linear: self 100 - 60 = 40, API 5, framework 35, GPU 4 (a copy), no kernel.
+  EXPECT_EQ(csv(b.trace, "op_dispatch_sum"),
+            lines({"Framework Time (%),Framework Time (ns),Calls,CPU Self (ns),CUDA API (ns),GPU Self (ns),Kernels,"
+                   "Framework/Kernel (ns),Operator",
+                   "53.8,35,1,40,5,4,0,,aten::linear", "46.2,30,1,60,30,70,2,15.0,aten::addmm"}));
+  const pytorch::DispatchOverhead d = pytorch::dispatch_overhead(b.trace, pytorch::link_ops(b.trace));
+  EXPECT_EQ(d.framework, 65);
+  EXPECT_EQ(d.api, 35);
+  EXPECT_EQ(d.gpu_self, 74);
+  EXPECT_EQ(d.kernels, 2);
+  EXPECT_EQ(d.launching_framework, 65);  // both launched something
+  EXPECT_EQ(d.launching_gpu, 74);
+  TraceBuilder empty;
+  EXPECT_EQ(csv(empty.trace, "op_dispatch_sum"), "SKIPPED");
+}
+
+// Every row of op_dispatch_sum on five traces (two eras, NVIDIA and AMD, a CUDA graph) against
+// tests/kineto/dispatch_reference.py (tests/golden/pytorch/op_dispatch_sum.tsv).
+TEST(PyTorchDispatch, MatchesIndependentReference) {
+  const fs::path shared = shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
+  const ReferenceTable ref =
+      read_reference_tsv(fs::path(TRACEDOC_SOURCE_DIR) / "tests" / "golden" / "pytorch" / "op_dispatch_sum.tsv");
+  ASSERT_EQ(ref.traces.size(), 5u) << "run tests/kineto/dispatch_reference.py";
+  size_t compared = 0;
+  for (const auto& [name, path] : ref.traces) {
+    SCOPED_TRACE(name);
+    const Trace& trace = load_kineto((shared / "traces" / path).string());
+    std::map<std::string, std::vector<std::string>> mine;  // operator -> the report's cells
+    for (const auto& row : parse_csv(report_csv(trace, "op_dispatch_sum").value())) mine[row.back()] = row;
+    size_t rows = 0;
+    for (const ReferenceRow& r : ref.rows) {
+      if (r.at("trace") != name) continue;
+      ++rows;
+      const auto it = mine.find(r.at("operator"));
+      ASSERT_NE(it, mine.end()) << r.at("operator");
+      const std::vector<std::string>& c = it->second;
+      EXPECT_EQ(c[1], r.at("framework_ns")) << r.at("operator");
+      EXPECT_EQ(c[2], r.at("calls")) << r.at("operator");
+      EXPECT_EQ(c[3], r.at("cpu_self_ns")) << r.at("operator");
+      EXPECT_EQ(c[4], r.at("cuda_api_ns")) << r.at("operator");
+      EXPECT_EQ(c[5], r.at("gpu_self_ns")) << r.at("operator");
+      EXPECT_EQ(c[6], r.at("kernels")) << r.at("operator");
+    }
+    EXPECT_EQ(rows + 1, mine.size());  // + the header
+    compared += rows;
+  }
+  EXPECT_EQ(compared, 245u);
 }
 
 // ---- step_sum --------------------------------------------------------------------------------------

@@ -111,6 +111,31 @@ TEST(Summary, PyTorchTraceWithRanks) {
   EXPECT_EQ(s.steps->count, 6u);
   EXPECT_EQ(s.cpu_ops, static_cast<int64_t>(t.pytorch.ops.size()));
   EXPECT_EQ(s.findings.pageable_async_copies, 12);
+
+  // The launch statistics, TensorBoard figures and dispatch overhead equal the reports that print them.
+  const auto launch = parse_csv(report_csv(t, "kernel_launch_stats").value());
+  EXPECT_EQ(std::to_string(s.devices[0].launches), launch[1][2]);
+  EXPECT_EQ(fmt::format("{:.1f}", s.devices[0].launch_delay_median_ns), launch[1][7]);
+  EXPECT_EQ(std::to_string(s.devices[0].short_kernels), launch[1][11]);
+  const auto tb = parse_csv(report_csv(t, "tb_gpu_metrics").value());
+  EXPECT_EQ(fmt::format("{:.2f}", s.devices[0].sm_efficiency_pct), tb[1][3]);
+  EXPECT_EQ(fmt::format("{:.2f}", s.devices[0].occupancy_pct), tb[1][4]);
+  const auto steps = parse_csv(report_csv(t, "tb_step_breakdown").value());
+  ASSERT_TRUE(s.step_roles.has_value());
+  EXPECT_EQ(s.step_roles->steps, 6);
+  const auto& average = steps.back();  // the Average row: mean duration, then the 8 roles
+  EXPECT_EQ(average.back(), "Average");
+  EXPECT_DOUBLE_EQ(s.step_roles->step_ns, std::stod(average[3]));
+  for (size_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(s.step_roles->role_ns[r], std::stod(average[4 + r])) << r;
+  EXPECT_STREQ(StepRolesSummary::role_name(5), "DataLoader");
+  const auto dispatch = parse_csv(report_csv(t, "op_dispatch_sum").value());
+  ASSERT_TRUE(s.dispatch.has_value());
+  int64_t framework = 0;
+  for (size_t i = 1; i < dispatch.size(); ++i) framework += std::stoll(dispatch[i][1]);
+  EXPECT_EQ(s.dispatch->framework_ns, framework);
+  ASSERT_EQ(s.dispatch->top_ops.size(), 5u);
+  EXPECT_EQ(s.dispatch->top_ops[0].name, dispatch[1].back());
+  EXPECT_EQ(std::to_string(s.dispatch->top_ops[0].total_ns), dispatch[1][1]);
 }
 
 TEST(Summary, JsonCarriesEveryFigure) {
@@ -118,6 +143,7 @@ TEST(Summary, JsonCarriesEveryFigure) {
   const std::string json = summary_json({summarize(t)});
   EXPECT_EQ(json.rfind("{\n  \"schema_version\": 1,\n  \"summaries\": [", 0), 0u) << json.substr(0, 80);
   for (const char* key : {"\"busy_ns\": ", "\"top_kernels\": [", "\"copies\": [", "\"steps\": {", "\"host_blocking\": {",
+                          "\"launches\": ", "\"step_roles\": null", "\"framework_dispatch\": null",
                           "\"sync_copies\": 5", "\"source\": \"detected\"", "\"kernels\": 68"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }

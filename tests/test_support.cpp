@@ -204,6 +204,28 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
+ReferenceTable read_reference_tsv(const fs::path& file) {
+  ReferenceTable out;
+  std::vector<std::string> header;
+  for (const std::string& line : split(read_file(file), '\n')) {
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      const size_t eq = line.find(" = ");
+      if (eq != std::string::npos && line.size() > 2) out.traces[line.substr(2, eq - 2)] = line.substr(eq + 3);
+      continue;
+    }
+    const std::vector<std::string> cells = split(line, '\t');
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    ReferenceRow r;
+    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) r.cols[header[i]] = cells[i];
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
 Result<std::string> write_sql_export(const std::vector<fs::path>& scripts, const std::string& name) {
   const fs::path path = fs::temp_directory_path() / ("tracedoc_" + name + "_" + std::to_string(::getpid()) + ".sqlite");
   fs::remove(path);

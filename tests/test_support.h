@@ -51,6 +51,20 @@ std::string trace_test_name(std::string path);
 
 std::vector<std::string> split(const std::string& text, char sep);
 
+// A table written by one of the independent reference scripts (tests/kineto/*_reference.py): a
+// tab-separated header line, then rows; comment lines start with '#', and "# name = path" comments
+// name the traces (paths under shared/traces).
+struct ReferenceRow {
+  std::map<std::string, std::string> cols;
+  const std::string& at(const std::string& c) const { return cols.at(c); }
+  int64_t num(const std::string& c) const { return std::stoll(cols.at(c)); }
+};
+struct ReferenceTable {
+  std::map<std::string, std::string> traces;  // trace name -> path under shared/traces
+  std::vector<ReferenceRow> rows;             // in file order
+};
+ReferenceTable read_reference_tsv(const std::filesystem::path& file);
+
 // Runs SQL scripts, in order, into a fresh SQLite file in the temporary directory (as the sqlite3
 // shell would) and returns its path; `name` makes the file name unique per case. Used to build
 // synthetic nsys exports for cases no real export has.

@@ -15,9 +15,12 @@
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
 #include "analysis/nsys_analyze/rules.h"
+#include "analysis/pytorch/dispatch_overhead.h"
 #include "analysis/pytorch/gpu_breakdowns.h"
 #include "analysis/pytorch/gpu_work.h"
+#include "analysis/pytorch/launch_stats.h"
 #include "analysis/pytorch/op_links.h"
+#include "analysis/pytorch/tb_overview.h"
 
 namespace tracedoc {
 
@@ -150,12 +153,14 @@ std::vector<CopySummary> copy_summaries(const Trace& trace) {
   return out;
 }
 
-// HTA's temporal and communication breakdowns, matched to the devices by (rank or pid, device).
+// HTA's temporal and communication breakdowns and launch statistics, matched to the devices by
+// (rank or pid, device).
 void add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& devices) {
   const pytorch::GpuWork work = pytorch::collect_gpu_work(trace);
   for (const pytorch::GpuUnit& unit : work.units) {
     const pytorch::TemporalBreakdown t = pytorch::temporal_breakdown(unit);
     const pytorch::CommCompOverlap c = pytorch::comm_comp_overlap(unit);
+    const pytorch::LaunchStats l = pytorch::kernel_launch_stats(trace, unit);
     for (DeviceSummary& d : devices) {
       if (d.device != unit.device) continue;
       if (work.pytorch ? d.rank != unit.rank : d.pid != unit.pid) continue;
@@ -163,8 +168,49 @@ void add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& devices) {
       d.non_compute_ns = t.non_compute;
       d.communication_ns = c.communication;
       d.comm_overlap_ns = c.overlap;
+      d.launches = l.launches;
+      d.short_kernels = l.short_kernels;
+      d.launch_delay_median_ns = l.launches ? l.delay.median : 0;
     }
   }
+}
+
+// The TensorBoard plugin's Overview: the GPU metrics per device and the average step over all units.
+void add_tb_overview(const Result<pytorch::TbOverview>& overview, TraceSummary& s) {
+  if (!overview.ok()) return;
+  for (const pytorch::TbGpuMetrics& g : overview->gpus) {
+    for (DeviceSummary& d : s.devices) {
+      if (d.device != g.device || d.rank != g.rank) continue;
+      d.sm_efficiency_pct = 100.0 * g.sm_efficiency;
+      d.occupancy_pct = g.occupancy;
+      d.tensor_core_pct = 100.0 * g.tensor_cores;
+    }
+  }
+  StepRolesSummary r;
+  double duration = 0;
+  std::array<double, 8> roles{};
+  for (const pytorch::TbUnit& u : overview->units) {
+    for (const pytorch::TbStep& st : u.steps) {
+      ++r.steps;
+      duration += static_cast<double>(st.duration());
+      for (int k = 0; k < pytorch::kTbRoles; ++k) roles[static_cast<size_t>(k)] += static_cast<double>(st.role[k]);
+    }
+  }
+  if (r.steps == 0) return;
+  const double n = static_cast<double>(r.steps);
+  r.step_ns = duration / n;
+  for (size_t k = 0; k < roles.size(); ++k) r.role_ns[k] = roles[k] / n;
+  s.step_roles = r;
+}
+
+std::optional<DispatchSummary> dispatch_summary(const Trace& trace, size_t top) {
+  if (trace.pytorch.ops.size() == 0) return std::nullopt;
+  const pytorch::DispatchOverhead d = pytorch::dispatch_overhead(trace, pytorch::link_ops(trace));
+  DispatchSummary out{d.framework, d.api, d.gpu_self, d.kernels, {}};
+  for (size_t k = 0; k < d.ops.size() && k < top; ++k) {
+    out.top_ops.push_back({std::string(trace.str(d.ops[k].name)), d.ops[k].calls, d.ops[k].framework});
+  }
+  return out;
 }
 
 std::vector<ThreadSummary> thread_summaries(const Trace& trace) {
@@ -249,6 +295,10 @@ RuleTally tally(const Trace& trace, nsys_analyze::RuleFn rule) {
 
 }  // namespace
 
+const char* StepRolesSummary::role_name(size_t role) {
+  return pytorch::tb_role_name(static_cast<pytorch::TbRole>(role));
+}
+
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   TraceSummary s;
   s.input = trace.source.path;
@@ -282,6 +332,10 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
     s.copies = copy_summaries(trace);
   });
   s.steps = steps_summary(trace, options.steps);
+  s.dispatch = dispatch_summary(trace, options.top);
+  const Result<pytorch::TbOverview> overview = trace.source.format == "kineto-json"
+                                                   ? pytorch::tb_overview(trace)
+                                                   : Result<pytorch::TbOverview>(NoData("not a PyTorch trace"));
   s.top_api = top_by_name(trace, trace.api.name, trace.api.start, trace.api.end, options.top, nullptr);
   s.threads = thread_summaries(trace);
   const RuleTally sync = tally(trace, nsys_analyze::cuda_api_sync);
@@ -291,6 +345,7 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   s.findings.pageable_async_copies = tally(trace, nsys_analyze::cuda_memcpy_async).rows;
   s.findings.sync_memsets = tally(trace, nsys_analyze::cuda_memset_sync).rows;
   device_side.join();
+  add_tb_overview(overview, s);  // matched to the devices the other half found
   return s;
 }
 

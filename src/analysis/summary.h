@@ -6,7 +6,9 @@
 // summary costs a fraction of reading the trace.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +47,17 @@ struct DeviceSummary {
   int64_t peak_allocated = kNoValue;
   TimeNs peak_time = kNoTime;
   int64_t peak_reserved = kNoValue;
+  // Kernel launches (analysis/pytorch/launch_stats.h, HTA's definitions): calls that launched a
+  // kernel, copy or memset; the median launch delay (operation start - call end, at least 0); short
+  // kernels (the GPU ran them for less time than the call took on the CPU).
+  int64_t launches = 0, short_kernels = 0;
+  double launch_delay_median_ns = 0;
+  // The TensorBoard plugin's GPU metrics (analysis/pytorch/tb_overview.h; PyTorch traces only, NaN
+  // when unknown): estimated SM efficiency and achieved occupancy over the steps, share of kernel
+  // time in tensor-core kernels.
+  double sm_efficiency_pct = std::numeric_limits<double>::quiet_NaN();
+  double occupancy_pct = std::numeric_limits<double>::quiet_NaN();
+  double tensor_core_pct = std::numeric_limits<double>::quiet_NaN();
   double busy_pct() const {
     return last_end > first_start ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(sat_sub(last_end, first_start)) : 0;
   }
@@ -67,6 +80,23 @@ struct StepsSummary {
   int64_t median_gpu_span_ns = 0;  // median first-to-last GPU work of a step
   int64_t median_gpu_busy_ns = 0;
   double median_busy_pct = 0;      // median over steps of busy / step length (CPU window)
+};
+
+// The TensorBoard plugin's average step (tb_step_breakdown's Average row) over every process's steps:
+// where a step's time goes, each role taking the time no role before it took (Kernel, Memcpy, Memset,
+// Communication, Runtime, DataLoader, CPU Exec, Other).
+struct StepRolesSummary {
+  int64_t steps = 0;
+  double step_ns = 0;                // mean step duration
+  std::array<double, 8> role_ns{};   // mean ns of each role, in that order
+  static const char* role_name(size_t role);
+};
+
+// Framework dispatch overhead (analysis/pytorch/dispatch_overhead.h): CPU self time of the PyTorch
+// operators outside CUDA calls, against the GPU time they launched.
+struct DispatchSummary {
+  int64_t framework_ns = 0, cuda_api_ns = 0, gpu_ns = 0, kernels = 0;
+  std::vector<NamedTotal> top_ops;  // by framework time (total_ns), descending
 };
 
 // A CPU thread worth a line: a process's main thread, or one that waited on locks or the GPU.
@@ -97,6 +127,8 @@ struct TraceSummary {
   std::vector<NamedTotal> top_api;      // CUDA/HIP API calls by total time
   std::vector<CopySummary> copies;      // by bytes, descending
   std::optional<StepsSummary> steps;
+  std::optional<StepRolesSummary> step_roles;  // PyTorch traces
+  std::optional<DispatchSummary> dispatch;     // PyTorch traces with operators
   std::vector<ThreadSummary> threads;  // main threads and threads that waited, by pid and tid
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;

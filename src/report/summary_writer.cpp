@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "report/writers.h"
 
@@ -46,6 +49,27 @@ std::string breakdown_line(const DeviceSummary& d) {
                         percent(100.0 * static_cast<double>(d.comm_overlap_ns) / static_cast<double>(d.communication_ns)));
   }
   return line + "\n";
+}
+
+// "    launches 1234, median delay 8.2 µs, 310 shorter than their call; SM efficiency 41.0%,
+//  occupancy 23.5%, tensor cores 12.0% of kernel time"
+std::string launch_line(const DeviceSummary& d) {
+  std::vector<std::string> parts;
+  if (d.launches > 0) {
+    parts.push_back(fmt::format("launches {}, median delay {}, {} kernels shorter than their launch", d.launches,
+                                human_duration(static_cast<int64_t>(std::llround(d.launch_delay_median_ns))), d.short_kernels));
+  }
+  std::vector<std::string> tb;
+  if (std::isfinite(d.sm_efficiency_pct)) tb.push_back("est. SM efficiency " + percent(d.sm_efficiency_pct));
+  if (std::isfinite(d.occupancy_pct)) tb.push_back("est. occupancy " + percent(d.occupancy_pct));
+  if (std::isfinite(d.tensor_core_pct)) tb.push_back("tensor cores " + percent(d.tensor_core_pct) + " of kernel time");
+  if (!tb.empty()) {
+    std::string joined;
+    for (size_t i = 0; i < tb.size(); ++i) joined += (i ? ", " : "") + tb[i];
+    parts.push_back(joined);
+  }
+  if (parts.empty()) return {};
+  return "    " + parts[0] + (parts.size() > 1 ? "; " + parts[1] : "") + "\n";
 }
 
 std::string clip(const std::string& s, size_t width) {
@@ -149,6 +173,7 @@ std::string summary_text(const TraceSummary& s) {
                          d.memcpys + d.memsets, d.streams, d.gaps_over_threshold, std::max<size_t>(gaps.size(), 4),
                          d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-", peak);
       out += breakdown_line(d);
+      out += launch_line(d);
     }
   }
   if (!s.top_kernels.empty()) {
@@ -179,6 +204,25 @@ std::string summary_text(const TraceSummary& s) {
     out += fmt::format("\nSteps: {} ({}); median {} on the CPU, GPU busy {} of it ({})\n", st.count,
                        step_source_name(st.source), human_duration(st.median_cpu_ns), human_duration(st.median_gpu_busy_ns),
                        percent(st.median_busy_pct));
+  }
+  if (s.step_roles) {
+    const StepRolesSummary& r = *s.step_roles;
+    out += fmt::format("\nAverage step ({} step{}, TensorBoard plugin roles): {}\n ", r.steps, r.steps == 1 ? "" : "s",
+                       human_duration(static_cast<int64_t>(std::llround(r.step_ns))));
+    for (size_t k = 0; k < r.role_ns.size(); ++k) {
+      if (r.role_ns[k] <= 0) continue;
+      out += fmt::format(" {} {}", StepRolesSummary::role_name(k), percent(r.step_ns > 0 ? 100.0 * r.role_ns[k] / r.step_ns : 0));
+    }
+    out += "\n";
+  }
+  if (s.dispatch && s.dispatch->framework_ns > 0) {
+    const DispatchSummary& d = *s.dispatch;
+    out += fmt::format("\nFramework overhead: {} of operator CPU time outside CUDA calls ({} in CUDA calls), "
+                       "against {} of GPU time launched\n",
+                       human_duration(d.framework_ns), human_duration(d.cuda_api_ns), human_duration(d.gpu_ns));
+    for (const NamedTotal& op : d.top_ops) {
+      out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(op.total_ns), op.count, clip(op.name, 70));
+    }
   }
   if (!s.threads.empty()) {
     out += "\nCPU threads\n";
@@ -253,6 +297,12 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
         d.field("memory_peak_time_ns", v.peak_time);
       }
       if (v.peak_reserved != kNoValue) d.field("memory_peak_reserved", v.peak_reserved);
+      d.field("launches", v.launches);
+      d.field("launch_delay_median_ns", v.launch_delay_median_ns);
+      d.field("short_kernels", v.short_kernels);
+      d.field("est_sm_efficiency_pct", v.sm_efficiency_pct);
+      d.field("est_occupancy_pct", v.occupancy_pct);
+      d.field("tensor_core_pct", v.tensor_core_pct);
     });
     o.field("kernel_total_ns", s.kernel_total_ns);
     json_array(o, "top_kernels", s.top_kernels, totals_json);
@@ -291,6 +341,33 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       st.field("median_gpu_busy_ns", s.steps->median_gpu_busy_ns);
       st.field("median_busy_pct", s.steps->median_busy_pct);
       st.close();
+    }
+    o.key("step_roles");
+    if (!s.step_roles) {
+      o.out() += "null";
+    } else {
+      JsonObject r(o.out(), o.indent() + 2);
+      r.field("steps", s.step_roles->steps);
+      r.field("mean_step_ns", s.step_roles->step_ns);
+      for (size_t k = 0; k < s.step_roles->role_ns.size(); ++k) {
+        std::string key = StepRolesSummary::role_name(k);
+        for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        key = "mean_" + key + "_ns";
+        r.field(key.c_str(), s.step_roles->role_ns[k]);
+      }
+      r.close();
+    }
+    o.key("framework_dispatch");
+    if (!s.dispatch) {
+      o.out() += "null";
+    } else {
+      JsonObject d(o.out(), o.indent() + 2);
+      d.field("framework_ns", s.dispatch->framework_ns);
+      d.field("cuda_api_ns", s.dispatch->cuda_api_ns);
+      d.field("gpu_ns", s.dispatch->gpu_ns);
+      d.field("kernels", s.dispatch->kernels);
+      json_array(d, "top_operators", s.dispatch->top_ops, totals_json);
+      d.close();
     }
     o.key("host_blocking");
     JsonObject f(o.out(), o.indent() + 2);

@@ -102,6 +102,9 @@ def load(path):
 
 
 class Trace:
+    # The GPU activity kept (self.kernels, each with its cat); a subclass may keep copies and memsets too.
+    GPU_CATS = KERNEL_CATS
+
     def __init__(self, path):
         doc = load(path)
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
@@ -125,7 +128,7 @@ class Trace:
                 continue
             name = e.get("name", "")
             is_op = cat in OP_CATS or (cat in OP_2021_CATS and "#" not in name)
-            if not (is_op or cat in API_CATS or cat in KERNEL_CATS):
+            if not (is_op or cat in API_CATS or cat in self.GPU_CATS):
                 continue
             s = to_ns(e["ts"])
             dur = to_ns(e["dur"]) if isinstance(e.get("dur"), (int, Decimal)) else 0
@@ -140,7 +143,7 @@ class Trace:
             elif cat in API_CATS:
                 calls.append(dict(i=i, s=s, e=s + dur, th=th, corr=args.get("correlation")))
             else:
-                self.kernels.append(dict(i=i, name=name, s=s, e=s + dur, corr=args.get("correlation")))
+                self.kernels.append(dict(i=i, name=name, s=s, e=s + dur, corr=args.get("correlation"), cat=cat))
         calls.sort(key=lambda c: (c["s"], c["i"]))
         self.call_of = {}
         for c in calls:

@@ -43,7 +43,7 @@ void push_time_summary_cells(std::vector<Cell>& row, const SummaryStats& s, int6
 const std::vector<ReportDef>& all_reports() {
   static const std::vector<ReportDef> reports = {
       // HTA's GPU time breakdowns (comm_comp_overlap, gpu_time_breakdown, idle_time_breakdown, kernel_launch_stats,
-      // kernel_type_breakdown, queue_length_sum): PyTorch traces and nsys exports; args in gpu_breakdown_reports.h.
+      // kernel_type_breakdown, queue_length_sum, queue_length_trace): PyTorch traces and nsys exports; args in gpu_breakdown_reports.h.
       {"comm_comp_overlap", "Communication/Computation Overlap", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
       {"cpu_thread_sum", "CPU Thread Summary", kLoadCpuSched | kLoadOsCalls | kLoadApi, cpu_thread_sum},
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_api_gpu_sum},
@@ -76,11 +76,14 @@ const std::vector<ReportDef>& all_reports() {
       // PyTorch traces only (the table bits are for nsys exports, which hold no PyTorch data).
       // op_sum:shapes groups operators by (name, input dims).
       // op_kernel_sum[:aten|:top]: kernels per launching operator (innermost, deepest aten::, outermost).
+      // op_dispatch_sum: framework CPU time per operator outside CUDA calls, against the GPU time it launched.
+      {"op_dispatch_sum", "PyTorch Framework Dispatch Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_dispatch_sum},
       {"op_kernel_sum", "PyTorch Operator/Kernel Summary", kLoadApi | kLoadKernels | kLoadRanges, pytorch::op_kernel_sum},
       {"op_sum", "PyTorch Operator Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
       {"openmp_sum", "OpenMP Summary", kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
       {"queue_length_sum", "Launch Queue Length Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
+      {"queue_length_trace", "Launch Queue Length over Time", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_trace},
       {"step_sum", "PyTorch Step Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
       // The TensorBoard profiler plugin's Overview (PyTorch traces; `:plugin` = the plugin's own definitions).
       {"tb_gpu_metrics", "TensorBoard Plugin GPU Metrics", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_gpu_metrics},

@@ -297,4 +297,78 @@ Status queue_length_sum(const Trace& trace, const ReportArgs& args, RowSink& sin
   return Status::Ok();
 }
 
+Status queue_length_trace(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  const char* name = "queue_length_trace";
+  TRACEDOC_RETURN_IF_ERROR(check_args(name, args, {}, {"bin"}));
+  const Options o = options_from(args);
+  const auto bin = int_arg(name, args, "bin", 0);
+  if (!bin.ok()) return bin.status();
+  if (trace.api.size() == 0) return no_data(trace, "does not contain CUDA API data.");
+  auto work = work_of(trace, o);
+  if (!work.ok()) return work.status();
+
+  std::vector<ColumnSpec> columns = unit_columns(*work);
+  columns.push_back({"Stream", Unit::kNone});
+  columns.push_back({"Start", Unit::kTsNs});
+  if (*bin > 0) {
+    columns.push_back({"Mean", Unit::kNone});
+    columns.push_back({"Max", Unit::kNone});
+  } else {
+    columns.push_back({"Queue Length", Unit::kNone});
+  }
+  sink.begin(columns);
+  std::vector<Cell> row;
+  auto begin_row = [&](const GpuUnit& u, int32_t stream, TimeNs start) {
+    row.clear();
+    push_unit(row, *work, u);
+    row.push_back(Cell::integer(stream));
+    row.push_back(Cell::integer(start));
+  };
+  for (const GpuUnit& u : work->units) {
+    for (const StreamQueueSeries& q : queue_length_series(trace, u, o.names)) {
+      if (*bin <= 0) {
+        for (const DepthChange& c : q.changes) {
+          begin_row(u, q.stream, c.time);
+          row.push_back(Cell::integer(c.depth));
+          sink.row(row);
+        }
+        continue;
+      }
+      // Bins of `bin` ns from the first launch; each bin in which the queue is not empty gives its
+      // time-weighted mean and its maximum length. Steps of length 0 are skipped, so long idle
+      // stretches cost nothing; a long non-empty step gives one row per bin it covers.
+      const std::vector<DepthChange>& c = q.changes;
+      const TimeNs origin = c.empty() ? 0 : c.front().time;
+      TimeNs lo = origin;
+      size_t k = 0;
+      while (k + 1 < c.size()) {
+        if (c[k].depth == 0) {
+          ++k;
+          continue;
+        }
+        lo = std::max(lo, sat_add(origin, sat_mul(sat_sub(c[k].time, origin) / *bin, *bin)));
+        const TimeNs hi = sat_add(lo, *bin);
+        double weighted = 0;
+        int64_t peak = 0;
+        size_t j = k;
+        for (; j + 1 < c.size() && c[j].time < hi; ++j) {
+          const TimeNs from = std::max(c[j].time, lo);
+          const TimeNs to = std::min(c[j + 1].time, hi);
+          weighted += static_cast<double>(c[j].depth) * static_cast<double>(sat_sub(to, from));
+          peak = std::max(peak, c[j].depth);
+        }
+        begin_row(u, q.stream, lo);
+        row.push_back(Cell::real(sqlite_round(weighted / static_cast<double>(sat_sub(hi, lo)), 2)));
+        row.push_back(Cell::integer(peak));
+        sink.row(row);
+        // The last step seen may run on past this bin: the next bin starts with it.
+        k = c[j].time > hi ? j - 1 : j;
+        lo = hi;
+      }
+    }
+  }
+  sink.end();
+  return Status::Ok();
+}
+
 }  // namespace tracedoc::pytorch

@@ -55,4 +55,11 @@ Status kernel_launch_stats(const Trace&, const nsys_stats::ReportArgs&, RowSink&
 // length). Argument `max-queue=N` (default 1024).
 Status queue_length_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
 
+// queue_length_trace — Launch Queue Length over Time (HTA get_queue_length_time_series), the same
+// counting as queue_length_sum. Columns: Rank|PID, Device, Stream, Start, Queue Length: one row at
+// each change, the length holding until the stream's next row (the last row of a stream is 0).
+// Argument `bin=NS`: one row per bin of NS ns (from the stream's first launch) in which the queue is
+// not empty, with columns Mean (time-weighted, 2 decimals) and Max instead of Queue Length.
+Status queue_length_trace(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+
 }  // namespace tracedoc::pytorch

@@ -117,21 +117,37 @@ LaunchStats kernel_launch_stats(const Trace& trace, const GpuUnit& unit, const L
   return s;
 }
 
-std::vector<StreamQueue> queue_length_summary(const Trace& trace, const GpuUnit& unit, const QueueOptions& options) {
-  // Per stream, the interval each operation waits in the queue: [call start, operation start).
+namespace {
+
+// Per stream, the interval each launched operation waits in the queue: [call start, operation start).
+std::map<int32_t, std::vector<Interval>> queue_waits(const Trace& trace, const GpuUnit& unit, LaunchNames names) {
   std::map<int32_t, std::vector<Interval>> waits;
   std::vector<int8_t> decided(trace.strings.size(), -1);
   for (const GpuWorkItem& it : unit.items) {
     if (it.kind == WorkKind::kSync || it.launch < 0) continue;
     const StrId name = trace.api.name[it.launch];
-    if (options.names != LaunchNames::kTracedoc) {
+    if (names != LaunchNames::kTracedoc) {
       if (name == kNoStr || name >= decided.size()) continue;
-      if (decided[name] < 0) decided[name] = is_queue_call(trace.str(name), options.names) ? 1 : 0;
+      if (decided[name] < 0) decided[name] = is_queue_call(trace.str(name), names) ? 1 : 0;
       if (!decided[name]) continue;
     }
     waits[it.stream].push_back({it.launch_start, std::max(it.start, it.launch_start)});
   }
+  return waits;
+}
 
+}  // namespace
+
+std::vector<StreamQueueSeries> queue_length_series(const Trace& trace, const GpuUnit& unit, LaunchNames names) {
+  std::vector<StreamQueueSeries> out;
+  for (auto& [stream, intervals] : queue_waits(trace, unit, names)) {
+    out.push_back({stream, depth_over_time(intervals)});
+  }
+  return out;
+}
+
+std::vector<StreamQueue> queue_length_summary(const Trace& trace, const GpuUnit& unit, const QueueOptions& options) {
+  auto waits = queue_waits(trace, unit, options.names);
   std::vector<StreamQueue> out;
   for (auto& [stream, intervals] : waits) {
     StreamQueue q;

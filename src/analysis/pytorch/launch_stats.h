@@ -87,4 +87,14 @@ struct StreamQueue {
 // below what was launched.
 std::vector<StreamQueue> queue_length_summary(const Trace& trace, const GpuUnit& unit, const QueueOptions& options = {});
 
+// The queue length over time per stream, by stream number: a (time, length) pair at each change, from
+// the first launch (length >= 1) to the last start (length 0). Same counting as above; launches and
+// starts at one instant are applied together, so the series holds no zero-length steps.
+struct StreamQueueSeries {
+  int32_t stream = 0;
+  std::vector<DepthChange> changes;
+};
+std::vector<StreamQueueSeries> queue_length_series(const Trace& trace, const GpuUnit& unit,
+                                                   LaunchNames names = LaunchNames::kTracedoc);
+
 }  // namespace tracedoc::pytorch

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/pytorch/dispatch_overhead.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/text_ids.h"
 #include "analysis/statistics.h"
@@ -110,6 +111,34 @@ Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     row.push_back(Cell::integer(g.kernels));
     if (by_shapes) row.push_back(g.dims == kNoStr ? Cell::null() : Cell::pooled(trace.str(g.dims)));
     row.push_back(Cell::pooled(trace.str(g.name)));
+    sink.row(row);
+  }
+  sink.end();
+  return Status::Ok();
+}
+
+Status op_dispatch_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  if (trace.pytorch.ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  const DispatchOverhead d = dispatch_overhead(trace, link_ops(trace));
+  int64_t grand = 0;
+  for (const DispatchGroup& g : d.ops) {
+    if (args.name_ok(trace.str(g.name))) grand = sat_add(grand, g.framework);
+  }
+  sink.begin({{"Framework Time", Unit::kRatioPct}, {"Framework Time", Unit::kDurNs}, {"Calls", Unit::kNone},
+              {"CPU Self", Unit::kDurNs},          {"CUDA API", Unit::kDurNs},       {"GPU Self", Unit::kDurNs},
+              {"Kernels", Unit::kNone},            {"Framework/Kernel", Unit::kDurNs}, {"Operator", Unit::kNone}});
+  std::vector<Cell> row;
+  for (const DispatchGroup& g : d.ops) {
+    const std::string_view name = trace.str(g.name);
+    if (!args.name_ok(name)) continue;
+    row.clear();
+    row.push_back(grand == 0 ? Cell::null()
+                             : Cell::real(sqlite_round(static_cast<double>(g.framework) * 100.0 /
+                                                       static_cast<double>(grand), 1)));
+    for (int64_t v : {g.framework, g.calls, g.cpu_self, g.api, g.gpu_self, g.kernels}) row.push_back(Cell::integer(v));
+    row.push_back(g.kernels == 0 ? Cell::null()
+                                 : Cell::real(sqlite_round(static_cast<double>(g.framework) / static_cast<double>(g.kernels), 1)));
+    row.push_back(Cell::pooled(name));
     sink.row(row);
   }
   sink.end();

@@ -16,6 +16,13 @@ namespace tracedoc::pytorch {
 // Sorted by CPU self time descending, then operator name (and input dims).
 Status op_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
 
+// op_dispatch_sum — PyTorch Framework Dispatch Summary (dispatch_overhead.h has the definitions): one
+// row per operator name. Columns: Framework Time (%) (share of all framework time), Framework Time
+// (CPU self time outside CUDA calls), Calls, CPU Self, CUDA API (time in runtime/driver calls made
+// directly in the op), GPU Self (what those calls launched), Kernels, Framework/Kernel (framework
+// time per kernel launched, NULL when none), Operator. Sorted by framework time descending.
+Status op_dispatch_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+
 // step_sum — Step Summary: one row per step, in time order. Steps are ProfilerStep#N ranges, or with
 // `step_sum:marker=NAME` (or NAME* for a prefix) the NVTX / record_function ranges of that name, or,
 // when a trace has neither, detected from the repeating kernel sequence (analysis/steps.h;
