@@ -1,7 +1,8 @@
-// Benchmark: what a full `tracedoc summary` costs on top of reading the trace. Reads a large trace
-// (a real PyTorch trace tiled to ~1 GB, and a real nsys export tiled 100x) in this process, then
-// computes the summary, and prints both times and their ratio. The analyses are meant to stay
-// within half the reading time: summary / read <= 1.5.
+// Benchmark: what a full `tracedoc summary` costs on top of reading the trace, and what `tracedoc
+// diagnose` costs on top of that. Reads a large trace (a real PyTorch trace tiled to ~1 GB, and a
+// real nsys export tiled 100x) in this process, then computes the summary and the diagnosis, and
+// prints the times and their ratios. Goals: read + summary <= 1.5x read alone; the diagnosis adds at
+// most 50% to read + summary.
 //
 //   summary_cost [--input TRACE.json(.gz)] [--target-mb MB] [--nsys-source FILE.sqlite] [--runs R]
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "analysis/summary.h"
 #include "bench_process.h"
+#include "diagnose/engine.h"
 #include "ingest/open_trace.h"
 
 namespace fs = std::filesystem;
@@ -25,8 +27,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Best of `runs` for reading alone, and for reading plus summarizing.
 void measure(const std::string& label, const fs::path& path, int runs) {
-  double best_read = 1e30, best_summary = 1e30;
-  size_t devices = 0;
+  double best_read = 1e30, best_summary = 1e30, best_diagnose = 1e30;
+  size_t devices = 0, findings = 0;
   for (int i = 0; i < runs; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     auto trace = tracedoc::open_trace(path.string(), {});
@@ -39,13 +41,20 @@ void measure(const std::string& label, const fs::path& path, int runs) {
     const tracedoc::TraceSummary s = tracedoc::summarize(*trace);
     const double summary = seconds_since(t0);
     devices = s.devices.size();
+    t0 = std::chrono::steady_clock::now();
+    const tracedoc::diagnose::Diagnosis d = tracedoc::diagnose::diagnose(*trace, {});
+    const double diagnose = seconds_since(t0);
+    findings = d.findings.size();
     best_read = std::min(best_read, read);
     best_summary = std::min(best_summary, summary);
+    best_diagnose = std::min(best_diagnose, diagnose);
   }
   const double mb = static_cast<double>(fs::is_directory(path) ? 0 : fs::file_size(path)) / 1e6;
   std::printf("%s: %.0f MB, %zu GPU(s)\n", label.c_str(), mb, devices);
   std::printf("  read %.3f s, summary %.3f s more: read + summary = %.2fx read alone (goal <= 1.5x)\n", best_read, best_summary,
               (best_read + best_summary) / best_read);
+  std::printf("  diagnose %.3f s more (%zu findings): read + summary + diagnose = %.2fx read + summary (goal <= 1.5x)\n",
+              best_diagnose, findings, (best_read + best_summary + best_diagnose) / (best_read + best_summary));
 }
 
 }  // namespace

@@ -28,9 +28,11 @@
 #include "analysis/nsys_stats/registry.h"
 #include "analysis/summary.h"
 #include "analysis/result.h"
+#include "diagnose/engine.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
+#include "report/diagnose_writer.h"
 #include "report/summary_writer.h"
 #include "report/writers.h"
 
@@ -63,7 +65,8 @@ inline void run_report_variants(const Trace& trace) {
   run_report(trace, "cuda_gpu_trace", {"mangled"});
   run_report(trace, "op_sum", {"shapes"});
   run_report(trace, "step_sum", {"detect"});
-  // The analyze rules with their extreme options, and the summary, which gathers every analysis.
+  // The analyze rules with their extreme options, the summary, which gathers every analysis, and the
+  // diagnosis rules.
   for (const auto& rule : nsys_analyze::all_rules()) {
     for (const std::vector<std::string>& args : {std::vector<std::string>{"rows=-1", "gap=0"},
                                                  std::vector<std::string>{"threshold=101", "chunks=1000"}}) {
@@ -73,6 +76,7 @@ inline void run_report_variants(const Trace& trace) {
     }
   }
   (void)summary_json({summarize(trace)});
+  (void)diagnose_json({diagnose::diagnose(trace, {})});
 }
 
 // Kineto / Chrome-trace JSON, plain or gzip (read_kineto_bytes inflates when the bytes start with
@@ -81,7 +85,11 @@ inline void run_report_variants(const Trace& trace) {
 // for, then every other one (`tracedoc stats` runs any report on a PyTorch trace, and the Kineto
 // model has shapes no nsys export has: no global pids, collectives, CPU ops).
 inline int fuzz_kineto(std::string_view bytes) {
-  auto trace = read_kineto_bytes(bytes, "fuzz-input.json");
+  // With the opt-in tables stored (python_function events), as the CLI reads for python_func_sum:
+  // they change no other table, so one read serves every report.
+  KinetoReadOptions options;
+  options.python_functions = true;
+  auto trace = read_kineto_bytes(bytes, "fuzz-input.json", options);
   if (!trace.ok()) return 0;
   static constexpr std::string_view kFirst[] = {"cuda_gpu_kern_sum", "cuda_api_sum", "op_sum", "step_sum", "nvtx_sum",
                                                 "cuda_gpu_trace"};

@@ -4,7 +4,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
-  libcli11-dev libfmt-dev
+  libcli11-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 missing=()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command from a fresh Debian machine: install the build dependencies, build tracedoc, write the
 # example Nsight Systems export with the project's own generator, and print its overview, its
-# nsys-style reports and what the analyze rules find in it.
+# nsys-style reports, what the analyze rules find in it and the diagnosis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -11,3 +11,4 @@ BUILD_DIR=${BUILD_DIR:-build}
 "$BUILD_DIR/tracedoc" summary "$BUILD_DIR/toy_training.sqlite"
 "$BUILD_DIR/tracedoc" stats -f column "$BUILD_DIR/toy_training.sqlite"
 "$BUILD_DIR/tracedoc" analyze -f column "$BUILD_DIR/toy_training.sqlite"
+"$BUILD_DIR/tracedoc" diagnose "$BUILD_DIR/toy_training.sqlite"

@@ -461,5 +461,113 @@ TEST(CliSummary, BadInputAndUsage) {
   EXPECT_EQ(tracedoc({"summary", "-f", "xml", kExample.string()}).exit_code, 2);
 }
 
+// `tracedoc export --to sqlite`: what it writes reads back as the same reports, for a PyTorch trace,
+// an nsys export and (with ../shared) a real A100 trace; bad input and usage leave no file.
+TEST(CliExport, ExportReadsBackAsTheSameReports) {
+  TempDir dir;
+  std::vector<fs::path> inputs = {dir.write("tiny.pt.trace.json.gz", gzip_bytes(kTinyKineto)), kExample};
+  if (!shared_dir().empty()) {
+    inputs.push_back(shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
+                                    "benchmark_result_2869224_1695835535_trace.json.gz");
+  }
+  for (const fs::path& input : inputs) {
+    const fs::path out = dir.path() / (input.filename().string() + ".sqlite");
+    CliRun r = tracedoc({"export", input.string(), "--to", "sqlite", "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << input << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "");
+    CliRun original = tracedoc({"stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum", "-f", "csv", "-o", "-", input.string()});
+    CliRun exported = tracedoc({"stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum", "-f", "csv", "-o", "-", out.string()});
+    ASSERT_EQ(original.exit_code, 0) << original.err;
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    EXPECT_NE(original.out, "");
+    EXPECT_EQ(exported.out, original.out) << input;
+  }
+  for (const auto& f : fs::directory_iterator(dir.path())) {
+    EXPECT_EQ(f.path().string().find(".tmp-"), std::string::npos) << "temporary file left: " << f.path();
+  }
+  // Exporting again replaces the file whole.
+  const fs::path again = dir.path() / "toy_training.sqlite.sqlite";
+  EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "sqlite", "-o", again.string()}).exit_code, 0);
+}
+
+TEST(CliExport, BadInputAndUsageLeaveNoFile) {
+  TempDir dir, out;
+  const fs::path target = out.path() / "out.sqlite";
+  const std::string doc = kTinyKineto;
+  for (const fs::path& bad : {dir.path() / "missing.json", dir.write("cut.json", doc.substr(0, doc.size() / 2)),
+                              dir.write("notes.sqlite", "this is not a database\n")}) {
+    CliRun r = tracedoc({"export", bad.string(), "--to", "sqlite", "-o", target.string()});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(bad.string()), std::string::npos) << "the message names the file: " << r.err;
+    EXPECT_TRUE(fs::is_empty(out.path())) << bad << ": output file left behind";
+  }
+  const fs::path good = dir.write("tiny.json", doc);
+  CliRun chrome = tracedoc({"export", good.string(), "--to", "chrome", "-o", target.string()});
+  EXPECT_EQ(chrome.exit_code, 2);
+  EXPECT_NE(chrome.err.find("chrome"), std::string::npos) << chrome.err;
+  EXPECT_EQ(tracedoc({"export", good.string(), "-o", target.string()}).exit_code, 2);       // no --to
+  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite"}).exit_code, 2);            // no -o
+  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite", "-o", "-"}).exit_code, 2);  // not to stdout
+  EXPECT_EQ(tracedoc({"export", "--to", "sqlite", "-o", target.string()}).exit_code, 2);    // no INPUT
+  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite", "-o", (out.path() / "no/such/dir.sqlite").string()}).exit_code, 2);
+  EXPECT_TRUE(fs::is_empty(out.path()));
+  // The input is never the output.
+  const fs::path example = dir.path() / "example.sqlite";
+  fs::copy_file(kExample, example);
+  const std::string before = read_file(example);
+  EXPECT_EQ(tracedoc({"export", example.string(), "--to", "sqlite", "-o", example.string()}).exit_code, 2);
+  EXPECT_EQ(read_file(example), before);
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
+
+// `tracedoc diagnose`: formats, --fail-on exit codes, rule selection, configuration errors.
+namespace tracedoc::testing {
+namespace {
+
+TEST(CliDiagnose, FormatsAndFailOn) {
+  CliRun text = tracedoc({"diagnose", kExample.string()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("CRITICAL comb_pattern"), std::string::npos) << text.out;
+  CliRun json = tracedoc({"diagnose", "-f", "json", "--rules", "sync_stall,pageable_memcpy", kExample.string()});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("{\n  \"schema_version\": 1,", 0), 0u);
+  EXPECT_NE(json.out.find("\"rules_run\": [\"pageable_memcpy\", \"sync_stall\"]"), std::string::npos) << json.out;
+  EXPECT_EQ(json.out.find("comb_pattern"), std::string::npos);
+  CliRun md = tracedoc({"diagnose", "-f", "markdown", kExample.string()});
+  EXPECT_NE(md.out.find("| Severity | Rule |"), std::string::npos);
+  EXPECT_EQ(tracedoc({"diagnose", "--fail-on", "critical", kExample.string()}).exit_code, 1);
+  // Only warnings among these two rules: warning fails, critical does not.
+  EXPECT_EQ(tracedoc({"diagnose", "--rules", "sync_stall", "--fail-on", "warning", kExample.string()}).exit_code, 1);
+  EXPECT_EQ(tracedoc({"diagnose", "--rules", "sync_stall", "--fail-on", "critical", kExample.string()}).exit_code, 0);
+  CliRun list = tracedoc({"diagnose", "--list-rules"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find("min_gap_share = 0.15"), std::string::npos) << list.out;
+}
+
+TEST(CliDiagnose, BadInputConfigAndUsage) {
+  TempDir dir;
+  const fs::path out = dir.path() / "d.json";
+  const fs::path bad = dir.write("bad.json", "{\"traceEvents\": [");
+  CliRun r = tracedoc({"diagnose", "-o", out.string(), bad.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  const fs::path config = dir.write("c.toml", "[rules.gpu_idle]\nmin_idel = 0.2\n");
+  r = tracedoc({"diagnose", "--config", config.string(), kExample.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("c.toml: rule gpu_idle has no parameter 'min_idel'"), std::string::npos) << r.err;
+  EXPECT_EQ(tracedoc({"diagnose", "--rules", "no_such_rule", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"diagnose", "--fail-on", "sometimes", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"diagnose", "-f", "xml", kExample.string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"diagnose"}).exit_code, 2);
+  const fs::path ok = dir.write("ok.toml", "[rules.comb_pattern]\nenabled = false\n[rules.gpu_idle]\nenabled = false\n");
+  r = tracedoc({"diagnose", "--config", ok.string(), "--fail-on", "critical", kExample.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out;  // the two critical findings are switched off
+}
+
 }  // namespace
 }  // namespace tracedoc::testing

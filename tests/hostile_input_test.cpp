@@ -14,6 +14,8 @@
 #include <string>
 
 #include "analysis/nsys_analyze/rules.h"
+#include "diagnose/engine.h"
+#include "report/diagnose_writer.h"
 #include "analysis/summary.h"
 #include "report/summary_writer.h"
 #include "analysis/nsys_stats/registry.h"
@@ -56,8 +58,8 @@ std::string gunzip(const fs::path& p) {
   return out;
 }
 
-// Every report, every analyze rule and the summary on a trace: whatever it holds, each prints or
-// says it has no data.
+// Every report, every analyze rule, the summary and the diagnosis on a trace: whatever it holds, each
+// prints or says it has no data.
 void run_every_report(const Trace& trace) {
   for (const auto& def : nsys_stats::all_reports()) {
     SCOPED_TRACE(def.name);
@@ -69,6 +71,7 @@ void run_every_report(const Trace& trace) {
     (void)testing::rule_csv(trace, std::string(rule.name) + ":threshold=101:chunks=1000");
   }
   (void)summary_json({summarize(trace)});
+  (void)diagnose_json({diagnose::diagnose(trace, {})});
 }
 
 std::string small_real_trace() {

@@ -132,9 +132,14 @@ std::vector<Interval> IntervalSet::gaps(int64_t min_length) const {
 
 IntervalSet IntervalSet::clip(Interval window) const {
   IntervalSet out;
-  for (const Interval& i : items_) {
-    const int64_t lo = std::max(i.start, window.start);
-    const int64_t hi = std::min(i.end, window.end);
+  if (window.end <= window.start) return out;
+  // From the first interval that ends after the window starts (binary search: clipping a long set
+  // to each of many steps stays O(log n + k) per step).
+  auto it = std::upper_bound(items_.begin(), items_.end(), window.start,
+                             [](int64_t t, const Interval& i) { return t < i.end; });
+  for (; it != items_.end() && it->start < window.end; ++it) {
+    const int64_t lo = std::max(it->start, window.start);
+    const int64_t hi = std::min(it->end, window.end);
     if (lo < hi) out.items_.push_back({lo, hi});
   }
   return out;

@@ -16,5 +16,7 @@ inline constexpr int kExitBadInput = 2;
 std::function<int()> add_stats_command(CLI::App& app);
 std::function<int()> add_analyze_command(CLI::App& app);
 std::function<int()> add_summary_command(CLI::App& app);
+std::function<int()> add_diagnose_command(CLI::App& app);
+std::function<int()> add_export_command(CLI::App& app);
 
 }  // namespace tracedoc::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   auto stats = add_stats_command(app);
   auto analyze = add_analyze_command(app);
   auto summary = add_summary_command(app);
+  auto diagnose = add_diagnose_command(app);
+  auto export_trace = add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -32,5 +34,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("stats")) return stats();
   if (app.got_subcommand("analyze")) return analyze();
   if (app.got_subcommand("summary")) return summary();
+  if (app.got_subcommand("diagnose")) return diagnose();
+  if (app.got_subcommand("export")) return export_trace();
   return kExitBadInput;
 }

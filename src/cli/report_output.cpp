@@ -65,6 +65,20 @@ void print_heading(TextOut& out, const ReportJob& job) {
 
 }  // namespace
 
+Status write_text(const std::string& output, const std::string& text) {
+  if (output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return Status::Ok();
+  }
+  AtomicFile file;
+  Status st = file.open(output);
+  if (st.ok() && std::fwrite(text.data(), 1, text.size(), file.file()) != text.size()) {
+    st = IoError(fmt::format("{}: write failed", output));
+  }
+  if (st.ok()) st = file.commit();
+  return st;
+}
+
 int fail(const Status& st) {
   std::fprintf(stderr, "tracedoc: %s\n", st.message().c_str());
   return kExitBadInput;

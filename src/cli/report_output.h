@@ -70,6 +70,9 @@ struct ReportJob {
 // results print nothing (CSV) as nsys does. Files are written atomically.
 int write_reports(std::vector<ReportJob>& jobs, const OutputSettings& out);
 
+// Writes a whole document to stdout ("-") or, atomically, to a file (whole or not at all).
+Status write_text(const std::string& output, const std::string& text);
+
 // Comma-separated lists from repeatable options, empty items dropped.
 std::vector<std::string> split_list(const std::vector<std::string>& values, char sep);
 std::vector<std::string> split(const std::string& s, char sep);

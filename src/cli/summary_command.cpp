@@ -13,7 +13,6 @@
 #include "cli/commands.h"
 #include "cli/report_output.h"
 #include "ingest/nsys_sqlite_reader.h"
-#include "report/atomic_file.h"
 #include "report/summary_writer.h"
 
 namespace tracedoc::cli {
@@ -62,18 +61,8 @@ int run_summary(const SummaryCommandOptions& opt) {
   } else {
     for (size_t i = 0; i < summaries.size(); ++i) text += (i ? "\n" : "") + summary_text(summaries[i]);
   }
-  if (opt.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return kExitOk;
-  }
-  AtomicFile file;
-  Status st = file.open(opt.output);
-  if (st.ok() && std::fwrite(text.data(), 1, text.size(), file.file()) != text.size()) {
-    st = IoError(fmt::format("{}: write failed", opt.output));
-  }
-  if (st.ok()) st = file.commit();
-  if (!st.ok()) return fail(st);
-  return kExitOk;
+  const Status st = write_text(opt.output, text);
+  return st.ok() ? kExitOk : fail(st);
 }
 
 }  // namespace

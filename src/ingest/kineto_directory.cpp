@@ -105,7 +105,7 @@ std::vector<StrId> strings_in_order(const Rank& r) {
   const auto& c = py.collectives;
   for (const auto* col : {&t.kernels.name, &t.kernels.short_name, &t.kernels.mangled_name, &c.collective, &c.dtype,
                           &c.group_name, &t.api.name, &t.ranges.text, &py.ops.name, &py.ops.input_dims,
-                          &py.gpu_annotations.name}) {
+                          &py.gpu_annotations.name, &py.python_functions.name}) {
     for (StrId id : *col) visit(id);
   }
   for (const auto& th : t.threads) visit(th.name);
@@ -120,6 +120,10 @@ struct Shift {
 };
 struct Tag {
   int64_t operator()(int64_t id, const Rank& r) const { return id | r.tag; }
+};
+// Python ids number the calls of one file from 1: the rank tag keeps them apart across ranks.
+struct PythonIdTag {
+  int64_t operator()(int64_t id, const Rank& r) const { return id == kNoValue ? kNoValue : id | r.tag; }
 };
 struct Remap {
   StrId operator()(StrId id, const Rank& r) const { return id == kNoStr ? kNoStr : r.remap[id]; }
@@ -251,6 +255,13 @@ class RankMerger {
     plain(allocator, &AllocatorEventTable::address, &AllocatorEventTable::bytes, &AllocatorEventTable::total_allocated,
           &AllocatorEventTable::total_reserved, &AllocatorEventTable::device_type, &AllocatorEventTable::device_id);
 
+    const auto python = [](Trace& t) -> PythonFunctionTable& { return t.pytorch.python_functions; };
+    times(python, &PythonFunctionTable::start, &PythonFunctionTable::end);
+    ids(python, &PythonFunctionTable::global_tid);
+    strings(python, &PythonFunctionTable::name);
+    column(python, &PythonFunctionTable::python_id, PythonIdTag{});
+    column(python, &PythonFunctionTable::parent_id, PythonIdTag{});
+
     const auto flows = [](Trace& t) -> FlowTable& { return t.pytorch.forward_backward; };
     plain(flows, &FlowTable::id, &FlowTable::phase);
     times(flows, &FlowTable::time);
@@ -375,14 +386,15 @@ std::vector<std::string> kineto_files_in(const std::string& dir) {
   return files;
 }
 
-Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, int threads) {
+Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, int threads,
+                                    const KinetoReadOptions& options) {
   const auto files = kineto_files_in(dir);
   if (files.empty()) return BadInput(fmt::format("{}: no PyTorch profiler traces (*.json, *.json.gz) in this directory", dir));
 
   std::vector<Rank> read(files.size());
   std::vector<Status> errors(files.size());
   kineto::run_jobs(files.size(), threads, [&](size_t i) {
-    auto t = read_kineto_trace(files[i]);
+    auto t = read_kineto_trace(files[i], options);
     if (!t.ok()) {
       errors[i] = t.status();
       return;

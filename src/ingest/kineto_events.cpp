@@ -303,6 +303,7 @@ void TraceBuilder::add_event(const RawEvent& e) {
   const Category category = classify(e.cat, &capitalized);
   if (category == Category::kPythonFunction) {
     t_.pytorch.python_function_count++;
+    if (options_.python_functions) add_python_function(e);
     return;
   }
   const std::string_view ph = e.ph.text;
@@ -401,18 +402,20 @@ void TraceBuilder::add_kernel(const RawEvent& e, TimeNs start, TimeNs end) {
 void TraceBuilder::add_memcpy(const RawEvent& e, TimeNs start, TimeNs end) {
   auto& m = t_.memcpys;
   const CopyDescription d = describe_copy(e.name.text);
-  const int32_t device = gpu_device(e);
   m.start.push_back(start);
   m.end.push_back(end);
   m.global_pid.push_back(kNoValue);
   m.correlation.push_back(int_or(e.correlation, kNoValue));
   m.bytes.push_back(int_or(e.bytes, 0));
-  m.device.push_back(device);
+  m.device.push_back(gpu_device(e));
   m.context.push_back(static_cast<int32_t>(int_or(e.context, 0)));
   m.green_context.push_back(kNoGreen);
   m.stream.push_back(gpu_stream(e));
-  m.src_device.push_back(device);
-  m.dst_device.push_back(device);
+  // Kineto's copy records carry no source / destination device; CUPTI (and so nsys) fills them only
+  // for peer-to-peer copies. Left unknown, as nsys leaves them (NULL): cuda_memcpy_sync skips copies
+  // whose source and destination device are the same, so "device" here would hide every copy.
+  m.src_device.push_back(kNoGreen);
+  m.dst_device.push_back(kNoGreen);
   m.copy_kind.push_back(d.kind);
   m.src_kind.push_back(d.src);
   m.dst_kind.push_back(d.dst);
@@ -524,6 +527,29 @@ void TraceBuilder::add_forward_backward_flow(const RawEvent& e) {
   f.phase.push_back(e.ph.text[0] == 's' ? 's' : 'f');
 }
 
+void TraceBuilder::add_python_function(const RawEvent& e) {
+  // Complete events only: the Python tracer writes nothing else, and a call without a span has no time.
+  if (e.ph.text != "X") return;
+  TimeNs start = 0, end = 0;
+  if (!times(e, &start, &end)) return;
+  auto& p = t_.pytorch.python_functions;
+  p.start.push_back(start);
+  p.end.push_back(end);
+  // (presence, length, text) of pid and tid: distinct pairs give distinct keys, whatever the bytes.
+  std::string key;
+  key.reserve(e.pid.text.size() + e.tid.text.size() + 16);
+  key.append(1, e.pid.present ? '1' : '0').append(std::to_string(e.pid.text.size())).append(1, ':').append(e.pid.text);
+  key.append(1, e.tid.present ? '1' : '0').append(e.tid.text);
+  auto [it, inserted] = python_thread_ids_.try_emplace(std::move(key), static_cast<uint32_t>(python_threads_.size()));
+  if (inserted) {
+    python_threads_.push_back({std::string(e.pid.text), std::string(e.tid.text), e.pid.present, e.tid.present});
+  }
+  p.global_tid.push_back(it->second);  // a thread number until finish()
+  p.name.push_back(name_id(e.name));
+  p.python_id.push_back(int_or(e.python_id, kNoValue));
+  p.parent_id.push_back(int_or(e.python_parent_id, kNoValue));  // null reads as absent
+}
+
 void TraceBuilder::add_metadata(const RawEvent& e) {
   if (!e.arg_name.present) return;
   if (eq(e.name, "process_name")) {
@@ -568,6 +594,7 @@ void sort_by_time(Trace& t_, int threads) {
   auto& g = py.gpu_annotations;
   auto& y = t_.syncs;
   auto& al = py.allocator;
+  auto& pf = py.python_functions;
   // Stable time order, as the nsys tables come; collectives follow their kernels. The tables are
   // independent: first every table's order, then every column's reordering, each on any thread.
   std::vector<TableSort> tables;
@@ -588,6 +615,7 @@ void sort_by_time(Trace& t_, int threads) {
                               y.sync_type));
   tables.push_back(table_sort(al.time, al.time, al.global_tid, al.address, al.bytes, al.total_allocated, al.total_reserved,
                               al.device_type, al.device_id));
+  tables.push_back(table_sort(pf.start, pf.start, pf.end, pf.global_tid, pf.name, pf.python_id, pf.parent_id));
   run_jobs(tables.size(), threads, [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
 
   // Column jobs, plus the two that only renumber: collectives (by the kernels' order) and range rows.
@@ -622,6 +650,17 @@ void find_steps(Trace& t_) {
 void TraceBuilder::finish() {
   auto& py = t_.pytorch;
   py.era = clues_.era();
+  if (!python_threads_.empty()) {
+    std::vector<int64_t> global_tid(python_threads_.size());
+    for (size_t i = 0; i < python_threads_.size(); ++i) {
+      const PendingThread& th = python_threads_[i];
+      Value pid, tid;
+      pid.text = th.pid, pid.present = th.has_pid;
+      tid.text = th.tid, tid.present = th.has_tid;
+      global_tid[i] = make_global_tid(0, map_pid(pid), map_tid(tid));
+    }
+    for (int64_t& g : py.python_functions.global_tid) g = global_tid[static_cast<size_t>(g)];
+  }
   sort_by_time(t_);
 
   // GPU activity belongs to the process whose runtime call launched it (nsys joins on it).

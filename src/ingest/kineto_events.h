@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ingest/kineto_reader.h"
 #include "model/trace.h"
 
 namespace tracedoc::kineto {
@@ -31,6 +32,7 @@ struct RawEvent {
   Value collective, dtype, in_nelems, out_nelems, group_size, group_name;
   Value graph_node_id, arg_name;  // arg_name: args.name of metadata events
   Value occupancy;                // kernels: "est. achieved occupancy %"
+  Value python_id, python_parent_id;  // python_function: "Python id", "Python parent id"
   int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   bool has_grid = false, has_block = false;
   bool has_ev_idx = false;  // `Ev Idx` (2022-10 and later)
@@ -60,7 +62,7 @@ void find_steps(Trace& trace);
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(Trace& trace) : t_(trace) {}
+  explicit TraceBuilder(Trace& trace, const KinetoReadOptions& options = {}) : t_(trace), options_(options) {}
 
   void add_event(const RawEvent& e);
   void add_device(int64_t id, std::string_view name, int64_t sm_count, int64_t total_memory, int64_t cc_major,
@@ -87,11 +89,13 @@ class TraceBuilder {
   void add_sync(const RawEvent& e, TimeNs start, TimeNs end);
   void add_memory(const RawEvent& e);
   void add_forward_backward_flow(const RawEvent& e);
+  void add_python_function(const RawEvent& e);
   void add_metadata(const RawEvent& e);
   int32_t gpu_device(const RawEvent& e) const;
   int32_t gpu_stream(const RawEvent& e) const;
 
   Trace& t_;
+  KinetoReadOptions options_;
   EraClues clues_;
   std::unordered_map<std::string, int64_t> named_pids_;   // pid strings that are not numbers
   std::unordered_map<int64_t, int64_t> compacted_;        // ids above 24 bits -> small ids
@@ -99,6 +103,16 @@ class TraceBuilder {
   std::unordered_map<int64_t, StrId> thread_names_, process_names_;  // by global tid / global pid
   std::vector<int64_t> collective_kernel_rows_;
   int64_t first_cpu_pid_ = -1;
+  // The threads of stored Python calls, numbered in first-seen order; PythonFunctionTable::global_tid
+  // holds these numbers until finish() maps them. Mapping a pid or tid can number a new named
+  // pseudo-process or compacted id, so the calls' threads are mapped after every other event:
+  // storing them then changes no id of any other table.
+  struct PendingThread {
+    std::string pid, tid;  // the raw texts
+    bool has_pid = false, has_tid = false;
+  };
+  std::unordered_map<std::string, uint32_t> python_thread_ids_;
+  std::vector<PendingThread> python_threads_;
 };
 
 }  // namespace tracedoc::kineto

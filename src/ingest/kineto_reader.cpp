@@ -85,6 +85,7 @@ void read_args(Cursor& c, RawEvent& e) {
         break;
       case 9:
         if (is(key, "Device Id")) target = &e.device_id;
+        else if (is(key, "Python id")) target = &e.python_id;
         break;
       case 10:
         if (is(key, "Input Dims")) target = &e.input_dims;
@@ -109,6 +110,9 @@ void read_args(Cursor& c, RawEvent& e) {
         if (is(key, "Sequence number")) target = &e.sequence_number;
         else if (is(key, "Total Allocated")) target = &e.total_allocated;
         else if (is(key, "Collective name")) target = &e.collective;
+        break;
+      case 16:
+        if (is(key, "Python parent id")) target = &e.python_parent_id;  // null for the outermost call
         break;
       case 18:
         if (is(key, "Process Group Name")) target = &e.group_name;
@@ -316,22 +320,22 @@ bool looks_like_kineto(const std::string& path) {
   return false;
 }
 
-Result<Trace> read_kineto_trace(const std::string& path) {
+Result<Trace> read_kineto_trace(const std::string& path, const KinetoReadOptions& options) {
   auto opened = open_byte_stream(path);
   if (!opened.ok()) return opened.status();
-  return read_kineto_stream(**opened, path);
+  return read_kineto_stream(**opened, path, options);
 }
 
-Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name) {
+Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name, const KinetoReadOptions& options) {
   auto in = open_memory_stream(bytes, name);
-  return read_kineto_stream(*in, name);
+  return read_kineto_stream(*in, name, options);
 }
 
-Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path) {
+Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const KinetoReadOptions& options) {
   Trace trace;
   trace.source.path = path;
   trace.source.format = "kineto-json";
-  kineto::TraceBuilder builder(trace);
+  kineto::TraceBuilder builder(trace, options);
   TopLevel top{builder, trace};
   Place place = Place::kStart;
   RawEvent event;

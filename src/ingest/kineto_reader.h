@@ -16,7 +16,8 @@
 //                                             (ProfilerStep#N, Optimizer.step#...) go to Trace::ranges
 //   gpu_user_annotation                    -> Trace::pytorch.gpu_annotations
 //   [memory] instants                      -> Trace::pytorch.allocator
-//   python_function                        -> counted only
+//   python_function                        -> counted; stored in Trace::pytorch.python_functions
+//                                             only with KinetoReadOptions::python_functions
 // Times: int64 ns, exactly ts*1000 of the file (decimal fixed point, never through double); for
 // traces with baseTimeNanoseconds the values stay relative to that base (Trace::pytorch.base_time_ns).
 #pragma once
@@ -30,25 +31,32 @@
 
 namespace tracedoc {
 
+// What a read stores beyond the tables every report may read. The defaults keep a read as cheap as
+// it was before these existed: existing callers, benchmarks and `summary` pay nothing for them.
+struct KinetoReadOptions {
+  bool python_functions = false;  // store python_function events (else only counted)
+};
+
 // True when the first bytes look like a Kineto/Chrome trace: gzip magic, or JSON text starting
 // with '{' or '['.
 bool looks_like_kineto(const std::string& path);
 
 // One trace file. The rank comes from distributedInfo, else from a `rank-N`/`rank_N`/`rankN` in
 // the file name, else stays -1.
-Result<Trace> read_kineto_trace(const std::string& path);
+Result<Trace> read_kineto_trace(const std::string& path, const KinetoReadOptions& options = {});
 
 // The same from a stream (plain or already inflating), or from bytes in memory (plain or gzip);
 // `name` stands for the file in error messages.
 class ByteStream;
-Result<Trace> read_kineto_stream(ByteStream& in, const std::string& name);
-Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name);
+Result<Trace> read_kineto_stream(ByteStream& in, const std::string& name, const KinetoReadOptions& options = {});
+Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name, const KinetoReadOptions& options = {});
 
 // A directory of per-rank files (tensorboard_trace_handler layout): every *.json / *.json.gz that
 // is a trace, read on up to `threads` threads and merged into one Trace whose CPU thread ids carry
 // the rank (global_tid's upper bits), with each rank's clock aligned by its baseTimeNanoseconds.
 // `only_rank` >= 0 keeps just that rank.
-Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank = -1, int threads = 2);
+Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank = -1, int threads = 2,
+                                    const KinetoReadOptions& options = {});
 
 // The trace files of a rank directory, sorted by name (for tests and listings).
 std::vector<std::string> kineto_files_in(const std::string& dir);

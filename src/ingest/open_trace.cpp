@@ -84,9 +84,12 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
 }  // namespace
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
+  // The opt-in tables (nsys_sqlite_reader.h) are stored only when asked for by their bit.
+  KinetoReadOptions kineto;
+  kineto.python_functions = (options.nsys.tables & kLoadPythonFunctions) != 0;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) return read_kineto_directory(path, options.rank);
+  if (S_ISDIR(st.st_mode)) return read_kineto_directory(path, options.rank, /*threads=*/2, kineto);
   if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));
   if (looks_like_sqlite(path)) {
@@ -103,7 +106,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   }
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) return open_nsys_rep(path, options);
   if (looks_like_kineto(path)) {
-    auto trace = read_kineto_trace(path);
+    auto trace = read_kineto_trace(path, kineto);
     if (trace.ok() && options.rank >= 0 && trace->pytorch.rank != options.rank) {
       return UsageError(fmt::format("{}: --rank {}: this trace is rank {}", path, options.rank, trace->pytorch.rank));
     }

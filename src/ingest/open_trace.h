@@ -12,7 +12,7 @@
 namespace tracedoc {
 
 struct OpenOptions {
-  NsysReadOptions nsys;
+  NsysReadOptions nsys;  // its `tables` also picks the opt-in tables of PyTorch traces (kLoadPythonFunctions)
   int64_t rank = -1;  // PyTorch traces: keep only this rank (-1: all ranks)
 };
 

@@ -1,6 +1,6 @@
 // What a PyTorch profiler (Kineto) trace holds beyond the CUDA activity that nsys also records:
-// framework operators, GPU-side annotations, caching-allocator events, collectives, steps and the
-// trace's own metadata. The CUDA activity itself (kernels, copies, runtime calls, syncs) goes into
+// framework operators, GPU-side annotations, caching-allocator events, collectives, steps, Python
+// calls and the trace's own metadata. The CUDA activity itself (kernels, copies, runtime calls, syncs) goes into
 // the ordinary Trace tables, so every nsys report also runs on PyTorch traces.
 #pragma once
 
@@ -65,6 +65,22 @@ struct FlowTable {
   size_t size() const { return id.size(); }
 };
 
+// `python_function` events (profiler `with_stack=True`): one row per Python call. Stored only when a
+// report asks for them (kLoadPythonFunctions): a trace recorded with stacks can hold more of them
+// than of every other event together. Kineto numbers the calls of a trace file ("Python id") and
+// names each one's caller ("Python parent id", null for the outermost); the caller may run on
+// another thread (activation-checkpoint hooks on the autograd thread name the main thread's
+// run_backward). In a merged rank directory both ids carry the rank tag of global_tid's upper bits,
+// so they stay unique across ranks.
+struct PythonFunctionTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_tid;
+  std::vector<StrId> name;         // "torch/nn/modules/module.py(1501): _call_impl", "<built-in method ...>"
+  std::vector<int64_t> python_id;  // args "Python id" (kNoValue when absent)
+  std::vector<int64_t> parent_id;  // args "Python parent id" (kNoValue when null or absent)
+  size_t size() const { return start.size(); }
+};
+
 struct PyTorchInfo {
   // Kineto format era (1 = 2021 capitalized categories ... 5 = relative "us.nnn" timestamps with
   // baseTimeNanoseconds; 0 = PyTorch's legacy exporter, a bare event array).
@@ -73,13 +89,14 @@ struct PyTorchInfo {
   std::string backend;                 // distributedInfo.backend
   int64_t base_time_ns = 0;            // baseTimeNanoseconds (0: timestamps are absolute epoch µs)
   int64_t event_count = 0;             // events in traceEvents, all phases
-  int64_t python_function_count = 0;   // python_function events (counted, not stored)
+  int64_t python_function_count = 0;   // python_function events (always counted; stored on request)
   int64_t flow_count = 0;              // s/f flow events (links are rebuilt from correlation ids)
   OpTable ops;
   GpuAnnotationTable gpu_annotations;
   AllocatorEventTable allocator;
   CollectiveTable collectives;
   FlowTable forward_backward;
+  PythonFunctionTable python_functions;  // empty unless read with kLoadPythonFunctions
   std::vector<uint32_t> steps;  // rows of Trace::ranges named ProfilerStep#N, in time order
 };
 

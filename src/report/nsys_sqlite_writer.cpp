@@ -4,21 +4,28 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
+
+#include "analysis/checked_math.h"
 
 namespace tracedoc {
 
 namespace {
 
 // Column lists follow the real export's order; columns tracedoc does not model are written as the
-// neutral value nsys itself writes (0 or NULL).
-constexpr const char* kSchema = R"SQL(
+// neutral value nsys itself writes (0 or NULL). The metadata tables are always there; the event
+// tables only when they have rows (header comment).
+constexpr const char* kMetaSchema = R"SQL(
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
 CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUPTI_SYNC_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);
 CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT,
   isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER, clockRate INTEGER,
@@ -31,6 +38,8 @@ CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name T
   computeMajor INTEGER, computeMinor INTEGER, smMajor INTEGER, smMinor INTEGER);
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
 CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+)SQL";
+constexpr const char* kKernelSchema = R"SQL(
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
   contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
   globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,
@@ -39,20 +48,35 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
   blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
   localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL,
   sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER);
+)SQL";
+constexpr const char* kMemcpySchema = R"SQL(
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
   contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
   globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, deprecatedSrcId INTEGER,
   srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER, dstDeviceId INTEGER,
   dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER);
+)SQL";
+constexpr const char* kMemsetSchema = R"SQL(
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
   contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
   globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER, memKind INTEGER);
+)SQL";
+constexpr const char* kSyncSchema = R"SQL(
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER);
+)SQL";
+constexpr const char* kRuntimeSchema = R"SQL(
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
   globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+)SQL";
+constexpr const char* kNvtxSchema = R"SQL(
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
   category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER,
   domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,
   int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
+)SQL";
+constexpr const char* kOsrtSchema = R"SQL(
 CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
   nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL,
   argumentsId INTEGER NOT NULL);
@@ -67,6 +91,25 @@ constexpr const char* kMemEnumNames[] = {
     "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "CUDA_MEMOPR_MEMORY_KIND_PINNED", "CUDA_MEMOPR_MEMORY_KIND_DEVICE",
     "CUDA_MEMOPR_MEMORY_KIND_ARRAY", "CUDA_MEMOPR_MEMORY_KIND_MANAGED", "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC",
     "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC", "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN"};
+
+constexpr std::pair<const char*, const char*> kSyncEnum[] = {
+    {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN", "Unknown"},
+    {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE", "Event sync"},
+    {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT", "Stream wait sync"},
+    {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE", "Stream sync"},
+    {"CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE", "Context sync"}};
+
+constexpr int64_t kSecondNs = 1000000000;
+
+// The earliest start of anything the export holds (INT64_MAX when it holds nothing).
+int64_t first_event(const Trace& tr) {
+  int64_t first = std::numeric_limits<int64_t>::max();
+  for (const auto* col : {&tr.kernels.start, &tr.memcpys.start, &tr.memsets.start, &tr.syncs.start, &tr.api.start,
+                          &tr.ranges.start, &tr.os_calls.start}) {
+    for (TimeNs t : *col) first = std::min(first, t);
+  }
+  return first;
+}
 
 struct Db {
   sqlite3* db = nullptr;
@@ -104,8 +147,13 @@ std::string placeholders(int n) {
 
 Status write_tables(const Trace& tr, sqlite3* db) {
   auto exec = [&](const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; };
-  if (!exec(kSchema) || !exec("BEGIN")) return IoError(fmt::format("cannot create export schema: {}", sqlite3_errmsg(db)));
+  if (!exec(kMetaSchema) || !exec("BEGIN")) return IoError(fmt::format("cannot create export schema: {}", sqlite3_errmsg(db)));
+  const ExportTimebase timebase = export_timebase(tr);
+  // Trace time -> export time; the shift keeps every real time far inside int64.
+  const auto at = [shift = timebase.shift_ns](TimeNs t) { return t == kNoTime ? t : sat_sub(t, shift); };
   bool ok = true;
+  // Creates an event table, only when it gets rows.
+  const auto table = [&](size_t rows, const char* schema) { return rows > 0 && (ok &= exec(schema)); };
   {
     Insert s(db, "INSERT INTO StringIds VALUES (?,?)");
     for (StrId id = 0; id < tr.strings.size(); ++id) ok &= s.i(id).t(tr.strings.get(id)).run();
@@ -116,12 +164,18 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     ok &= m.t("EXPORT_SCHEMA_VERSION_MAJOR").t("3").run();
     ok &= m.t("EXPORT_SCHEMA_VERSION_MINOR").t("13").run();
     ok &= m.t("EXPORT_SCHEMA_VERSION_MICRO").t("2").run();
+    if (timebase.shift_ns != 0) {
+      // The way back to the source trace's own times: source time = exported time + this.
+      ok &= m.t("TRACEDOC_SOURCE_TIME_SHIFT_NS").t(std::to_string(timebase.shift_ns)).run();
+    }
     Insert ce(db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?,?,?)");
     for (uint8_t k = 0; k < std::size(kCopyEnumNames); ++k) ok &= ce.i(k).t(kCopyEnumNames[k]).t(tr.copy_label(k)).run();
     Insert me(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?,?,?)");
     for (uint8_t k = 0; k < std::size(kMemEnumNames); ++k) ok &= me.i(k).t(kMemEnumNames[k]).t(tr.mem_label(k)).run();
+    Insert se(db, "INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)");
+    for (int64_t k = 0; k < static_cast<int64_t>(std::size(kSyncEnum)); ++k) ok &= se.i(k).t(kSyncEnum[k].first).t(kSyncEnum[k].second).run();
     Insert st(db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,NULL,NULL,NULL)");
-    ok &= st.i(tr.source.session_start_utc_ns).run();
+    ok &= st.i(timebase.session_start_utc_ns).run();
     Insert g(db, "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
                  "VALUES (?,?,?,?,?,?,?,?)");
     for (const auto& d : tr.devices) {
@@ -129,14 +183,16 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
     Insert p(db, "INSERT INTO PROCESSES VALUES (?,?,?)");
     for (const auto& pr : tr.processes) ok &= p.i(pr.global_pid).i(pr.pid).t(tr.str(pr.name)).run();
+    // An export names only the threads it knows a name for.
     Insert th(db, "INSERT INTO ThreadNames VALUES (?,?,?)");
-    for (const auto& t : tr.threads) ok &= th.i(t.name).i(t.priority).i(t.global_tid).run();
+    for (const auto& t : tr.threads) {
+      if (tr.strings.valid(t.name)) ok &= th.i(t.name).i(t.priority).i(t.global_tid).run();
+    }
   }
-  {
-    const auto& k = tr.kernels;
+  if (const auto& k = tr.kernels; table(k.size(), kKernelSchema)) {
     Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + placeholders(28) + ")");
     for (size_t r = 0; r < k.size(); ++r) {
-      ins.i(k.start[r]).i(k.end[r]).i(k.device[r]).i(k.context[r]).maybe(k.green_context[r], kNoGreen).i(k.stream[r])
+      ins.i(at(k.start[r])).i(at(k.end[r])).i(k.device[r]).i(k.context[r]).maybe(k.green_context[r], kNoGreen).i(k.stream[r])
           .maybe(k.correlation[r], kNoValue).i(k.global_pid[r]).i(k.name[r]).i(k.short_name[r])
           .maybe(k.mangled_name[r], kNoStr).i(3).i(0).i(k.registers_per_thread[r]).i(k.grid_x[r]).i(k.grid_y[r])
           .i(k.grid_z[r]).i(k.block_x[r]).i(k.block_y[r]).i(k.block_z[r]).i(k.static_smem[r]).i(k.dynamic_smem[r])
@@ -144,51 +200,54 @@ Status write_tables(const Trace& tr, sqlite3* db) {
       ok &= ins.run();
     }
   }
-  {
-    const auto& m = tr.memcpys;
+  if (const auto& m = tr.memcpys; table(m.size(), kMemcpySchema)) {
     Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (" + placeholders(20) + ")");
     for (size_t r = 0; r < m.size(); ++r) {
-      ins.i(m.start[r]).i(m.end[r]).i(m.device[r]).i(m.context[r]).maybe(m.green_context[r], kNoGreen).i(m.stream[r])
+      ins.i(at(m.start[r])).i(at(m.end[r])).i(m.device[r]).i(m.context[r]).maybe(m.green_context[r], kNoGreen).i(m.stream[r])
           .maybe(m.correlation[r], kNoValue).i(m.global_pid[r]).i(m.bytes[r]).i(m.copy_kind[r]).null()
           .maybe(m.src_kind[r], kNoKind).maybe(m.dst_kind[r], kNoKind).maybe(m.src_device[r], kNoGreen).null()
           .maybe(m.dst_device[r], kNoGreen).null().null().null().null();
       ok &= ins.run();
     }
   }
-  {
-    const auto& s = tr.memsets;
+  if (const auto& s = tr.memsets; table(s.size(), kMemsetSchema)) {
     Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (" + placeholders(12) + ")");
     for (size_t r = 0; r < s.size(); ++r) {
-      ins.i(s.start[r]).i(s.end[r]).i(s.device[r]).i(s.context[r]).maybe(s.green_context[r], kNoGreen).i(s.stream[r])
+      ins.i(at(s.start[r])).i(at(s.end[r])).i(s.device[r]).i(s.context[r]).maybe(s.green_context[r], kNoGreen).i(s.stream[r])
           .maybe(s.correlation[r], kNoValue).i(s.global_pid[r]).i(s.value[r]).i(s.bytes[r]).null()
           .maybe(s.mem_kind[r], kNoKind);
       ok &= ins.run();
     }
   }
-  {
-    const auto& a = tr.api;
+  if (const auto& y = tr.syncs; table(y.size(), kSyncSchema)) {
+    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (" + placeholders(10) + ")");
+    for (size_t r = 0; r < y.size(); ++r) {
+      ins.i(at(y.start[r])).i(at(y.end[r])).i(y.device[r]).i(y.context[r]).null().i(y.stream[r])
+          .maybe(y.correlation[r], kNoValue).i(y.global_pid[r]).i(y.sync_type[r]).maybe(y.event_id[r], kNoValue);
+      ok &= ins.run();
+    }
+  }
+  if (const auto& a = tr.api; table(a.size(), kRuntimeSchema)) {
     Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + placeholders(8) + ")");
     for (size_t r = 0; r < a.size(); ++r) {
-      ins.i(a.start[r]).i(a.end[r]).i(a.api_class[r] == 1 ? 1 : 0).i(a.global_tid[r]).maybe(a.correlation[r], kNoValue)
+      ins.i(at(a.start[r])).i(at(a.end[r])).i(a.api_class[r] == 1 ? 1 : 0).i(a.global_tid[r]).maybe(a.correlation[r], kNoValue)
           .i(a.name[r]).i(a.return_value[r] == kNoValue ? 0 : a.return_value[r]).null();
       ok &= ins.run();
     }
   }
-  {
-    const auto& n = tr.ranges;
+  if (const auto& n = tr.ranges; table(n.size(), kNvtxSchema)) {
     Insert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,textId,globalTid,endGlobalTid,domainId) "
                    "VALUES (?,?,?,?,?,?,?,?)");
     for (size_t r = 0; r < n.size(); ++r) {
-      ins.i(n.start[r]).maybe(n.end[r], kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue).maybe(n.text[r], kNoStr)
+      ins.i(at(n.start[r])).maybe(at(n.end[r]), kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue).maybe(n.text[r], kNoStr)
           .i(n.global_tid[r]).maybe(n.end_global_tid[r], kNoValue).maybe(n.domain_id[r], kNoValue);
       ok &= ins.run();
     }
   }
-  {
-    const auto& o = tr.os_calls;
+  if (const auto& o = tr.os_calls; table(o.size(), kOsrtSchema)) {
     Insert ins(db, "INSERT INTO OSRT_API VALUES (" + placeholders(9) + ")");
     for (size_t r = 0; r < o.size(); ++r) {
-      ins.i(o.start[r]).i(o.end[r]).i(o.event_class[r]).i(o.global_tid[r]).i(o.name[r])
+      ins.i(at(o.start[r])).i(at(o.end[r])).i(o.event_class[r]).i(o.global_tid[r]).i(o.name[r])
           .i(o.return_value[r] == kNoValue ? 0 : o.return_value[r]).i(o.nesting_level[r]).i(0).i(0);
       ok &= ins.run();
     }
@@ -198,6 +257,18 @@ Status write_tables(const Trace& tr, sqlite3* db) {
 }
 
 }  // namespace
+
+ExportTimebase export_timebase(const Trace& trace) {
+  if (trace.source.format != "kineto-json") return {trace.source.session_start_utc_ns, 0};
+  const int64_t base = trace.pytorch.base_time_ns;
+  const int64_t first = first_event(trace);
+  if (first == std::numeric_limits<int64_t>::max()) return {base, 0};
+  // The last whole second strictly before the first event (floor division, also below 1970).
+  const int64_t before = sat_sub(sat_add(first, base), 1);
+  const int64_t second = before / kSecondNs - (before % kSecondNs < 0 ? 1 : 0);
+  const int64_t start = sat_mul(second, kSecondNs);
+  return {start, sat_sub(start, base)};
+}
 
 Status write_nsys_sqlite(const Trace& trace, const std::string& path) {
   const std::string temp = path + ".tmp-" + std::to_string(::getpid());

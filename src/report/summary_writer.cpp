@@ -8,17 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "report/json_object.h"
 #include "report/writers.h"
 
 namespace tracedoc {
 
 namespace {
 
-std::string three_digits(double v, const char* unit) {
-  if (v >= 100) return fmt::format("{:.0f} {}", v, unit);
-  if (v >= 10) return fmt::format("{:.1f} {}", v, unit);
-  return fmt::format("{:.2f} {}", v, unit);
-}
 
 // "1ms", "500us", "2.5s": a threshold as typed on a command line.
 std::string compact_duration(int64_t ns) {
@@ -79,53 +75,6 @@ std::string clip(const std::string& s, size_t width) {
   return s.substr(0, cut) + "…";
 }
 
-// JSON building: a tiny helper that keeps the key order and the commas.
-class JsonObject {
- public:
-  explicit JsonObject(std::string& out, int indent) : out_(out), indent_(indent) { out_ += "{"; }
-  void key(const char* k) {
-    out_ += first_ ? "\n" : ",\n";
-    first_ = false;
-    out_.append(static_cast<size_t>(indent_ + 2), ' ');
-    append_json_string(out_, k);
-    out_ += ": ";
-  }
-  void field(const char* k, int64_t v) { key(k), out_ += std::to_string(v); }
-  void field(const char* k, double v) { key(k), out_ += std::isfinite(v) ? fmt::format("{:.4f}", v) : "null"; }
-  void field(const char* k, const std::string& v) { key(k), append_json_string(out_, v); }
-  void close() {
-    out_ += "\n";
-    out_.append(static_cast<size_t>(indent_), ' ');
-    out_ += "}";
-  }
-  std::string& out() { return out_; }
-  int indent() const { return indent_; }
-
- private:
-  std::string& out_;
-  int indent_;
-  bool first_ = true;
-};
-
-template <typename T, typename Fn>
-void json_array(JsonObject& parent, const char* k, const std::vector<T>& items, Fn each) {
-  parent.key(k);
-  std::string& out = parent.out();
-  out += "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    out += i ? ",\n" : "\n";
-    out.append(static_cast<size_t>(parent.indent() + 4), ' ');
-    JsonObject o(out, parent.indent() + 4);
-    each(o, items[i]);
-    o.close();
-  }
-  if (!items.empty()) {
-    out += "\n";
-    out.append(static_cast<size_t>(parent.indent() + 2), ' ');
-  }
-  out += "]";
-}
-
 void totals_json(JsonObject& o, const NamedTotal& t) {
   o.field("name", t.name);
   o.field("count", t.count);
@@ -133,22 +82,6 @@ void totals_json(JsonObject& o, const NamedTotal& t) {
 }
 
 }  // namespace
-
-std::string human_duration(int64_t ns) {
-  const double v = static_cast<double>(ns);
-  if (std::llabs(ns) < 1000) return fmt::format("{} ns", ns);
-  if (std::llabs(ns) < 1000000) return three_digits(v / 1e3, "µs");
-  if (std::llabs(ns) < 1000000000) return three_digits(v / 1e6, "ms");
-  return three_digits(v / 1e9, "s");
-}
-
-std::string human_bytes(int64_t bytes) {
-  const double v = static_cast<double>(bytes);
-  if (bytes < 1000) return fmt::format("{} B", bytes);
-  if (bytes < 1000000) return three_digits(v / 1e3, "kB");
-  if (bytes < 1000000000) return three_digits(v / 1e6, "MB");
-  return three_digits(v / 1e9, "GB");
-}
 
 std::string summary_text(const TraceSummary& s) {
   std::string out = fmt::format("{}\n  {}, {}\n", s.input, s.producer, s.format);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/summary.h"
+#include "common/human_units.h"  // human_duration, human_bytes
 
 namespace tracedoc {
 
@@ -14,10 +15,5 @@ std::string summary_text(const TraceSummary& summary);
 
 // {"schema_version": 1, "summaries": [ {...}, ... ]}
 std::string summary_json(const std::vector<TraceSummary>& summaries);
-
-// "96.3 ms", "27.4 µs", "812 ns", "1.25 s": three significant digits, for text output.
-std::string human_duration(int64_t ns);
-// "98.7 MB" (10^6 B, as nsys), "512 B".
-std::string human_bytes(int64_t bytes);
 
 }  // namespace tracedoc

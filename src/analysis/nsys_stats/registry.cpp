@@ -12,6 +12,7 @@
 #include "analysis/pytorch/gpu_breakdown_reports.h"
 #include "analysis/pytorch/op_kernel_sum.h"
 #include "analysis/pytorch/pytorch_reports.h"
+#include "analysis/pytorch/python_functions.h"
 #include "analysis/pytorch/tb_reports.h"
 #include "ingest/nsys_sqlite_reader.h"
 
@@ -82,6 +83,7 @@ const std::vector<ReportDef>& all_reports() {
       {"op_sum", "PyTorch Operator Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
       {"openmp_sum", "OpenMP Summary", kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", kLoadOsCalls, osrt_sum},
+      {"python_func_sum", "Python Function Summary", kLoadPythonFunctions, pytorch::python_func_sum},  // PyTorch traces, with_stack=True
       {"queue_length_sum", "Launch Queue Length Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
       {"queue_length_trace", "Launch Queue Length over Time", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_trace},
       {"step_sum", "PyTorch Step Summary", kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},

@@ -47,7 +47,8 @@ std::vector<uint32_t> output_order(const std::vector<SummaryStats>& stats, Tie t
       case Tie::kCountThenText: {
         if (stats[a].count != stats[b].count) return stats[a].count < stats[b].count;
         int c = text(a).compare(text(b));
-        return c != 0 ? c < 0 : a < b;
+        if (c != 0) return c < 0;
+        return int_key ? int_key(a) < int_key(b) : a < b;  // the rest of the GROUP BY key, if any
       }
     }
     return a < b;
@@ -101,12 +102,17 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
     groups.add(groups.group_of(key), sat_sub(k.end[i], k.start[i]));  // no overflow on damaged times
   }
   auto name_of = [&](uint32_t g) { return static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu); };
+  // Full ties (total, count, name) keep SQLite's GROUP BY order: grid and block ascending.
+  std::vector<int64_t> config_rank(configs.size());
+  int64_t rank = 0;
+  for (const auto& [config, id] : config_ids) config_rank[id] = rank++;
   SummaryLayout layout;
   layout.tie = Tie::kCountThenText;
   layout.label_columns = by_config ? std::vector<std::string>{"GridXYZ", "BlockXYZ", "Name"} : std::vector<std::string>{"Name"};
   std::string grid, block;
   emit_time_summary(
-      groups, layout, [&](uint32_t g) { return names.text(name_of(g)); }, nullptr,
+      groups, layout, [&](uint32_t g) { return names.text(name_of(g)); },
+      by_config ? std::function<int64_t(uint32_t)>([&](uint32_t g) { return config_rank[groups.key(g) >> 32]; }) : nullptr,
       [&](uint32_t g, std::vector<Cell>& row) {
         if (by_config) {
           const auto& c = configs[groups.key(g) >> 32];

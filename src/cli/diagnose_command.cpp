@@ -1,0 +1,108 @@
+// `tracedoc diagnose`: names the performance problems of one or more traces, with evidence, the time
+// fixing each would save and the remedy (src/diagnose/rules.h lists the rules).
+//
+//   tracedoc diagnose [-f column|json|markdown] [--rules ID,...] [--config FILE]
+//                     [--fail-on info|warning|critical] [--step-marker NAME] [-o FILE] INPUT...
+//
+// Exit codes: 0 done (findings or not), 1 a finding reached --fail-on, 2 bad input or usage.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/report_output.h"
+#include "diagnose/engine.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/diagnose_writer.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct DiagnoseCommandOptions {
+  std::vector<std::string> inputs;
+  std::string format = "column";
+  std::string output = "-";
+  std::vector<std::string> rules;
+  std::string config;
+  std::string fail_on;
+  std::string step_marker;
+  std::string max_memory;
+  int64_t rank = -1;
+  bool list_rules = false;
+};
+
+int run_diagnose(const DiagnoseCommandOptions& opt) {
+  if (opt.list_rules) {
+    const std::string text = rules_text();
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  if (opt.inputs.empty()) return fail(UsageError("diagnose: at least one INPUT is required"));
+  if (opt.format != "column" && opt.format != "text" && opt.format != "json" && opt.format != "markdown") {
+    return fail(UsageError(fmt::format("diagnose: unknown format '{}' (column, json or markdown)", opt.format)));
+  }
+  diagnose::Severity threshold = diagnose::Severity::kCritical;
+  if (!opt.fail_on.empty() && !diagnose::parse_severity(opt.fail_on, &threshold)) {
+    return fail(UsageError(fmt::format("diagnose: --fail-on must be info, warning or critical, not '{}'", opt.fail_on)));
+  }
+  diagnose::DiagnoseOptions options;
+  if (!opt.config.empty()) {
+    if (Status st = diagnose::load_config(opt.config, options); !st.ok()) return fail(st);
+  }
+  options.rules = split_list(opt.rules, ',');
+  if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
+  if (Status st = diagnose::check_options(options); !st.ok()) return fail(st);
+
+  std::vector<diagnose::Diagnosis> diagnoses;
+  for (const std::string& input : opt.inputs) {
+    InputOptions in;
+    in.input = input;
+    in.rank = opt.rank;
+    in.max_memory = opt.max_memory;
+    auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory);
+    if (!loaded.ok()) return fail(loaded.status());
+    diagnoses.push_back(diagnose::diagnose(loaded->trace, options));
+  }
+
+  std::string text;
+  if (opt.format == "json") {
+    text = diagnose_json(diagnoses);
+  } else if (opt.format == "markdown") {
+    text = diagnose_markdown(diagnoses);
+  } else {
+    text = diagnose_text(diagnoses);
+  }
+  if (Status st = write_text(opt.output, text); !st.ok()) return fail(st);
+  if (opt.fail_on.empty()) return kExitOk;
+  for (const diagnose::Diagnosis& d : diagnoses) {
+    for (const diagnose::Finding& f : d.findings) {
+      if (f.severity >= threshold) return kExitFindings;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_diagnose_command(CLI::App& app) {
+  auto opt = std::make_shared<DiagnoseCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("diagnose", "Name the performance problems: evidence, estimated savings, remedy");
+  cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one diagnosis each)");
+  cmd->add_option("-f,--format", opt->format, "column (default), json (schema_version 1) or markdown");
+  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  cmd->add_option("--rules", opt->rules, "Only these rules (comma-separated ids; --list-rules shows them)")
+      ->allow_extra_args(false);  // `--rules a,b INPUT`: the input is not one more rule
+  cmd->add_option("--config", opt->config, "TOML file: [rules.<id>] enabled = false / <param> = value, [steps] marker = NAME");
+  cmd->add_option("--fail-on", opt->fail_on, "Exit 1 when a finding reaches this severity: info, warning or critical");
+  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
+  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank");
+  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  cmd->add_flag("--list-rules", opt->list_rules, "Print the rules, their parameters and defaults, and exit");
+  return [opt] { return run_diagnose(*opt); };
+}
+
+}  // namespace tracedoc::cli

@@ -1,0 +1,72 @@
+// `tracedoc export`: writes a trace in another format. Today: an Nsight Systems SQLite export, so
+// that a PyTorch profiler trace can be opened by `nsys stats`, `nsys analyze` and SQL written for
+// nsys exports (Chrome trace JSON, `--to chrome`, comes later).
+//
+//   tracedoc export INPUT --to sqlite -o OUT.sqlite [--rank N] [--max-memory SIZE]
+//
+// The output is written whole or not at all (temporary file + rename); a bad input leaves no file.
+// Times of a PyTorch trace are written relative to a session start (nsys_sqlite_writer.h says how).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "cli/commands.h"
+#include "cli/report_output.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/nsys_sqlite_writer.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct ExportOptions {
+  std::string input;
+  std::string to;
+  std::string output;
+  std::string max_memory;
+  int64_t rank = -1;
+};
+
+int run_export(const ExportOptions& opt) {
+  if (opt.to != "sqlite") {
+    return fail(UsageError(fmt::format("export: unknown target '{}' (sqlite; chrome, a Chrome trace, comes later)", opt.to)));
+  }
+  if (opt.output.empty() || opt.output == "-") {
+    return fail(UsageError("export: -o OUT.sqlite is required (an SQLite file cannot go to stdout)"));
+  }
+  if (opt.input.empty()) return fail(UsageError("export: an INPUT file is required"));
+  // The input is never modified, not even by naming it as the output.
+  std::error_code ec;
+  if (std::filesystem::equivalent(opt.input, opt.output, ec)) {
+    return fail(UsageError(fmt::format("export: {}: the output would replace the input", opt.output)));
+  }
+  InputOptions in;
+  in.input = opt.input;
+  in.rank = opt.rank;
+  in.max_memory = opt.max_memory;
+  auto loaded = load_input(in, kLoadAll);
+  if (!loaded.ok()) return fail(loaded.status());
+  Status st = write_nsys_sqlite(loaded->trace, opt.output);
+  if (!st.ok()) return fail(st);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_export_command(CLI::App& app) {
+  auto opt = std::make_shared<ExportOptions>();
+  CLI::App* cmd = app.add_subcommand("export", "Write a trace as an Nsight Systems SQLite export (nsys stats / analyze read it)");
+  cmd->add_option("input", opt->input,
+                  "Nsight Systems export or report, PyTorch profiler trace (.json, .json.gz) or a directory of "
+                  "per-rank PyTorch traces");
+  cmd->add_option("--to", opt->to, "Output format: sqlite (an nsys export; chrome, a Chrome trace, comes later)")->required();
+  cmd->add_option("-o,--output", opt->output, "Output file, written whole or not at all")->required();
+  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (default: all ranks, merged)");
+  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  return [opt] { return run_export(*opt); };
+}
+
+}  // namespace tracedoc::cli

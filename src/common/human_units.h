@@ -1,0 +1,17 @@
+// Durations and sizes for people: three significant digits and a unit. Text output only; JSON and
+// CSV carry exact integers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tracedoc {
+
+// "96.3 ms", "27.4 µs", "812 ns", "1.25 s".
+std::string human_duration(int64_t ns);
+// "98.7 MB" (10^6 B, as nsys), "512 B".
+std::string human_bytes(int64_t bytes);
+// "31.4%" from a fraction (0.314).
+std::string human_percent(double fraction);
+
+}  // namespace tracedoc

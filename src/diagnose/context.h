@@ -1,0 +1,87 @@
+// What the diagnosis rules share: the trace, and the analyses several rules need (GPU work per
+// device, steps, operator links), each computed once on first use.
+//
+// Time basis. A finding's share is its estimated savings over the time the run took: the sum of the
+// step windows of the process (each step's CPU window stretched to the end of the GPU work it
+// launched, and starting no earlier than the previous step ended), or, without steps, the span of
+// the process's GPU work. For several processes (ranks) the basis is the largest of theirs, since
+// they run side by side.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/intervals.h"
+#include "analysis/pytorch/gpu_work.h"
+#include "analysis/pytorch/op_links.h"
+#include "analysis/steps.h"
+#include "diagnose/finding.h"
+#include "model/trace.h"
+
+namespace tracedoc::diagnose {
+
+class Context {
+ public:
+  Context(const Trace& trace, StepOptions step_options);
+
+  const Trace& trace() const { return trace_; }
+  bool pytorch() const { return trace_.source.format == "kineto-json"; }
+
+  // GPU work per (rank or process, device), tracedoc's classes; no syncs, nothing dropped.
+  const pytorch::GpuWork& gpu_work();
+  const pytorch::GpuLaunches& launches();
+  const pytorch::OpLinks& op_links();  // PyTorch traces (empty tables otherwise)
+
+  // The steps, nullptr when the trace has none (no marker, nothing periodic).
+  const StepSet* steps();
+  // The step windows of an owner (rank tag or global pid, as GpuUnit::owner), stretched as above.
+  const std::vector<Interval>& windows_of(int64_t owner);
+  // The owner of a CPU thread or process id.
+  int64_t owner_of(int64_t global_id) const;
+  // The windows a unit's shares are computed over: its owner's steps, else its own span.
+  std::vector<Interval> unit_windows(const pytorch::GpuUnit& unit);
+  // The time basis of the whole trace (above).
+  int64_t basis_ns();
+
+  // "rank 0 GPU 0 (NVIDIA A100-SXM4-80GB)", "pid 4242 GPU 0".
+  std::string unit_label(const pytorch::GpuUnit& unit) const;
+  std::string device_name(int32_t device) const;
+
+  // What the CPU of `owner` was doing during `during`: the annotation ranges (NVTX,
+  // record_function; step markers left out) and outermost PyTorch operators overlapping it, by
+  // overlapped time, the `top` largest.
+  std::vector<Offender> cpu_activity_during(const IntervalSet& during, int64_t owner, size_t top);
+
+  // Where an API call was made: its innermost PyTorch operator, else the innermost annotation range
+  // (NVTX push/pop, record_function) holding its start on its thread; empty when none.
+  std::string call_site(size_t api_row);
+
+ private:
+  void ensure_steps();
+
+  const Trace& trace_;
+  StepOptions step_options_;
+  std::optional<pytorch::GpuWork> work_;
+  std::optional<pytorch::GpuLaunches> launches_;
+  std::optional<pytorch::OpLinks> links_;
+  bool steps_done_ = false;
+  std::optional<StepSet> steps_;
+  std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;  // per owner
+  std::optional<int64_t> basis_;
+  // Annotation ranges per thread, by start (for call_site).
+  std::optional<std::map<int64_t, std::vector<uint32_t>>> ranges_by_thread_;
+};
+
+// The median of a sample (the lower middle for an even count); 0 when empty.
+int64_t median_of(std::vector<int64_t> values);
+
+// Severity from a share of the time basis: critical at `critical` or more, warning at `warning`.
+Severity severity_for(double share, double warning, double critical);
+
+// Share of part in whole (0 when whole <= 0).
+double share_of(int64_t part, int64_t whole);
+
+}  // namespace tracedoc::diagnose

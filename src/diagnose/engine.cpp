@@ -1,0 +1,178 @@
+#include "diagnose/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <toml++/toml.h>
+
+#include "diagnose/context.h"
+#include "diagnose/rules.h"
+
+namespace tracedoc::diagnose {
+
+namespace {
+
+// Parameters are converted to int64 ns / counts by the rules: keep them far inside that range.
+constexpr double kLargestParam = 1e15;
+
+bool declared(const RuleDef& rule, const std::string& name) {
+  return std::any_of(rule.params.begin(), rule.params.end(), [&](const Param& p) { return p.name == name; });
+}
+
+bool selected(const DiagnoseOptions& options, const RuleDef& rule) {
+  if (!options.rules.empty()) return std::find(options.rules.begin(), options.rules.end(), rule.id) != options.rules.end();
+  const auto it = options.settings.find(rule.id);
+  return it == options.settings.end() || it->second.enabled;
+}
+
+}  // namespace
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kCritical: return "critical";
+  }
+  return "info";
+}
+
+bool parse_severity(std::string_view text, Severity* out) {
+  for (Severity s : {Severity::kInfo, Severity::kWarning, Severity::kCritical}) {
+    if (text == severity_name(s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* confidence_label(double confidence) {
+  if (confidence < 0.5) return "low";
+  if (confidence < 0.8) return "medium";
+  return "high";
+}
+
+Status check_options(const DiagnoseOptions& options) {
+  for (const std::string& id : options.rules) {
+    if (!find_rule(id)) return UsageError(fmt::format("unknown rule '{}' (tracedoc diagnose --list-rules)", id));
+  }
+  for (const auto& [id, s] : options.settings) {
+    const RuleDef* rule = find_rule(id);
+    if (!rule) return UsageError(fmt::format("unknown rule '{}'", id));
+    for (const auto& [name, value] : s.params) {
+      if (!declared(*rule, name)) return UsageError(fmt::format("rule {} has no parameter '{}'", id, name));
+      if (!std::isfinite(value) || std::fabs(value) > kLargestParam) {
+        return UsageError(fmt::format("rule {}: {} must be a finite number of at most 1e15", id, name));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status load_config(const std::string& path, DiagnoseOptions& options) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {  // toml++ reports syntax errors (and unreadable files) by exception
+    if (e.source().begin.line == 0) return BadInput(fmt::format("{}: {}", path, e.description()));
+    return BadInput(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
+  }
+  for (const auto& [key, node] : root) {
+    const std::string section(key.str());
+    if (section == "steps") {
+      const toml::table* t = node.as_table();
+      if (!t) return BadInput(fmt::format("{}: [steps] must be a table", path));
+      for (const auto& [k, v] : *t) {
+        if (k.str() != "marker" || !v.is_string()) {
+          return BadInput(fmt::format("{}: steps.{}: expected marker = \"NAME\"", path, k.str()));
+        }
+        options.steps.marker = *v.value<std::string>();
+      }
+      continue;
+    }
+    if (section == "diagnose") {
+      const toml::table* t = node.as_table();
+      if (!t) return BadInput(fmt::format("{}: [diagnose] must be a table", path));
+      for (const auto& [k, v] : *t) {
+        const std::optional<double> value = v.value<double>();
+        if (value && (!std::isfinite(*value) || std::fabs(*value) > kLargestParam)) {
+          return BadInput(fmt::format("{}: diagnose.{} must be a finite number of at most 1e15", path, k.str()));
+        }
+        if (k.str() == "min_savings_share" && value) {
+          options.min_savings_share = *value;
+        } else if (k.str() == "min_savings_ns" && value) {
+          options.min_savings_ns = static_cast<int64_t>(*value);
+        } else {
+          return BadInput(fmt::format("{}: diagnose.{}: expected min_savings_share or min_savings_ns = <number>", path, k.str()));
+        }
+      }
+      continue;
+    }
+    if (section != "rules") return BadInput(fmt::format("{}: unknown section [{}] (expected [rules.<id>], [steps] or [diagnose])", path, section));
+    const toml::table* rules = node.as_table();
+    if (!rules) return BadInput(fmt::format("{}: rules must be a table", path));
+    for (const auto& [id_key, rule_node] : *rules) {
+      const std::string id(id_key.str());
+      const RuleDef* rule = find_rule(id);
+      if (!rule) return BadInput(fmt::format("{}: unknown rule [rules.{}]", path, id));
+      const toml::table* t = rule_node.as_table();
+      if (!t) return BadInput(fmt::format("{}: rules.{} must be a table", path, id));
+      RuleSettings& s = options.settings[id];
+      for (const auto& [k, v] : *t) {
+        const std::string name(k.str());
+        if (name == "enabled") {
+          if (!v.is_boolean()) return BadInput(fmt::format("{}: rules.{}.enabled must be true or false", path, id));
+          s.enabled = *v.value<bool>();
+          continue;
+        }
+        if (!declared(*rule, name)) return BadInput(fmt::format("{}: rule {} has no parameter '{}'", path, id, name));
+        const std::optional<double> value = v.value<double>();  // integers convert too
+        if (!value) return BadInput(fmt::format("{}: rules.{}.{} must be a number", path, id, name));
+        if (!std::isfinite(*value) || std::fabs(*value) > kLargestParam) {
+          return BadInput(fmt::format("{}: rules.{}.{} must be a finite number of at most 1e15", path, id, name));
+        }
+        s.params[name] = *value;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options) {
+  Diagnosis out;
+  out.input = trace.source.path;
+  Context ctx(trace, options.steps);
+  out.basis_ns = ctx.basis_ns();
+  const StepSet* steps = ctx.steps();
+  out.basis = steps ? "steps" : "span";
+  out.steps = steps ? static_cast<int64_t>(steps->steps.size()) : 0;
+  for (const RuleDef& rule : all_rules()) {
+    if (!selected(options, rule)) continue;
+    std::map<std::string, double> values;
+    for (const Param& p : rule.params) values[p.name] = p.value;
+    if (const auto it = options.settings.find(rule.id); it != options.settings.end()) {
+      for (const auto& [k, v] : it->second.params) values[k] = v;
+    }
+    const Params params(std::move(values));
+    std::vector<Finding> found;
+    rule.run(ctx, params, found);
+    for (Finding& f : found) {
+      f.id = rule.id;
+      if (f.savings_share == 0 && out.basis_ns > 0) f.savings_share = share_of(f.savings_ns, out.basis_ns);
+    }
+    out.rules_run.push_back(rule.id);
+    for (Finding& f : found) {
+      if (f.time_based && (f.savings_share < options.min_savings_share || f.savings_ns < options.min_savings_ns)) continue;
+      out.findings.push_back(std::move(f));
+    }
+  }
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.savings_ns != b.savings_ns) return a.savings_ns > b.savings_ns;
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.id < b.id;
+  });
+  return out;
+}
+
+}  // namespace tracedoc::diagnose

@@ -1,0 +1,59 @@
+// A diagnosis finding: a named performance problem with the evidence a sceptic can check on the
+// timeline, the time that fixing it would save, and what to change.
+//
+// Rule ids are stable: budgets (`tracedoc check`, `forbid = [...]`) and CI scripts refer to them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/trace.h"
+
+namespace tracedoc::diagnose {
+
+enum class Severity : uint8_t { kInfo = 0, kWarning = 1, kCritical = 2 };
+const char* severity_name(Severity s);                 // "info", "warning", "critical"
+bool parse_severity(std::string_view text, Severity* out);
+
+// A number the finding rests on, with its unit ("ns", "%", "bytes", "count", "GB/s", "x").
+struct Figure {
+  std::string key;    // snake_case, stable (JSON key)
+  double value = 0;
+  std::string unit;
+};
+
+// One of the worst instances or groups behind the finding (a kernel name, a call site, a rank).
+struct Offender {
+  std::string name;
+  int64_t count = 0;
+  int64_t total_ns = 0;
+  std::string detail;  // a short human note ("median 12 µs, max 140 µs", "block 100 threads")
+};
+
+// Where to look on the timeline: [start, end] on a device/stream or a CPU thread.
+struct TimeRange {
+  TimeNs start = 0, end = 0;
+  std::string where;  // "rank 0 GPU 0", "pid 4242 GPU 0 stream 7", "thread 4242"
+  std::string label;  // what happens there
+};
+
+struct Finding {
+  std::string id;      // the rule id
+  Severity severity = Severity::kInfo;
+  double confidence = 0.5;  // 0..1; labelled low (< 0.5) / medium (< 0.8) / high
+  std::string scope;   // what it concerns: "rank 0 GPU 0", "pid 4242", "trace"
+  std::string title;   // one line with the key number
+  bool time_based = true;  // false: a problem of another kind (memory), rated by its own severity
+  int64_t savings_ns = 0;  // estimated time saved by the remedy (an upper bound, not additive)
+  double savings_share = 0;  // savings over the time basis (steps, else span)
+  std::vector<Figure> figures;
+  std::vector<Offender> offenders;
+  std::vector<TimeRange> ranges;
+  std::string remedy;
+};
+
+const char* confidence_label(double confidence);  // "low", "medium", "high"
+
+}  // namespace tracedoc::diagnose

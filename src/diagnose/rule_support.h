@@ -1,0 +1,71 @@
+// Small pieces the rule files share: GPU busy time per owner, gaps inside windows, percentages.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analysis/intervals.h"
+#include "analysis/pytorch/gpu_work.h"
+#include "common/human_units.h"
+#include "diagnose/context.h"
+#include "diagnose/finding.h"
+
+namespace tracedoc::diagnose {
+
+// The uncovered stretches of `busy` inside each window, in time order.
+inline std::vector<Interval> idle_within(const IntervalSet& busy, const std::vector<Interval>& windows) {
+  std::vector<Interval> out;
+  for (const Interval& w : windows) {
+    const IntervalSet idle = busy.clip(w).complement_within(w);  // named: intervals() views it
+    for (const Interval& g : idle.intervals()) out.push_back(g);
+  }
+  return out;
+}
+
+inline int64_t total_length(const std::vector<Interval>& v) {
+  int64_t t = 0;
+  for (const Interval& i : v) t = sat_add(t, i.length());
+  return t;
+}
+
+// The `n` longest intervals as time ranges on `where`, longest first.
+inline std::vector<TimeRange> longest_ranges(std::vector<Interval> v, size_t n, const std::string& where,
+                                             const std::string& label) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
+    return a.length() != b.length() ? a.length() > b.length() : a.start < b.start;
+  });
+  std::vector<TimeRange> out;
+  for (size_t i = 0; i < v.size() && i < n; ++i) out.push_back({v[i].start, v[i].end, where, label});
+  return out;
+}
+
+// Union of the GPU work of every unit of an owner (all its devices).
+inline IntervalSet owner_busy(Context& ctx, int64_t owner) {
+  std::vector<Interval> all;
+  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
+    if (u.owner != owner) continue;
+    for (const pytorch::GpuWorkItem& it : u.items) all.push_back(it.interval());
+  }
+  return IntervalSet::busy_union(std::move(all));
+}
+
+inline double coefficient_of_variation(const std::vector<int64_t>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (int64_t x : v) mean += static_cast<double>(x);
+  mean /= static_cast<double>(v.size());
+  if (mean <= 0) return 0;
+  double var = 0;
+  for (int64_t x : v) var += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean);
+  var /= static_cast<double>(v.size() - 1);
+  return std::sqrt(var) / mean;
+}
+
+// Fills the figures every finding shares and its severity from the savings.
+inline void rate(Finding& f, Context& ctx, double warning, double critical) {
+  f.savings_share = share_of(f.savings_ns, ctx.basis_ns());
+  f.severity = severity_for(f.savings_share, warning, critical);
+}
+
+}  // namespace tracedoc::diagnose

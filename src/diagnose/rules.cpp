@@ -1,0 +1,101 @@
+#include "diagnose/rules.h"
+
+#include <algorithm>
+
+namespace tracedoc::diagnose {
+
+double Params::get(std::string_view name) const {
+  const auto it = values_.find(std::string(name));
+  return it == values_.end() ? 0.0 : it->second;
+}
+
+namespace {
+
+std::vector<RuleDef> make_rules() {
+  std::vector<RuleDef> rules = {
+      {"comb_pattern",
+       "GPU work in regular bursts with an idle gap in every step: the CPU (input pipeline) cannot keep up",
+       {{"min_gap_share", 0.15, "median share of a step spent in its largest GPU idle gap"},
+        {"min_regular", 0.75, "share of steps that show such a gap"},
+        {"max_cv", 0.5, "largest coefficient of variation of the gap lengths (regularity)"},
+        {"min_steps", 3, "steps needed"}},
+       comb_pattern},
+      {"dataloader_bound", "data loading (enumerate(DataLoader) ranges) is a large share of each step",
+       {{"min_share", 0.10, "share of the step time spent in data loading"}},
+       dataloader_bound},
+      {"exposed_comm", "communication kernels (NCCL/RCCL) not overlapped with computation",
+       {{"min_share", 0.05, "exposed communication time over the time basis"}},
+       exposed_comm},
+      {"gpu_idle", "the GPU idles for a large share of the run (host-bound)",
+       {{"min_idle", 0.15, "idle share of the steps (or of the GPU's span)"},
+        {"min_gap_ns", 100000, "idle stretches shorter than this are launch latency, not counted as savings"}},
+       gpu_idle},
+      {"kernel_config", "launch configurations that waste the GPU: blocks not a multiple of 32 threads, tiny blocks, low occupancy",
+       {{"min_kernel_share", 0.05, "share of kernel time a kernel must have to matter"},
+        {"min_threads", 64, "blocks with fewer threads are too small"},
+        {"low_occupancy", 25, "estimated achieved occupancy (%) below which a kernel is reported"}},
+       kernel_config},
+      {"launch_bound", "many short kernels with the GPU idle between them: launch overhead dominates",
+       {{"short_kernel_ns", 10000, "a kernel shorter than this is short"},
+        {"min_short", 0.5, "share of kernels that are short"},
+        {"min_idle", 0.2, "idle share of the steps"},
+        {"max_queue", 1.0, "largest time-weighted mean launch queue length"},
+        {"max_gap_ns", 100000, "gaps up to this long are launch bubbles"}},
+       launch_bound},
+      {"layout_overhead", "a large share of GPU time in transpose / copy / contiguous kernels",
+       {{"min_share", 0.10, "share of kernel time in layout kernels"}},
+       layout_overhead},
+      {"long_tail", "kernels of the same name and launch configuration with outliers far above their median",
+       {{"min_instances", 8, "instances needed per kernel"},
+        {"k", 10, "an outlier exceeds median + k * MAD (MAD at least 5% of the median)"},
+        {"min_ratio", 2, "and is at least this many times the median"},
+        {"min_share", 0.01, "excess time of the outliers over the time basis"}},
+       long_tail},
+      {"memcpy_heavy", "host<->device copies take a large share of the step and are not hidden under kernels",
+       {{"min_share", 0.10, "exposed copy time over the time basis"}},
+       memcpy_heavy},
+      {"pageable_memcpy", "copies from or to pageable host memory (staged, slower, and synchronous for the host)",
+       {{"min_share", 0.01, "pageable copy time over the time basis"}},
+       pageable_memcpy},
+      {"staircase_memory", "GPU memory that grows step after step without returning",
+       {{"min_steps", 4, "steps needed"},
+        {"min_rising", 0.8, "share of step-to-step changes that rise"},
+        {"min_growth_bytes", 64.0 * 1024 * 1024, "growth over the run"},
+        {"oom_steps", 1000, "critical when the device would fill within this many more steps"}},
+       staircase_memory},
+      {"straggler", "one rank computes longer than the others, which wait for it in collectives",
+       {{"min_ratio", 1.10, "slowest rank's compute time over the median rank's"}},
+       straggler},
+      {"sync_stall", "synchronizing calls that drain the GPU's queue: the GPU idles while the CPU launches again",
+       {{"min_share", 0.02, "GPU idle time after the syncs over the time basis"},
+        {"max_bubble_ns", 2000000, "idle time after a sync counted at most (longer gaps are the CPU's own work)"}},
+       sync_stall},
+      {"tensor_cores_unused", "matrix multiplications and convolutions on kernels that do not use tensor cores",
+       {{"min_gemm_share", 0.10, "share of kernel time in GEMM / convolution kernels"},
+        {"max_tc_share", 0.5, "largest share of that time on tensor-core kernels"},
+        {"speedup", 2, "expected speedup of the tensor-core variants (TF32 / BF16)"}},
+       tensor_cores_unused},
+  };
+  for (RuleDef& r : rules) {
+    r.params.push_back({"warning", 0.05, "share of the time basis at which a finding is a warning"});
+    r.params.push_back({"critical", 0.20, "share of the time basis at which a finding is critical"});
+  }
+  std::sort(rules.begin(), rules.end(), [](const RuleDef& a, const RuleDef& b) { return a.id < b.id; });
+  return rules;
+}
+
+}  // namespace
+
+const std::vector<RuleDef>& all_rules() {
+  static const std::vector<RuleDef> rules = make_rules();
+  return rules;
+}
+
+const RuleDef* find_rule(std::string_view id) {
+  for (const RuleDef& r : all_rules()) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace tracedoc::diagnose

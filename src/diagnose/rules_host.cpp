@@ -1,0 +1,220 @@
+// Rules on the host side of the GPU: synchronizing calls that drain the GPU's queue (sync_stall),
+// copies that take the step (memcpy_heavy), copies from pageable memory (pageable_memcpy).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/cpu_threads.h"
+#include "analysis/host_link.h"
+#include "diagnose/rule_support.h"
+#include "diagnose/rules.h"
+
+namespace tracedoc::diagnose {
+
+namespace {
+
+// Calls that return only when the GPU (or a stream, an event) has caught up, synchronous copies
+// included (they wait for the stream before copying).
+bool is_blocking_call(std::string_view name) {
+  if (is_sync_call(name)) return true;
+  const std::string_view n = pytorch::api_base_name(name);
+  for (std::string_view c : {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
+                             "cuMemcpy", "cuMemcpyDtoH", "cuMemcpyHtoD", "hipMemcpy", "hipMemcpyDtoH", "hipMemcpyHtoD"}) {
+    if (n == c) return true;
+  }
+  return false;
+}
+
+// The host side of a copy that crosses the host link: its source for uploads, its destination for
+// downloads; kNoKind otherwise.
+uint8_t host_side(const MemcpyTable& m, size_t row) {
+  const auto kind = static_cast<CopyKind>(m.copy_kind[row]);
+  if (kind == CopyKind::kHtoD || kind == CopyKind::kHtoA) return m.src_kind[row];
+  if (kind == CopyKind::kDtoH || kind == CopyKind::kAtoH) return m.dst_kind[row];
+  return kNoKind;
+}
+
+// Time from t to the start of the next busy stretch (0 when t is inside one or nothing follows).
+int64_t idle_after(const IntervalSet& busy, TimeNs t) {
+  const auto v = busy.intervals();
+  auto it = std::upper_bound(v.begin(), v.end(), t, [](TimeNs x, const Interval& i) { return x < i.start; });
+  if (it != v.begin() && std::prev(it)->end > t) return 0;  // still busy at t
+  if (it == v.end()) return 0;
+  return sat_sub(it->start, t);
+}
+
+}  // namespace
+
+void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace();
+  const int64_t max_bubble = static_cast<int64_t>(p.get("max_bubble_ns"));
+  std::map<int64_t, IntervalSet> busy;  // per owner
+  std::vector<int8_t> blocking(t.strings.size(), -1);
+  struct Site {
+    int64_t calls = 0, blocked = 0, bubble = 0;
+  };
+  std::map<int64_t, std::map<std::string, Site>> sites;  // owner -> "call in site" -> totals
+  std::map<int64_t, std::vector<Interval>> bubbles;
+  for (size_t a = 0; a < t.api.size(); ++a) {
+    const StrId name = t.api.name[a];
+    if (name == kNoStr || name >= blocking.size()) continue;
+    if (blocking[name] < 0) blocking[name] = is_blocking_call(t.str(name)) ? 1 : 0;
+    if (!blocking[name]) continue;
+    const int64_t owner = ctx.owner_of(t.api.global_tid[a]);
+    auto b = busy.find(owner);
+    if (b == busy.end()) b = busy.emplace(owner, owner_busy(ctx, owner)).first;
+    if (b->second.empty()) continue;  // no GPU work in this process
+    const int64_t bubble = std::min(idle_after(b->second, t.api.end[a]), max_bubble);
+    const std::string site = ctx.call_site(a);
+    Site& s = sites[owner][fmt::format("{}{}", pytorch::api_base_name(t.str(name)), site.empty() ? "" : " in " + site)];
+    ++s.calls;
+    s.blocked = sat_add(s.blocked, sat_sub(t.api.end[a], t.api.start[a]));
+    s.bubble = sat_add(s.bubble, bubble);
+    if (bubble > 0) bubbles[owner].push_back({t.api.end[a], sat_add(t.api.end[a], bubble)});
+  }
+  for (auto& [owner, by_site] : sites) {
+    Finding f;
+    int64_t calls = 0, blocked = 0;
+    for (const auto& [name, s] : by_site) {
+      calls += s.calls;
+      blocked = sat_add(blocked, s.blocked);
+      f.offenders.push_back({name, s.calls, s.bubble, fmt::format("host blocked {}", human_duration(s.blocked))});
+    }
+    // Calls on several threads can end together: their idle stretches count once.
+    f.savings_ns = IntervalSet::busy_union(bubbles[owner]).total();
+    rate(f, ctx, p.warning(), p.critical());
+    if (f.savings_share < p.get("min_share")) continue;
+    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& x, const Offender& y) {
+      return x.total_ns != y.total_ns ? x.total_ns > y.total_ns : x.name < y.name;
+    });
+    if (f.offenders.size() > 5) f.offenders.resize(5);
+    f.scope = ctx.pytorch() ? (owner > 0 ? fmt::format("rank {}", t.rank_of_tag(owner)) : std::string("trace"))
+                            : fmt::format("pid {}", pid_of(owner));
+    const int64_t steps = ctx.steps() ? static_cast<int64_t>(ctx.windows_of(owner).size()) : 0;
+    f.title = fmt::format("{} synchronizing calls{} stall the GPU: it idles {} after them ({} of the {})", calls,
+                          steps > 0 ? fmt::format(" ({:.1f} per step)", static_cast<double>(calls) / static_cast<double>(steps)) : "",
+                          human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run");
+    f.confidence = 0.8;
+    f.figures = {{"calls", static_cast<double>(calls), "count"},
+                 {"host_blocked_ns", static_cast<double>(blocked), "ns"},
+                 {"gpu_idle_after_ns", static_cast<double>(f.savings_ns), "ns"}};
+    f.ranges = longest_ranges(bubbles[owner], 3, f.scope, "GPU idle after a synchronizing call");
+    f.remedy =
+        "Each synchronization empties the GPU's queue, and the GPU then waits while the CPU launches "
+        "again. Remove .item(), .cpu(), .tolist(), print() of GPU tensors and torch.cuda.synchronize() "
+        "from the loop (log every N steps instead), use non_blocking=True copies with pinned memory, "
+        "record CUDA events instead of synchronizing, and avoid data-dependent shapes (nonzero, "
+        "boolean masks) in the hot path.";
+    out.push_back(std::move(f));
+  }
+}
+
+void memcpy_heavy(Context& ctx, const Params& p, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace();
+  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
+    std::vector<Interval> copies, kernels;
+    struct Direction {
+      int64_t count = 0, bytes = 0, ns = 0;
+    };
+    std::map<std::string, Direction> directions;
+    for (const pytorch::GpuWorkItem& it : u.items) {
+      if (it.kind == pytorch::WorkKind::kKernel) {
+        kernels.push_back(it.interval());
+        continue;
+      }
+      if (it.kind != pytorch::WorkKind::kMemcpy || !crosses_host_link(t.memcpys.copy_kind[it.row])) continue;
+      copies.push_back(it.interval());
+      Direction& d = directions[t.copy_label(t.memcpys.copy_kind[it.row])];
+      ++d.count;
+      d.bytes = sat_add(d.bytes, t.memcpys.bytes[it.row]);
+      d.ns = sat_add(d.ns, sat_sub(it.end, it.start));
+    }
+    if (copies.empty()) continue;
+    const std::vector<Interval> windows = ctx.unit_windows(u);
+    const IntervalSet in_windows = IntervalSet::busy_union(windows);
+    const IntervalSet exposed =
+        IntervalSet::busy_union(copies).intersect(in_windows).subtract(IntervalSet::busy_union(std::move(kernels)));
+    const double share = share_of(exposed.total(), total_length(windows));
+    if (share < p.get("min_share")) continue;
+    Finding f;
+    f.scope = ctx.unit_label(u);
+    f.savings_ns = exposed.total();
+    rate(f, ctx, p.warning(), p.critical());
+    const HostLink link = host_link_for_gpu(ctx.device_name(u.device));
+    for (const auto& [name, d] : directions) {
+      const double gbps = d.ns > 0 ? static_cast<double>(d.bytes) / static_cast<double>(d.ns) : 0;
+      std::string detail = fmt::format("{}, {:.1f} GB/s", human_bytes(d.bytes), gbps);
+      if (link.known()) detail += fmt::format(" ({:.0f}% of {})", 100.0 * gbps * 1e9 / link.peak_bytes_per_s, link.name);
+      f.offenders.push_back({name, d.count, d.ns, detail});
+    }
+    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
+    f.title = fmt::format("host<->device copies take {} of the {} with no kernel running ({})", human_percent(share),
+                          ctx.steps() ? "steps" : "run", human_duration(exposed.total()));
+    f.confidence = 0.75;
+    f.figures = {{"exposed_copy_ns", static_cast<double>(exposed.total()), "ns"}, {"exposed_copy_share", share, "fraction"}};
+    std::vector<Interval> longest(exposed.intervals().begin(), exposed.intervals().end());
+    f.ranges = longest_ranges(std::move(longest), 3, ctx.unit_label(u), "copy, no kernel running");
+    f.remedy =
+        "Copy less or hide the copies: keep tensors on the GPU between steps (no round trips through "
+        "the host), move constant data once before the loop, copy from pinned memory with "
+        "non_blocking=True on a side stream so the copy overlaps compute, and prefetch the next batch.";
+    out.push_back(std::move(f));
+  }
+}
+
+void pageable_memcpy(Context& ctx, const Params& p, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace();
+  const MemcpyTable& m = t.memcpys;
+  struct Group {
+    int64_t count = 0, bytes = 0, ns = 0, sync = 0;
+    int32_t device = 0;
+    std::vector<Interval> intervals;
+  };
+  std::map<int64_t, Group> by_owner;
+  const pytorch::GpuLaunches& launches = ctx.launches();
+  for (size_t r = 0; r < m.size(); ++r) {
+    if (host_side(m, r) != static_cast<uint8_t>(MemKind::kPageable) || m.end[r] <= m.start[r]) continue;
+    Group& g = by_owner[ctx.owner_of(m.global_pid[r])];
+    ++g.count;
+    g.bytes = sat_add(g.bytes, m.bytes[r]);
+    g.ns = sat_add(g.ns, sat_sub(m.end[r], m.start[r]));
+    g.device = m.device[r];
+    g.intervals.push_back({m.start[r], m.end[r]});
+    const int32_t call = launches.of(pytorch::GpuKind::kMemcpy, r);
+    if (call >= 0 && t.str(t.api.name[static_cast<size_t>(call)]).find("Async") == std::string_view::npos) ++g.sync;
+  }
+  for (auto& [owner, g] : by_owner) {
+    const double share = share_of(g.ns, ctx.basis_ns());
+    if (share < p.get("min_share")) continue;
+    Finding f;
+    f.scope = ctx.pytorch() ? (owner > 0 ? fmt::format("rank {}", t.rank_of_tag(owner)) : std::string("trace"))
+                            : fmt::format("pid {}", pid_of(owner));
+    const HostLink link = host_link_for_gpu(ctx.device_name(g.device));
+    // From pinned memory a copy runs near the link's peak (80% of it, as measured on PCIe 4 and 5);
+    // without a known link, pinned copies are taken as twice as fast as the pageable ones were.
+    const int64_t pinned_ns = link.known() ? static_cast<int64_t>(static_cast<double>(g.bytes) / (0.8 * link.peak_bytes_per_s) * 1e9)
+                                           : g.ns / 2;
+    f.savings_ns = std::max<int64_t>(0, sat_sub(g.ns, pinned_ns));
+    rate(f, ctx, p.warning(), p.critical());
+    const double gbps = static_cast<double>(g.bytes) / static_cast<double>(g.ns);
+    f.title = fmt::format("{} copies from or to pageable host memory: {} in {} at {:.1f} GB/s{}", g.count, human_bytes(g.bytes),
+                          human_duration(g.ns), gbps, g.sync ? fmt::format(", {} of them synchronous", g.sync) : "");
+    f.confidence = link.known() ? 0.8 : 0.6;
+    f.figures = {{"copies", static_cast<double>(g.count), "count"},
+                 {"bytes", static_cast<double>(g.bytes), "bytes"},
+                 {"copy_ns", static_cast<double>(g.ns), "ns"},
+                 {"gb_per_s", gbps, "GB/s"},
+                 {"synchronous_copies", static_cast<double>(g.sync), "count"}};
+    if (link.known()) f.figures.push_back({"link_peak_gb_per_s", link.peak_bytes_per_s / 1e9, "GB/s"});
+    f.ranges = longest_ranges(g.intervals, 3, f.scope, "pageable copy");
+    f.remedy =
+        "Pageable memory is staged through a pinned buffer by the driver, at a fraction of the link's "
+        "speed, and the copy cannot overlap the host. Pin the host buffers: DataLoader(pin_memory=True), "
+        "tensor.pin_memory(), torch.empty(..., pin_memory=True) (cudaHostAlloc / cudaHostRegister "
+        "outside PyTorch), then copy with non_blocking=True.";
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace tracedoc::diagnose
