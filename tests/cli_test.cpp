@@ -504,9 +504,9 @@ TEST(CliExport, BadInputAndUsageLeaveNoFile) {
     EXPECT_TRUE(fs::is_empty(out.path())) << bad << ": output file left behind";
   }
   const fs::path good = dir.write("tiny.json", doc);
-  CliRun chrome = tracedoc({"export", good.string(), "--to", "chrome", "-o", target.string()});
-  EXPECT_EQ(chrome.exit_code, 2);
-  EXPECT_NE(chrome.err.find("chrome"), std::string::npos) << chrome.err;
+  CliRun xml = tracedoc({"export", good.string(), "--to", "xml", "-o", target.string()});
+  EXPECT_EQ(xml.exit_code, 2);
+  EXPECT_NE(xml.err.find("sqlite or chrome"), std::string::npos) << xml.err;
   EXPECT_EQ(tracedoc({"export", good.string(), "-o", target.string()}).exit_code, 2);       // no --to
   EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite"}).exit_code, 2);            // no -o
   EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite", "-o", "-"}).exit_code, 2);  // not to stdout
@@ -567,6 +567,115 @@ TEST(CliDiagnose, BadInputConfigAndUsage) {
   const fs::path ok = dir.write("ok.toml", "[rules.comb_pattern]\nenabled = false\n[rules.gpu_idle]\nenabled = false\n");
   r = tracedoc({"diagnose", "--config", ok.string(), "--fail-on", "critical", kExample.string()});
   EXPECT_EQ(r.exit_code, 0) << r.out;  // the two critical findings are switched off
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
+
+// `tracedoc check`: exit codes 0 / 1 / 2, the formats, baselines, and budgets that are refused
+// (one line naming the file and the key, no output file).
+namespace tracedoc::testing {
+namespace {
+
+TEST(CliCheck, ExitCodesFormatsAndBaseline) {
+  TempDir dir;
+  const fs::path pass = dir.write("pass.toml", "[steps]\np50_max_ms = 30\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
+  CliRun r = tracedoc({"check", kExample.string(), "--budget", pass.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(kExample.string() + ": all 3 checks passed (" + pass.string() + ")\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("PASS  steps.p50_max_ms  25.149 ms  <= 30 ms"), std::string::npos) << r.out;
+
+  const fs::path failing = dir.write("fail.toml", "[steps]\np50_max_ms = 20\n[findings]\nforbid = [\"comb_pattern\"]\n");
+  const fs::path out = dir.path() / "check.json";
+  r = tracedoc({"check", kExample.string(), "--budget", failing.string(), "-f", "json", "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  const std::string json = read_file(out);
+  EXPECT_EQ(json.rfind("{\n  \"schema_version\": 1,", 0), 0u) << json;
+  EXPECT_NE(json.find("\"passed\": false,\n  \"checked\": 2,\n  \"failed\": 2,"), std::string::npos) << json;
+  r = tracedoc({"check", kExample.string(), "--budget", failing.string(), "-f", "markdown"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("| **FAIL** | `findings.forbid` | comb_pattern | 1 | ≤ 0 |"), std::string::npos) << r.out;
+  // A marker no range has: the steps cannot be measured, which fails the check.
+  r = tracedoc({"check", kExample.string(), "--budget", pass.string(), "--step-marker", "no_such_range"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL  steps.p50_max_ms"), std::string::npos) << r.out;
+
+  // An empty budget checks nothing and says so.
+  const fs::path empty = dir.write("empty.toml", "");
+  r = tracedoc({"check", kExample.string(), "--budget", empty.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing checked"), std::string::npos) << r.out;
+
+  // The baseline, relative to the budget file: the same trace regresses by 0%.
+  fs::copy_file(kExample, dir.path() / "baseline.sqlite");
+  const fs::path base = dir.write("base.toml", "[baseline]\npath = \"baseline.sqlite\"\nstep_p50_regression_max_pct = 0\nbusy_drop_max_pct = 0\n");
+  r = tracedoc({"check", kExample.string(), "--budget", base.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("PASS  baseline.step_p50_regression_max_pct    0.00%  <= 0%"), std::string::npos) << r.out;
+  // --baseline overrides the budget's path.
+  const fs::path no_path = dir.write("nopath.toml", "[baseline]\nstep_p95_regression_max_pct = 0\n");
+  r = tracedoc({"check", kExample.string(), "--budget", no_path.string(), "--baseline", kExample.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+}
+
+TEST(CliCheck, RefusedBudgetsAndUsage) {
+  TempDir dir;
+  const fs::path out = dir.path() / "check.txt";
+  const std::vector<std::pair<std::string, std::string>> budgets = {
+      {"[gpu]\nbusy_min = 80\n", "budget.toml: gpu.busy_min: unknown key"},
+      {"[[kernel]]\nname = \"(sgemm\"\ntotal_max_ms = 1\n", "budget.toml: kernel[0].name: bad regular expression '(sgemm'"},
+      {"[findings]\nforbid = [\"no_such_rule\"]\n", "budget.toml: findings.forbid: unknown rule 'no_such_rule'"},
+      {"[baseline]\npath = \"missing.json.gz\"\nbusy_drop_max_pct = 5\n",
+       "budget.toml: baseline.path: no such file or directory: " + (dir.path() / "missing.json.gz").string()},
+      {"[baseline]\nbusy_drop_max_pct = 5\n", "budget.toml: baseline: the [baseline] limits need a baseline trace"},
+  };
+  for (const auto& [text, message] : budgets) {
+    const fs::path budget = dir.write("budget.toml", text);
+    CliRun r = tracedoc({"check", kExample.string(), "--budget", budget.string(), "-o", out.string()});
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << text << " -> " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << text << ": output file written";
+  }
+  const fs::path ok = dir.write("ok.toml", "[steps]\np50_max_ms = 30\n");
+  const fs::path bad = dir.write("bad.json", "{\"traceEvents\": [");
+  CliRun r = tracedoc({"check", bad.string(), "--budget", ok.string(), "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = tracedoc({"check", kExample.string(), "--budget", (dir.path() / "none.toml").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("none.toml"), std::string::npos) << r.err;
+  r = tracedoc({"check", kExample.string(), "--budget", ok.string(), "--baseline", kExample.string()});
+  EXPECT_EQ(r.exit_code, 2);  // no [baseline] limit to compare
+  EXPECT_NE(r.err.find("sets no [baseline] limit"), std::string::npos) << r.err;
+  EXPECT_EQ(tracedoc({"check", kExample.string()}).exit_code, 2);                                     // no --budget
+  EXPECT_EQ(tracedoc({"check", "--budget", ok.string()}).exit_code, 2);                               // no INPUT
+  EXPECT_EQ(tracedoc({"check", kExample.string(), "--budget", ok.string(), "-f", "xml"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
+
+// `tracedoc export --to chrome`: an nsys export as a PyTorch profiler trace reads back with the same
+// kernel and API reports.
+namespace tracedoc::testing {
+namespace {
+
+TEST(CliExport, ChromeTraceReadsBackAsTheSameReports) {
+  TempDir dir;
+  const fs::path json = dir.path() / "toy.json";
+  CliRun r = tracedoc({"export", kExample.string(), "--to", "chrome", "-o", json.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* report : {"cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_size_sum"}) {
+    CliRun a = tracedoc({"stats", "-r", report, "-f", "csv", kExample.string()});
+    CliRun b = tracedoc({"stats", "-r", report, "-f", "csv", json.string()});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(a.out, b.out) << report;
+  }
+  EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "chrome", "-o", "-"}).exit_code, 2);
 }
 
 }  // namespace

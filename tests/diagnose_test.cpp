@@ -23,21 +23,6 @@ using diagnose::Severity;
 
 const fs::path kExample = fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_training.sqlite";
 
-const Finding* find(const Diagnosis& d, const std::string& id) {
-  for (const Finding& f : d.findings) {
-    if (f.id == id) return &f;
-  }
-  return nullptr;
-}
-
-double figure(const Finding& f, const std::string& key) {
-  for (const auto& g : f.figures) {
-    if (g.key == key) return g.value;
-  }
-  ADD_FAILURE() << f.id << " has no figure " << key;
-  return -1;
-}
-
 std::vector<std::string> ids(const Diagnosis& d) {
   std::vector<std::string> out;
   for (const Finding& f : d.findings) out.push_back(f.id);
@@ -71,7 +56,7 @@ TEST(Diagnose, BundledExample) {
   EXPECT_EQ(d.steps, 3);
   EXPECT_EQ(d.basis_ns, 72434547);  // the three detected steps, each to the end of its GPU work
   EXPECT_EQ(ids(d), (std::vector<std::string>{"comb_pattern", "gpu_idle", "sync_stall", "tensor_cores_unused", "pageable_memcpy"}));
-  const Finding* comb = find(d, "comb_pattern");
+  const Finding* comb = finding(d, "comb_pattern");
   ASSERT_NE(comb, nullptr);
   EXPECT_EQ(comb->severity, Severity::kCritical);
   EXPECT_EQ(comb->savings_ns, 55295335);
@@ -82,23 +67,23 @@ TEST(Diagnose, BundledExample) {
   EXPECT_NE(comb->title.find("the CPU is in data_wait"), std::string::npos) << comb->title;
   ASSERT_EQ(comb->ranges.size(), 3u);
 
-  const Finding* idle = find(d, "gpu_idle");
+  const Finding* idle = finding(d, "gpu_idle");
   ASSERT_NE(idle, nullptr);
   EXPECT_EQ(figure(*idle, "busy_ns") + figure(*idle, "long_gap_ns"), 72434547);  // no short gaps in this trace
 
-  const Finding* copies = find(d, "pageable_memcpy");
+  const Finding* copies = finding(d, "pageable_memcpy");
   ASSERT_NE(copies, nullptr);
   // gpu_copy_sum: Host-to-Device (Pageable) 5 copies ... and Device-to-Host (Pageable) 4: 97,517,584 B.
   EXPECT_EQ(figure(*copies, "copies"), 9);
   EXPECT_EQ(figure(*copies, "bytes"), 97517584);
   EXPECT_EQ(figure(*copies, "synchronous_copies"), 5);
 
-  const Finding* tc = find(d, "tensor_cores_unused");
+  const Finding* tc = finding(d, "tensor_cores_unused");
   ASSERT_NE(tc, nullptr);
   EXPECT_EQ(tc->offenders.size(), 2u);  // ampere_sgemm_64x64_nn, ampere_sgemm_128x64_tn
   EXPECT_EQ(tc->offenders[0].name, "ampere_sgemm_64x64_nn");
 
-  const Finding* sync = find(d, "sync_stall");
+  const Finding* sync = finding(d, "sync_stall");
   ASSERT_NE(sync, nullptr);
   EXPECT_EQ(figure(*sync, "calls"), 9);
 
@@ -113,7 +98,7 @@ TEST(Diagnose, DataLoaderWorkersMakeTheCombGoAway) {
   const fs::path samples = shared_dir() / "traces/kineto/kineto/tb_plugin/samples";
   const Trace& slow = load_kineto((samples / "resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").string());
   const Diagnosis d = diagnose::diagnose(slow, {});
-  const Finding* dl = find(d, "dataloader_bound");
+  const Finding* dl = finding(d, "dataloader_bound");
   ASSERT_NE(dl, nullptr);
   EXPECT_EQ(dl->severity, Severity::kCritical);
   // The GPU-idle part of the loading equals the plugin's DataLoader role summed over the six steps
@@ -124,15 +109,15 @@ TEST(Diagnose, DataLoaderWorkersMakeTheCombGoAway) {
   EXPECT_EQ(dl->savings_ns, role);
   EXPECT_EQ(figure(*dl, "calls"), 6);
   EXPECT_EQ(d.basis_ns, 1065553000);  // tb_gpu_metrics' window: the six steps stretched to their GPU work
-  const Finding* comb = find(d, "comb_pattern");
+  const Finding* comb = finding(d, "comb_pattern");
   ASSERT_NE(comb, nullptr);
   EXPECT_EQ(comb->offenders.at(0).name, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
-  EXPECT_NE(find(d, "tensor_cores_unused"), nullptr);  // FP32 cuDNN kernels on a V100
+  EXPECT_NE(finding(d, "tensor_cores_unused"), nullptr);  // FP32 cuDNN kernels on a V100
 
   const Trace& fast = load_kineto((samples / "resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz").string());
   const Diagnosis e = diagnose::diagnose(fast, {});
-  EXPECT_EQ(find(e, "dataloader_bound"), nullptr);
-  EXPECT_EQ(find(e, "comb_pattern"), nullptr);
+  EXPECT_EQ(finding(e, "dataloader_bound"), nullptr);
+  EXPECT_EQ(finding(e, "comb_pattern"), nullptr);
 }
 
 // PyTorch traces of CPU-only runs give no GPU findings (nothing at all here).
@@ -159,9 +144,9 @@ TEST(Diagnose, RuleSelectionParametersAndMinimumSavings) {
   strict.settings["comb_pattern"].params["min_gap_share"] = 0.9;  // the example's gaps are 78% of a step
   strict.settings["gpu_idle"].enabled = false;
   const Diagnosis b = diagnose::diagnose(t, strict);
-  EXPECT_EQ(find(b, "comb_pattern"), nullptr);
-  EXPECT_EQ(find(b, "gpu_idle"), nullptr);
-  EXPECT_NE(find(b, "sync_stall"), nullptr);
+  EXPECT_EQ(finding(b, "comb_pattern"), nullptr);
+  EXPECT_EQ(finding(b, "gpu_idle"), nullptr);
+  EXPECT_NE(finding(b, "sync_stall"), nullptr);
 
   diagnose::DiagnoseOptions quiet;
   quiet.min_savings_share = 0.5;  // only comb_pattern and gpu_idle save more than half the steps

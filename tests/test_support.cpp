@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -224,6 +225,21 @@ ReferenceTable read_reference_tsv(const fs::path& file) {
     out.rows.push_back(std::move(r));
   }
   return out;
+}
+
+const diagnose::Finding* finding(const diagnose::Diagnosis& d, const std::string& id) {
+  for (const diagnose::Finding& f : d.findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+double figure(const diagnose::Finding& f, const std::string& key) {
+  for (const diagnose::Figure& g : f.figures) {
+    if (g.key == key) return g.value;
+  }
+  ADD_FAILURE() << f.id << " has no figure " << key;
+  return -1;
 }
 
 Result<std::string> write_sql_export(const std::vector<fs::path>& scripts, const std::string& name) {

@@ -10,6 +10,7 @@
 
 #include "analysis/nsys_stats/registry.h"
 #include "common/status.h"
+#include "diagnose/engine.h"
 #include "model/trace.h"
 
 namespace tracedoc::testing {
@@ -64,6 +65,11 @@ struct ReferenceTable {
   std::vector<ReferenceRow> rows;             // in file order
 };
 ReferenceTable read_reference_tsv(const std::filesystem::path& file);
+
+// A diagnosis's finding of a rule (nullptr when it did not fire), and a figure of a finding (a
+// test failure when the finding has no such figure).
+const diagnose::Finding* finding(const diagnose::Diagnosis& d, const std::string& id);
+double figure(const diagnose::Finding& f, const std::string& key);
 
 // Runs SQL scripts, in order, into a fresh SQLite file in the temporary directory (as the sqlite3
 // shell would) and returns its path; `name` makes the file name unique per case. Used to build

@@ -1,8 +1,9 @@
-// `tracedoc export`: writes a trace in another format. Today: an Nsight Systems SQLite export, so
-// that a PyTorch profiler trace can be opened by `nsys stats`, `nsys analyze` and SQL written for
-// nsys exports (Chrome trace JSON, `--to chrome`, comes later).
+// `tracedoc export`: writes a trace in another format: an Nsight Systems SQLite export, so that a
+// PyTorch profiler trace can be opened by `nsys stats`, `nsys analyze` and SQL written for nsys
+// exports; or a PyTorch profiler (Kineto) Chrome trace, so that an nsys export opens in Perfetto,
+// chrome://tracing and the PyTorch tools (kineto_json_writer.h).
 //
-//   tracedoc export INPUT --to sqlite -o OUT.sqlite [--rank N] [--max-memory SIZE]
+//   tracedoc export INPUT --to sqlite|chrome -o OUT [--rank N] [--max-memory SIZE]
 //
 // The output is written whole or not at all (temporary file + rename); a bad input leaves no file.
 // Times of a PyTorch trace are written relative to a session start (nsys_sqlite_writer.h says how).
@@ -16,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/report_output.h"
 #include "ingest/nsys_sqlite_reader.h"
+#include "report/kineto_json_writer.h"
 #include "report/nsys_sqlite_writer.h"
 
 namespace tracedoc::cli {
@@ -31,11 +33,11 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& opt) {
-  if (opt.to != "sqlite") {
-    return fail(UsageError(fmt::format("export: unknown target '{}' (sqlite; chrome, a Chrome trace, comes later)", opt.to)));
+  if (opt.to != "sqlite" && opt.to != "chrome") {
+    return fail(UsageError(fmt::format("export: unknown target '{}' (sqlite or chrome)", opt.to)));
   }
   if (opt.output.empty() || opt.output == "-") {
-    return fail(UsageError("export: -o OUT.sqlite is required (an SQLite file cannot go to stdout)"));
+    return fail(UsageError("export: -o OUT is required (the output is written whole or not at all, not to stdout)"));
   }
   if (opt.input.empty()) return fail(UsageError("export: an INPUT file is required"));
   // The input is never modified, not even by naming it as the output.
@@ -49,7 +51,7 @@ int run_export(const ExportOptions& opt) {
   in.max_memory = opt.max_memory;
   auto loaded = load_input(in, kLoadAll);
   if (!loaded.ok()) return fail(loaded.status());
-  Status st = write_nsys_sqlite(loaded->trace, opt.output);
+  Status st = opt.to == "sqlite" ? write_nsys_sqlite(loaded->trace, opt.output) : write_kineto_json(loaded->trace, opt.output);
   if (!st.ok()) return fail(st);
   return kExitOk;
 }
@@ -58,11 +60,11 @@ int run_export(const ExportOptions& opt) {
 
 std::function<int()> add_export_command(CLI::App& app) {
   auto opt = std::make_shared<ExportOptions>();
-  CLI::App* cmd = app.add_subcommand("export", "Write a trace as an Nsight Systems SQLite export (nsys stats / analyze read it)");
+  CLI::App* cmd = app.add_subcommand("export", "Write a trace as an Nsight Systems SQLite export or a PyTorch profiler Chrome trace");
   cmd->add_option("input", opt->input,
                   "Nsight Systems export or report, PyTorch profiler trace (.json, .json.gz) or a directory of "
                   "per-rank PyTorch traces");
-  cmd->add_option("--to", opt->to, "Output format: sqlite (an nsys export; chrome, a Chrome trace, comes later)")->required();
+  cmd->add_option("--to", opt->to, "Output format: sqlite (an nsys export) or chrome (a PyTorch profiler / Chrome trace JSON)")->required();
   cmd->add_option("-o,--output", opt->output, "Output file, written whole or not at all")->required();
   cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (default: all ranks, merged)");
   cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   auto summary = add_summary_command(app);
   auto diagnose = add_diagnose_command(app);
   auto export_trace = add_export_command(app);
+  auto check = add_check_command(app);
+  auto synth = add_synth_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -36,5 +38,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("summary")) return summary();
   if (app.got_subcommand("diagnose")) return diagnose();
   if (app.got_subcommand("export")) return export_trace();
+  if (app.got_subcommand("check")) return check();
+  if (app.got_subcommand("synth")) return synth();
   return kExitBadInput;
 }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <toml++/toml.h>
 
+#include "common/toml_file.h"
 #include "diagnose/context.h"
 #include "diagnose/rules.h"
 
@@ -71,13 +71,9 @@ Status check_options(const DiagnoseOptions& options) {
 }
 
 Status load_config(const std::string& path, DiagnoseOptions& options) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {  // toml++ reports syntax errors (and unreadable files) by exception
-    if (e.source().begin.line == 0) return BadInput(fmt::format("{}: {}", path, e.description()));
-    return BadInput(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
-  }
+  auto parsed = read_toml_file(path);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
   for (const auto& [key, node] : root) {
     const std::string section(key.str());
     if (section == "steps") {

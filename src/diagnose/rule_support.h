@@ -1,6 +1,7 @@
 // Small pieces the rule files share: GPU busy time per owner, gaps inside windows, percentages.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -60,6 +61,14 @@ inline double coefficient_of_variation(const std::vector<int64_t>& v) {
   for (int64_t x : v) var += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean);
   var /= static_cast<double>(v.size() - 1);
   return std::sqrt(var) / mean;
+}
+
+// Orders offenders by time (then name) and keeps the `n` largest.
+inline void keep_top(std::vector<Offender>& offenders, size_t n) {
+  std::sort(offenders.begin(), offenders.end(), [](const Offender& a, const Offender& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  if (offenders.size() > n) offenders.resize(n);
 }
 
 // Fills the figures every finding shares and its severity from the savings.

@@ -33,8 +33,7 @@ void exposed_comm(Context& ctx, const Params& p, std::vector<Finding>& out) {
       o.total_ns = sat_add(o.total_ns, sat_sub(it.end, it.start));
     }
     for (auto& [id, o] : kernels) f.offenders.push_back(o);
-    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
-    if (f.offenders.size() > 5) f.offenders.resize(5);
+    keep_top(f.offenders, 5);
     f.title = fmt::format("exposed communication: {} of collective time runs with no computation beside it ({} of the {}, {} hidden)",
                           human_duration(exposed), human_percent(share), ctx.steps() ? "steps" : "run",
                           human_percent(share_of(c.overlap, c.communication)));
@@ -87,8 +86,7 @@ void straggler(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.offenders.push_back({r.label, 1, r.compute, fmt::format("compute {}, communication {}", human_duration(r.compute),
                                                                human_duration(r.communication))});
   }
-  std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
-  if (f.offenders.size() > 8) f.offenders.resize(8);
+  keep_top(f.offenders, 8);
   f.title = fmt::format("straggler: {} computes {:.2f}x as long as the median rank ({} more); the others wait in collectives",
                         slowest->second.label, ratio, human_duration(f.savings_ns));
   f.confidence = 0.7;

@@ -183,48 +183,52 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     for (const pytorch::GpuWorkItem& it : u.items) {
       if (it.kind != pytorch::WorkKind::kKernel) continue;
       kernel_ns.push_back(sat_sub(it.end, it.start));
-      if (sat_sub(it.end, it.start) < static_cast<int64_t>(p.get("short_kernel_ns"))) ++short_kernels;
+      if (kernel_ns.back() < static_cast<int64_t>(p.get("short_kernel_ns"))) ++short_kernels;
       if (it.launch >= 0) launch_ns.push_back(sat_sub(it.launch_end, it.launch_start));
     }
     if (kernel_ns.size() < 100 || launch_ns.size() < kernel_ns.size() / 2) continue;
     const double short_share = static_cast<double>(short_kernels) / static_cast<double>(kernel_ns.size());
     if (short_share < p.get("min_short")) continue;
+    // The signature: many short idle stretches between kernels, each about one launch long; long
+    // gaps are the CPU's other work (gpu_idle, comb_pattern).
     const std::vector<Interval> windows = ctx.unit_windows(u);
     const int64_t window_ns = total_length(windows);
-    const std::vector<Interval> idle = idle_within(u.busy(), windows);
-    const double idle_share = share_of(total_length(idle), window_ns);
-    if (idle_share < p.get("min_idle")) continue;
-    // The launch queue of the busiest stream: near empty when the CPU only just keeps the GPU fed.
-    double queue = 0;
-    size_t most = 0;
+    std::vector<Interval> bubbles;
+    for (const Interval& g : idle_within(u.busy(), windows)) {
+      if (g.length() <= static_cast<int64_t>(p.get("max_gap_ns"))) bubbles.push_back(g);
+    }
+    const int64_t bubble_ns = total_length(bubbles);
+    const double bubble_share = share_of(bubble_ns, window_ns);
+    if (bubble_share < p.get("min_bubble")) continue;
+    // The launch queue of the busiest stream, for the evidence: near empty when launches cannot
+    // keep ahead of the GPU.
     std::map<int32_t, size_t> per_stream;
     for (const pytorch::GpuWorkItem& it : u.items) ++per_stream[it.stream];
     int32_t busiest = 0;
+    size_t most = 0;
     for (const auto& [s, n] : per_stream) {
       if (n > most) most = n, busiest = s;
     }
+    double queue = 0;
     for (const pytorch::StreamQueue& q : pytorch::queue_length_summary(ctx.trace(), u)) {
       if (q.stream == busiest) queue = q.time_weighted_mean;
     }
-    if (queue > p.get("max_queue")) continue;
-    std::vector<Interval> bubbles;
-    for (const Interval& g : idle) {
-      if (g.length() <= static_cast<int64_t>(p.get("max_gap_ns"))) bubbles.push_back(g);
-    }
     Finding f;
     f.scope = ctx.unit_label(u);
-    f.savings_ns = total_length(bubbles);
+    f.savings_ns = bubble_ns;
     rate(f, ctx, p.warning(), p.critical());
     const int64_t median_kernel = median_of(kernel_ns), median_launch = median_of(launch_ns);
-    f.title = fmt::format("launch-bound: {} kernels, median {} on the GPU vs {} to launch; the GPU idles {} between them",
-                          kernel_ns.size(), human_duration(median_kernel), human_duration(median_launch), human_percent(idle_share));
+    f.title = fmt::format("launch-bound: {} of {} kernels shorter than {} (median {}, launch call {}); the GPU idles {} in {} gaps between them",
+                          short_kernels, kernel_ns.size(), human_duration(static_cast<int64_t>(p.get("short_kernel_ns"))),
+                          human_duration(median_kernel), human_duration(median_launch), human_percent(bubble_share), bubbles.size());
     f.confidence = median_launch >= median_kernel ? 0.85 : 0.6;
     f.figures = {{"kernels", static_cast<double>(kernel_ns.size()), "count"},
                  {"short_kernel_share", short_share, "fraction"},
                  {"median_kernel_ns", static_cast<double>(median_kernel), "ns"},
                  {"median_launch_ns", static_cast<double>(median_launch), "ns"},
-                 {"idle_share", idle_share, "fraction"},
-                 {"launch_bubbles_ns", static_cast<double>(f.savings_ns), "ns"},
+                 {"launch_bubbles", static_cast<double>(bubbles.size()), "count"},
+                 {"launch_bubble_ns", static_cast<double>(bubble_ns), "ns"},
+                 {"launch_bubble_share", bubble_share, "fraction"},
                  {"queue_length_mean", queue, "count"}};
     f.ranges = longest_ranges(bubbles, 3, ctx.unit_label(u), "launch bubble");
     f.remedy =

@@ -85,10 +85,7 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.savings_ns = IntervalSet::busy_union(bubbles[owner]).total();
     rate(f, ctx, p.warning(), p.critical());
     if (f.savings_share < p.get("min_share")) continue;
-    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& x, const Offender& y) {
-      return x.total_ns != y.total_ns ? x.total_ns > y.total_ns : x.name < y.name;
-    });
-    if (f.offenders.size() > 5) f.offenders.resize(5);
+    keep_top(f.offenders, 5);
     f.scope = ctx.pytorch() ? (owner > 0 ? fmt::format("rank {}", t.rank_of_tag(owner)) : std::string("trace"))
                             : fmt::format("pid {}", pid_of(owner));
     const int64_t steps = ctx.steps() ? static_cast<int64_t>(ctx.windows_of(owner).size()) : 0;
@@ -148,7 +145,7 @@ void memcpy_heavy(Context& ctx, const Params& p, std::vector<Finding>& out) {
       if (link.known()) detail += fmt::format(" ({:.0f}% of {})", 100.0 * gbps * 1e9 / link.peak_bytes_per_s, link.name);
       f.offenders.push_back({name, d.count, d.ns, detail});
     }
-    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
+    keep_top(f.offenders, f.offenders.size());
     f.title = fmt::format("host<->device copies take {} of the {} with no kernel running ({})", human_percent(share),
                           ctx.steps() ? "steps" : "run", human_duration(exposed.total()));
     f.confidence = 0.75;

@@ -30,8 +30,8 @@ bool contains_any(const std::string& s, std::initializer_list<std::string_view> 
   return false;
 }
 
-// A kernel name shortened for a one-line list: up to the template or argument list, at most 90 chars.
-std::string short_kernel_name(std::string_view name) {
+// A kernel name for a one-line list: at most 90 characters.
+std::string clipped_name(std::string_view name) {
   std::string s(name);
   if (s.size() > 90) s = s.substr(0, 89) + "…";
   return s;
@@ -117,7 +117,7 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
     if (outliers == 0) continue;
     kernels_hit += outliers;
     f.savings_ns = sat_add(f.savings_ns, excess);
-    f.offenders.push_back({short_kernel_name(t.str(std::get<0>(key))), outliers, excess,
+    f.offenders.push_back({clipped_name(t.str(std::get<0>(key))), outliers, excess,
                            fmt::format("{} of {} instances above {}: median {}, max {}; grid {}x{}x{}, block {}x{}x{}", outliers,
                                        rows.size(), human_duration(static_cast<int64_t>(limit)), human_duration(med),
                                        human_duration(longest), std::get<1>(key), std::get<2>(key), std::get<3>(key),
@@ -126,11 +126,8 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
   if (f.offenders.empty()) return;
   rate(f, ctx, p.warning(), p.critical());
   if (f.savings_share < p.get("min_share")) return;
-  std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
   const size_t groups_hit = f.offenders.size();
-  if (f.offenders.size() > 5) f.offenders.resize(5);
+  keep_top(f.offenders, 5);
   f.scope = "trace";
   f.title = fmt::format("long tail: {} kernel instances run far longer than their median ({} kernels; {} above the median)",
                         kernels_hit, groups_hit, human_duration(f.savings_ns));
@@ -196,10 +193,10 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
       const int64_t saved = static_cast<int64_t>(static_cast<double>(g.ns) * std::max(waste, 0.1));
       f.savings_ns = sat_add(f.savings_ns, saved);
       affected = sat_add(affected, g.ns);
-      f.offenders.push_back({short_kernel_name(t.str(name)), g.count, g.ns, detail});
+      f.offenders.push_back({clipped_name(t.str(name)), g.count, g.ns, detail});
     }
     if (f.offenders.empty()) continue;
-    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
+    keep_top(f.offenders, f.offenders.size());
     f.scope = ctx.unit_label(u);
     rate(f, ctx, p.warning(), p.critical());
     f.title = fmt::format("kernel configuration: {} kernel{} with {} of the kernel time use the GPU poorly ({})", f.offenders.size(),
@@ -239,7 +236,7 @@ void layout_overhead(Context& ctx, const Params& p, std::vector<Finding>& out) {
         const int32_t op = ctx.op_links().launching_op(pytorch::GpuKind::kKernel, it.row);
         if (op != pytorch::kNoRow) site = std::string(t.str(t.pytorch.ops.name[static_cast<size_t>(op)]));
       }
-      const std::string key = short_kernel_name(t.str(name)) + (site.empty() ? "" : " (" + site + ")");
+      const std::string key = clipped_name(t.str(name)) + (site.empty() ? "" : " (" + site + ")");
       Offender& o = by_site[key];
       o.name = key;
       ++o.count;
@@ -252,8 +249,7 @@ void layout_overhead(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.savings_ns = layout / 2;  // half: some copies are needed (dtype changes, real reshapes)
     rate(f, ctx, p.warning(), p.critical());
     for (auto& [key, o] : by_site) f.offenders.push_back(o);
-    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
-    if (f.offenders.size() > 5) f.offenders.resize(5);
+    keep_top(f.offenders, 5);
     f.title = fmt::format("layout overhead: transpose / copy kernels take {} of the kernel time ({})", human_percent(share),
                           human_duration(layout));
     f.confidence = 0.5;
@@ -289,7 +285,7 @@ void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& ou
         continue;
       }
       Offender& o = slow[k.name[it.row]];
-      o.name = short_kernel_name(name);
+      o.name = clipped_name(name);
       ++o.count;
       o.total_ns = sat_add(o.total_ns, sat_sub(it.end, it.start));
     }
@@ -302,8 +298,7 @@ void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& ou
     f.savings_ns = static_cast<int64_t>(static_cast<double>(simt) * (1.0 - 1.0 / std::max(1.0, p.get("speedup"))));
     rate(f, ctx, p.warning(), p.critical());
     for (auto& [id, o] : slow) f.offenders.push_back(o);
-    std::sort(f.offenders.begin(), f.offenders.end(), [](const Offender& a, const Offender& b) { return a.total_ns > b.total_ns; });
-    if (f.offenders.size() > 5) f.offenders.resize(5);
+    keep_top(f.offenders, 5);
     f.title = fmt::format("tensor cores unused: {} of the matrix-multiply/convolution time ({}) runs on kernels without them",
                           human_percent(1.0 - tc_share), human_duration(simt));
     f.confidence = 0.6;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ingest/json_cursor.h"
+#include "model/kernel_names.h"
 
 namespace tracedoc::kineto {
 
@@ -58,25 +59,6 @@ CopyDescription describe_copy(std::string_view name) {
     d.dst = mem_kind_from(name.substr(arrow + 2, close - arrow - 2));
   }
   return d;
-}
-
-// nsys's shortName for a demangled kernel name: the function's own name without namespace, return
-// type, template arguments or parameters ("void at::native::foo<4>(int)" -> "foo").
-std::string_view short_kernel_name(std::string_view s) {
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  auto strip_group = [&](char open, char close) {
-    if (s.empty() || s.back() != close) return;
-    int depth = 0;
-    for (size_t i = s.size(); i-- > 0;) {
-      if (s[i] == close) ++depth;
-      else if (s[i] == open && --depth == 0) { s = s.substr(0, i); return; }
-    }
-  };
-  strip_group('(', ')');
-  strip_group('<', '>');
-  if (size_t colons = s.rfind("::"); colons != std::string_view::npos) s = s.substr(colons + 2);
-  if (size_t space = s.rfind(' '); space != std::string_view::npos) s = s.substr(space + 1);
-  return s.empty() ? std::string_view{} : s;
 }
 
 int32_t sync_type_from(std::string_view name) {

@@ -8,6 +8,7 @@
 #include "common/human_units.h"
 #include "diagnose/rules.h"
 #include "report/json_object.h"
+#include "report/markdown.h"
 
 namespace tracedoc {
 
@@ -43,16 +44,6 @@ std::string header(const Diagnosis& d) {
                      d.rules_run.size());
 }
 
-// Escapes a cell of a markdown table (pipes, line breaks).
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -145,7 +136,7 @@ std::string diagnose_json(const std::vector<Diagnosis>& diagnoses) {
 std::string diagnose_markdown(const std::vector<Diagnosis>& diagnoses) {
   std::string out;
   for (const Diagnosis& d : diagnoses) {
-    out += fmt::format("### tracedoc diagnose: `{}`\n\n", md_cell(d.input));
+    out += fmt::format("### tracedoc diagnose: `{}`\n\n", markdown_cell(d.input));
     out += header(d).substr(d.input.size() + 2) + "\n\n";
     if (d.findings.empty()) {
       out += "No problem found.\n\n";
@@ -153,16 +144,16 @@ std::string diagnose_markdown(const std::vector<Diagnosis>& diagnoses) {
     }
     out += "| Severity | Rule | Where | Finding | Saves up to |\n|---|---|---|---|---|\n";
     for (const Finding& f : d.findings) {
-      out += fmt::format("| {} | `{}` | {} | {} | {} |\n", diagnose::severity_name(f.severity), f.id, md_cell(f.scope),
-                         md_cell(f.title), savings_text(f));
+      out += fmt::format("| {} | `{}` | {} | {} | {} |\n", diagnose::severity_name(f.severity), f.id, markdown_cell(f.scope),
+                         markdown_cell(f.title), savings_text(f));
     }
     out += "\n";
     for (const Finding& f : d.findings) {
-      out += fmt::format("<details><summary><code>{}</code>: {}</summary>\n\n", f.id, md_cell(f.title));
+      out += fmt::format("<details><summary><code>{}</code>: {}</summary>\n\n", f.id, markdown_cell(f.title));
       for (const diagnose::Figure& g : f.figures) out += fmt::format("- {}: {}\n", g.key, figure_value(g));
       for (const diagnose::Offender& o : f.offenders) {
-        out += fmt::format("- `{}` ×{}, {}{}\n", md_cell(o.name), o.count, human_duration(o.total_ns),
-                           o.detail.empty() ? "" : " — " + md_cell(o.detail));
+        out += fmt::format("- `{}` ×{}, {}{}\n", markdown_cell(o.name), o.count, human_duration(o.total_ns),
+                           o.detail.empty() ? "" : " — " + markdown_cell(o.detail));
       }
       out += "\n**Remedy:** " + f.remedy + "\n\n</details>\n\n";
     }

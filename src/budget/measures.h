@@ -1,0 +1,70 @@
+// The figures a budget limits, measured on one trace with the analyses the other commands use, so
+// that `tracedoc check` and `summary` / `diagnose` / `stats` never disagree about a number:
+//  - steps: the step windows of the diagnosis (diagnose::Context: ProfilerStep#N, the marker, or
+//    detected steps, each stretched to the end of the GPU work it launched and starting no earlier
+//    than the previous step ended), every process's (rank's) steps pooled;
+//  - per GPU (diagnose::Context's units: rank or process, and device): the union of its kernels,
+//    copies and memsets, and of its host<->device copies, inside its owner's step windows, or inside
+//    its own span when the trace has no steps (gpu_idle's basis);
+//  - memory: the peak of allocated GPU memory per process and device (analysis/gpu_memory.h, as
+//    gpu_mem_sum and summary report it);
+//  - kernels: count and summed duration of the kernels whose demangled name a [[kernel]] regex
+//    finds (as cuda_gpu_kern_sum sums them), and of all kernels;
+//  - findings: diagnose::diagnose with the forbidden rules.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "budget/budget.h"
+#include "diagnose/engine.h"
+#include "model/trace.h"
+
+namespace tracedoc::budget {
+
+struct GpuMeasure {
+  std::string label;      // "pid 4242 GPU 0 (NVIDIA A100-SXM4-80GB)", "rank 1 GPU 1 (...)"
+  int64_t window_ns = 0;  // its owner's step windows, or its own span without steps
+  int64_t busy_ns = 0;    // union of its kernels, copies and memsets inside the windows
+  int64_t copy_ns = 0;    // union of its host<->device copies inside the windows
+  double busy_pct() const;
+  double copy_pct() const;
+};
+
+struct MemoryMeasure {
+  std::string label;  // as GpuMeasure's
+  int64_t peak_bytes = 0;
+};
+
+struct KernelMeasure {  // one per Budget::kernels entry, in order
+  int64_t count = 0, total_ns = 0;
+};
+
+struct Measures {
+  std::string input;
+  std::string step_source;        // "ProfilerStep", "marker", "detected"; empty without steps
+  std::vector<int64_t> step_ns;   // the step windows' lengths, ascending
+  std::vector<GpuMeasure> gpus;   // ordered by (rank or process, device)
+  bool memory_recorded = false;   // the trace holds GPU memory events
+  std::vector<MemoryMeasure> memory;
+  int64_t kernel_total_ns = 0;    // every kernel's duration, summed
+  std::vector<KernelMeasure> kernels;
+  std::optional<diagnose::Diagnosis> diagnosis;  // the forbidden rules' findings
+
+  // The step time below which `pct` percent of the steps lie (nearest rank: the ceil(pct/100 * n)-th
+  // smallest, so p50 is the lower middle of an even count, as diagnose's medians); 0 without steps.
+  int64_t step_percentile(int pct) const;
+  // Busy share of all GPUs together (their busy time over their windows), for baseline comparisons:
+  // it does not depend on process ids, which change from run to run.
+  double overall_busy_pct() const;
+};
+
+// What to measure: everything the budget limits, or only what its baseline limits compare (steps
+// and GPU busy time).
+enum class MeasureScope : uint8_t { kAll, kBaseline };
+
+Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope = MeasureScope::kAll);
+
+}  // namespace tracedoc::budget

@@ -1,0 +1,123 @@
+// `tracedoc check`: a CI gate. Holds the figures of a trace against a budget file (step time, GPU
+// busy share, copies, memory, kernel time, forbidden findings, regression against a baseline trace;
+// src/budget/budget.h, docs/check.md).
+//
+//   tracedoc check INPUT --budget FILE [-f column|json|markdown] [-o FILE] [--baseline PATH]
+//                  [--rank N] [--step-marker NAME]
+//
+// Exit codes: 0 every check passed (or the budget sets none), 1 a check failed, 2 bad input, bad
+// budget or usage (nothing is written then).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "budget/budget.h"
+#include "budget/evaluate.h"
+#include "budget/measures.h"
+#include "cli/commands.h"
+#include "cli/report_output.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/check_writer.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct CheckCommandOptions {
+  std::string input;
+  std::string budget;
+  std::string baseline;
+  std::string format = "column";
+  std::string output = "-";
+  std::string step_marker;
+  std::string max_memory;
+  int64_t rank = -1;
+};
+
+// Every table a budget's figures read: GPU work, API calls (launch links, steps), ranges (steps,
+// markers, call sites of findings), GPU memory.
+constexpr uint32_t kCheckTables = kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory;
+
+Result<Trace> read_trace(const CheckCommandOptions& opt, const std::string& path) {
+  InputOptions in;
+  in.input = path;
+  in.rank = opt.rank;
+  in.max_memory = opt.max_memory;
+  auto loaded = load_input(in, kCheckTables);
+  if (!loaded.ok()) return loaded.status();
+  return std::move(loaded->trace);
+}
+
+// The baseline trace to compare with, decided before any trace is read so that a budget that
+// cannot be checked fails fast. Empty when the budget sets no [baseline] limit.
+Result<std::string> baseline_path(const CheckCommandOptions& opt, const budget::Budget& b) {
+  if (!opt.baseline.empty() && !b.compares_baseline()) {
+    return UsageError(fmt::format("check: --baseline {}: the budget {} sets no [baseline] limit", opt.baseline, b.path));
+  }
+  if (!b.compares_baseline()) return std::string();
+  const std::string path = opt.baseline.empty() ? b.baseline_path : opt.baseline;
+  const std::string key = opt.baseline.empty() ? fmt::format("{}: baseline.path", b.path) : std::string("--baseline");
+  if (path.empty()) {
+    return BadInput(fmt::format("{}: baseline: the [baseline] limits need a baseline trace: set path, or pass --baseline", b.path));
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return BadInput(fmt::format("{}: no such file or directory: {}", key, path));
+  return path;
+}
+
+int run_check(const CheckCommandOptions& opt) {
+  if (opt.input.empty()) return fail(UsageError("check: INPUT is required"));
+  if (opt.budget.empty()) return fail(UsageError("check: --budget FILE is required"));
+  if (opt.format != "column" && opt.format != "text" && opt.format != "json" && opt.format != "markdown") {
+    return fail(UsageError(fmt::format("check: unknown format '{}' (column, json or markdown)", opt.format)));
+  }
+  auto loaded_budget = budget::load_budget(opt.budget);
+  if (!loaded_budget.ok()) return fail(loaded_budget.status());
+  budget::Budget& b = *loaded_budget;
+  if (!opt.step_marker.empty()) b.step_marker = opt.step_marker;
+  const auto base_path = baseline_path(opt, b);
+  if (!base_path.ok()) return fail(base_path.status());
+
+  auto trace = read_trace(opt, opt.input);
+  if (!trace.ok()) return fail(trace.status());
+  const budget::Measures current = budget::measure(*trace, b);
+  std::optional<budget::Measures> base;
+  if (!base_path->empty()) {
+    auto base_trace = read_trace(opt, *base_path);
+    if (!base_trace.ok()) return fail(base_trace.status());
+    base = budget::measure(*base_trace, b, budget::MeasureScope::kBaseline);
+  }
+  const budget::CheckReport report = budget::evaluate(b, current, base ? &*base : nullptr);
+
+  std::string text;
+  if (opt.format == "json") {
+    text = check_json(report);
+  } else if (opt.format == "markdown") {
+    text = check_markdown(report);
+  } else {
+    text = check_text(report);
+  }
+  if (Status st = write_text(opt.output, text); !st.ok()) return fail(st);
+  return report.failed() == 0 ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+std::function<int()> add_check_command(CLI::App& app) {
+  auto opt = std::make_shared<CheckCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("check", "CI gate: hold a trace against a budget file; exit 1 when a check fails");
+  cmd->add_option("input", opt->input, "Trace: nsys export, PyTorch trace or rank directory");
+  cmd->add_option("--budget", opt->budget, "TOML budget file: [steps], [gpu], [copies], [memory], [[kernel]], [findings], [baseline]");
+  cmd->add_option("--baseline", opt->baseline, "Baseline trace for the [baseline] limits (instead of the budget's baseline.path)");
+  cmd->add_option("-f,--format", opt->format, "column (default), json (schema_version 1) or markdown");
+  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
+  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (of the baseline too)");
+  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  return [opt] { return run_check(*opt); };
+}
+
+}  // namespace tracedoc::cli
