@@ -58,7 +58,11 @@ std::string diagnose_text(const std::vector<Diagnosis>& diagnoses) {
     }
     for (const Finding& f : d.findings) {
       out += fmt::format("\n{:<8} {}  [{}]  {}\n", upper(diagnose::severity_name(f.severity)), f.id, f.scope, f.title);
-      out += fmt::format("  saves up to {}, confidence {}\n", savings_text(f), diagnose::confidence_label(f.confidence));
+      if (f.time_based) {
+        out += fmt::format("  saves up to {}, confidence {}\n", savings_text(f), diagnose::confidence_label(f.confidence));
+      } else {
+        out += fmt::format("  a memory problem (no time estimate), confidence {}\n", diagnose::confidence_label(f.confidence));
+      }
       if (!f.figures.empty()) {
         std::string line = "  evidence:";
         for (size_t i = 0; i < f.figures.size(); ++i) {
@@ -101,6 +105,7 @@ std::string diagnose_json(const std::vector<Diagnosis>& diagnoses) {
       j.field("confidence", f.confidence);
       j.field("scope", f.scope);
       j.field("title", f.title);
+      j.flag("time_based", f.time_based);
       j.field("savings_ns", f.savings_ns);
       j.field("savings_share", f.savings_share);
       j.key("figures");
@@ -145,7 +150,7 @@ std::string diagnose_markdown(const std::vector<Diagnosis>& diagnoses) {
     out += "| Severity | Rule | Where | Finding | Saves up to |\n|---|---|---|---|---|\n";
     for (const Finding& f : d.findings) {
       out += fmt::format("| {} | `{}` | {} | {} | {} |\n", diagnose::severity_name(f.severity), f.id, markdown_cell(f.scope),
-                         markdown_cell(f.title), savings_text(f));
+                         markdown_cell(f.title), f.time_based ? savings_text(f) : std::string("(memory)"));
     }
     out += "\n";
     for (const Finding& f : d.findings) {

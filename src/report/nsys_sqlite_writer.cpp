@@ -76,6 +76,13 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
   domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,
   int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
 )SQL";
+// GPU memory allocations and frees (nsys --cuda-memory-usage=true); memoryOperationType 0
+// allocation, 1 deallocation.
+constexpr const char* kMemoryUsageSchema = R"SQL(
+CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER,
+  contextId INTEGER, address INTEGER, pc INTEGER, bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER,
+  name TEXT, correlationId INTEGER, streamId INTEGER);
+)SQL";
 constexpr const char* kOsrtSchema = R"SQL(
 CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
   nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL,
@@ -241,6 +248,29 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     for (size_t r = 0; r < n.size(); ++r) {
       ins.i(at(n.start[r])).maybe(at(n.end[r]), kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue).maybe(n.text[r], kNoStr)
           .i(n.global_tid[r]).maybe(n.end_global_tid[r], kNoValue).maybe(n.domain_id[r], kNoValue);
+      ok &= ins.run();
+    }
+  }
+  // GPU memory: an nsys export's own events, or a PyTorch trace's caching-allocator events on a GPU
+  // (device type 0 is the CPU), each as an allocation or a free of its size. nsys records no
+  // running total, so the allocator's totals are not carried over: the memory reports then count
+  // from 0 at the first event, as they do for nsys exports.
+  const auto& al = tr.pytorch.allocator;
+  size_t gpu_allocator_events = 0;
+  for (size_t r = 0; r < al.size(); ++r) gpu_allocator_events += al.device_type[r] != 0 && al.bytes[r] != kNoValue ? 1 : 0;
+  if (const auto& e = tr.memory; table(e.size() + gpu_allocator_events, kMemoryUsageSchema)) {
+    Insert ins(db, "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (" + placeholders(12) + ")");
+    for (size_t r = 0; r < e.size(); ++r) {
+      ins.i(at(e.time[r])).i(e.global_pid[r]).i(e.device[r]).null().i(e.address[r]).null().i(e.bytes[r]).i(e.mem_kind[r])
+          .i(e.operation[r]).null().maybe(e.correlation[r], kNoValue).null();
+      ok &= ins.run();
+    }
+    for (size_t r = 0; r < al.size(); ++r) {
+      if (al.device_type[r] == 0 || al.bytes[r] == kNoValue) continue;
+      const int64_t bytes = al.bytes[r];
+      ins.i(at(al.time[r])).i(global_pid_of(al.global_tid[r])).i(al.device_id[r]).null()
+          .maybe(al.address[r], kNoValue).null().i(bytes < 0 ? sat_sub(0, bytes) : bytes)
+          .i(static_cast<int64_t>(MemKind::kDevice)).i(bytes < 0 ? 1 : 0).null().null().null();
       ok &= ins.run();
     }
   }
