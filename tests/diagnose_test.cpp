@@ -120,6 +120,25 @@ TEST(Diagnose, DataLoaderWorkersMakeTheCombGoAway) {
   EXPECT_EQ(finding(e, "comb_pattern"), nullptr);
 }
 
+// Launch-bound means the GPU waited for launches: on TraceLens' H100 Falconsai inference the median
+// kernel runs 8 µs and most of the step passes in short gaps ending with a kernel still being
+// launched; on HTA's trace_diff
+// control the gaps between short kernels are dependency waits with ~40 launches queued.
+TEST(Diagnose, LaunchBoundNeedsTheGpuToWaitForTheLaunch) {
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
+  const fs::path traces = shared_dir() / "traces/kineto";
+  const Diagnosis yes =
+      diagnose::diagnose(load_kineto((traces / "TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz").string()), {});
+  const Finding* f = finding(yes, "launch_bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(figure(*f, "short_kernel_share"), 0.5);
+  EXPECT_LT(figure(*f, "median_kernel_ns"), 10000);
+  EXPECT_GT(figure(*f, "launch_bubble_share"), 0.5);
+  const Diagnosis no = diagnose::diagnose(load_kineto((traces / "HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz").string()), {});
+  EXPECT_EQ(finding(no, "launch_bound"), nullptr);
+  EXPECT_NE(finding(no, "exposed_comm"), nullptr);
+}
+
 // PyTorch traces of CPU-only runs give no GPU findings (nothing at all here).
 TEST(Diagnose, CpuOnlyTracesHaveNoGpuFindings) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";

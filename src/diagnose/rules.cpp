@@ -38,7 +38,7 @@ std::vector<RuleDef> make_rules() {
       {"launch_bound", "many short kernels with the GPU idle between them: launch overhead dominates",
        {{"short_kernel_ns", 10000, "a kernel shorter than this is short"},
         {"min_short", 0.5, "share of kernels that are short"},
-        {"max_gap_ns", 100000, "idle gaps up to this long are launch bubbles"},
+        {"max_gap_ns", 100000, "idle gaps up to this long, ended by an operation still being launched when the GPU went idle, are launch bubbles"},
         {"min_bubble", 0.10, "launch bubbles' share of the steps"}},
        launch_bound},
       {"layout_overhead", "a large share of GPU time in transpose / copy / contiguous kernels",

@@ -189,13 +189,23 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     if (kernel_ns.size() < 100 || launch_ns.size() < kernel_ns.size() / 2) continue;
     const double short_share = static_cast<double>(short_kernels) / static_cast<double>(kernel_ns.size());
     if (short_share < p.get("min_short")) continue;
-    // The signature: many short idle stretches between kernels, each about one launch long; long
-    // gaps are the CPU's other work (gpu_idle, comb_pattern).
+    // The signature: many short idle stretches between kernels in which the GPU waits for the next
+    // launch: the operation that ends the gap was still being launched when the GPU went idle (its
+    // call ended after the gap began). A gap whose next operation was queued before it is a
+    // dependency wait, not launch overhead; long gaps are the CPU's other work (gpu_idle).
     const std::vector<Interval> windows = ctx.unit_windows(u);
     const int64_t window_ns = total_length(windows);
     std::vector<Interval> bubbles;
     for (const Interval& g : idle_within(u.busy(), windows)) {
-      if (g.length() <= static_cast<int64_t>(p.get("max_gap_ns"))) bubbles.push_back(g);
+      if (g.length() > static_cast<int64_t>(p.get("max_gap_ns"))) continue;
+      // The operations that start when the gap ends (items are sorted by start).
+      auto it = std::lower_bound(u.items.begin(), u.items.end(), g.end,
+                                 [](const pytorch::GpuWorkItem& x, TimeNs t) { return x.start < t; });
+      bool waited_for_launch = false;
+      for (; it != u.items.end() && it->start == g.end; ++it) {
+        waited_for_launch |= it->launch >= 0 && it->launch_end > g.start;
+      }
+      if (waited_for_launch) bubbles.push_back(g);
     }
     const int64_t bubble_ns = total_length(bubbles);
     const double bubble_share = share_of(bubble_ns, window_ns);
