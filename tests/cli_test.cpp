@@ -680,3 +680,28 @@ TEST(CliExport, ChromeTraceReadsBackAsTheSameReports) {
 
 }  // namespace
 }  // namespace tracedoc::testing
+
+// `tracedoc sql`: one SELECT over the model's tables; anything else is a usage error with no output.
+namespace tracedoc::testing {
+namespace {
+
+TEST(CliSql, QueryFormatsAndErrors) {
+  CliRun r = tracedoc({"sql", kExample.string(), "SELECT count(*) AS kernels FROM kernels", "-f", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kernels\n68\n");
+  CliRun json = tracedoc({"sql", kExample.string(), "SELECT id FROM findings WHERE severity = 'critical' ORDER BY id", "-f", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"comb_pattern\""), std::string::npos) << json.out;
+  TempDir dir;
+  const std::string base = (dir.path() / "q").string();
+  for (const char* bad : {"DELETE FROM kernels", "SELEC 1", "SELECT 1; SELECT 2", "SELECT * FROM no_such_table"}) {
+    CliRun b = tracedoc({"sql", kExample.string(), bad, "-o", base});
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_EQ(line_count(b.err), 1u) << b.err;
+    EXPECT_TRUE(fs::is_empty(dir.path())) << bad;
+  }
+  EXPECT_EQ(tracedoc({"sql", kExample.string()}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tracedoc::testing

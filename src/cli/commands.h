@@ -17,6 +17,7 @@ std::function<int()> add_stats_command(CLI::App& app);
 std::function<int()> add_analyze_command(CLI::App& app);
 std::function<int()> add_summary_command(CLI::App& app);
 std::function<int()> add_diagnose_command(CLI::App& app);
+std::function<int()> add_sql_command(CLI::App& app);
 std::function<int()> add_export_command(CLI::App& app);
 std::function<int()> add_check_command(CLI::App& app);
 std::function<int()> add_synth_command(CLI::App& app);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   auto analyze = add_analyze_command(app);
   auto summary = add_summary_command(app);
   auto diagnose = add_diagnose_command(app);
+  auto sql = add_sql_command(app);
   auto export_trace = add_export_command(app);
   auto check = add_check_command(app);
   auto synth = add_synth_command(app);
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("analyze")) return analyze();
   if (app.got_subcommand("summary")) return summary();
   if (app.got_subcommand("diagnose")) return diagnose();
+  if (app.got_subcommand("sql")) return sql();
   if (app.got_subcommand("export")) return export_trace();
   if (app.got_subcommand("check")) return check();
   if (app.got_subcommand("synth")) return synth();

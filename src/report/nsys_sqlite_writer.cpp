@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "report/sqlite_insert.h"
 
 namespace tracedoc {
 
@@ -123,35 +124,6 @@ struct Db {
   ~Db() { if (db) sqlite3_close(db); }
 };
 
-// One prepared INSERT, bound positionally; a null optional binds SQL NULL.
-class Insert {
- public:
-  Insert(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
-  ~Insert() { if (stmt_) sqlite3_finalize(stmt_); }
-  bool ok() const { return stmt_ != nullptr; }
-  Insert& i(int64_t v) { sqlite3_bind_int64(stmt_, ++pos_, v); return *this; }
-  Insert& maybe(int64_t v, int64_t none) { return v == none ? null() : i(v); }
-  Insert& t(std::string_view v) { sqlite3_bind_text(stmt_, ++pos_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); return *this; }
-  Insert& null() { sqlite3_bind_null(stmt_, ++pos_); return *this; }
-  bool run() {
-    int rc = sqlite3_step(stmt_);
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    pos_ = 0;
-    return rc == SQLITE_DONE;
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  int pos_ = 0;
-};
-
-std::string placeholders(int n) {
-  std::string s;
-  for (int k = 0; k < n; ++k) s += k ? ",?" : "?";
-  return s;
-}
-
 Status write_tables(const Trace& tr, sqlite3* db) {
   auto exec = [&](const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; };
   if (!exec(kMetaSchema) || !exec("BEGIN")) return IoError(fmt::format("cannot create export schema: {}", sqlite3_errmsg(db)));
@@ -162,9 +134,9 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   // Creates an event table, only when it gets rows.
   const auto table = [&](size_t rows, const char* schema) { return rows > 0 && (ok &= exec(schema)); };
   {
-    Insert s(db, "INSERT INTO StringIds VALUES (?,?)");
+    SqlInsert s(db, "INSERT INTO StringIds VALUES (?,?)");
     for (StrId id = 0; id < tr.strings.size(); ++id) ok &= s.i(id).t(tr.strings.get(id)).run();
-    Insert m(db, "INSERT INTO META_DATA_EXPORT VALUES (?,?)");
+    SqlInsert m(db, "INSERT INTO META_DATA_EXPORT VALUES (?,?)");
     ok &= m.t("EXPORT_PRODUCT_NAME").t("tracedoc").run();
     ok &= m.t("EXPORT_PRODUCT_VERSION").t(tr.source.product_version.empty() ? "2024.5.1.113" : tr.source.product_version).run();
     ok &= m.t("EXPORT_SCHEMA_VERSION").t("3.13.2").run();
@@ -175,29 +147,29 @@ Status write_tables(const Trace& tr, sqlite3* db) {
       // The way back to the source trace's own times: source time = exported time + this.
       ok &= m.t("TRACEDOC_SOURCE_TIME_SHIFT_NS").t(std::to_string(timebase.shift_ns)).run();
     }
-    Insert ce(db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?,?,?)");
+    SqlInsert ce(db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?,?,?)");
     for (uint8_t k = 0; k < std::size(kCopyEnumNames); ++k) ok &= ce.i(k).t(kCopyEnumNames[k]).t(tr.copy_label(k)).run();
-    Insert me(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?,?,?)");
+    SqlInsert me(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?,?,?)");
     for (uint8_t k = 0; k < std::size(kMemEnumNames); ++k) ok &= me.i(k).t(kMemEnumNames[k]).t(tr.mem_label(k)).run();
-    Insert se(db, "INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)");
+    SqlInsert se(db, "INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)");
     for (int64_t k = 0; k < static_cast<int64_t>(std::size(kSyncEnum)); ++k) ok &= se.i(k).t(kSyncEnum[k].first).t(kSyncEnum[k].second).run();
-    Insert st(db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,NULL,NULL,NULL)");
+    SqlInsert st(db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,NULL,NULL,NULL)");
     ok &= st.i(timebase.session_start_utc_ns).run();
-    Insert g(db, "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
+    SqlInsert g(db, "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
                  "VALUES (?,?,?,?,?,?,?,?)");
     for (const auto& d : tr.devices) {
       ok &= g.i(0).i(d.id).t(tr.str(d.name)).i(d.total_memory).i(d.sm_count).i(d.compute_major).i(d.compute_minor).i(d.id).run();
     }
-    Insert p(db, "INSERT INTO PROCESSES VALUES (?,?,?)");
+    SqlInsert p(db, "INSERT INTO PROCESSES VALUES (?,?,?)");
     for (const auto& pr : tr.processes) ok &= p.i(pr.global_pid).i(pr.pid).t(tr.str(pr.name)).run();
     // An export names only the threads it knows a name for.
-    Insert th(db, "INSERT INTO ThreadNames VALUES (?,?,?)");
+    SqlInsert th(db, "INSERT INTO ThreadNames VALUES (?,?,?)");
     for (const auto& t : tr.threads) {
       if (tr.strings.valid(t.name)) ok &= th.i(t.name).i(t.priority).i(t.global_tid).run();
     }
   }
   if (const auto& k = tr.kernels; table(k.size(), kKernelSchema)) {
-    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + placeholders(28) + ")");
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + placeholders(28) + ")");
     for (size_t r = 0; r < k.size(); ++r) {
       ins.i(at(k.start[r])).i(at(k.end[r])).i(k.device[r]).i(k.context[r]).maybe(k.green_context[r], kNoGreen).i(k.stream[r])
           .maybe(k.correlation[r], kNoValue).i(k.global_pid[r]).i(k.name[r]).i(k.short_name[r])
@@ -208,7 +180,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& m = tr.memcpys; table(m.size(), kMemcpySchema)) {
-    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (" + placeholders(20) + ")");
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (" + placeholders(20) + ")");
     for (size_t r = 0; r < m.size(); ++r) {
       ins.i(at(m.start[r])).i(at(m.end[r])).i(m.device[r]).i(m.context[r]).maybe(m.green_context[r], kNoGreen).i(m.stream[r])
           .maybe(m.correlation[r], kNoValue).i(m.global_pid[r]).i(m.bytes[r]).i(m.copy_kind[r]).null()
@@ -218,7 +190,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& s = tr.memsets; table(s.size(), kMemsetSchema)) {
-    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (" + placeholders(12) + ")");
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (" + placeholders(12) + ")");
     for (size_t r = 0; r < s.size(); ++r) {
       ins.i(at(s.start[r])).i(at(s.end[r])).i(s.device[r]).i(s.context[r]).maybe(s.green_context[r], kNoGreen).i(s.stream[r])
           .maybe(s.correlation[r], kNoValue).i(s.global_pid[r]).i(s.value[r]).i(s.bytes[r]).null()
@@ -227,7 +199,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& y = tr.syncs; table(y.size(), kSyncSchema)) {
-    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (" + placeholders(10) + ")");
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (" + placeholders(10) + ")");
     for (size_t r = 0; r < y.size(); ++r) {
       ins.i(at(y.start[r])).i(at(y.end[r])).i(y.device[r]).i(y.context[r]).null().i(y.stream[r])
           .maybe(y.correlation[r], kNoValue).i(y.global_pid[r]).i(y.sync_type[r]).maybe(y.event_id[r], kNoValue);
@@ -235,7 +207,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& a = tr.api; table(a.size(), kRuntimeSchema)) {
-    Insert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + placeholders(8) + ")");
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + placeholders(8) + ")");
     for (size_t r = 0; r < a.size(); ++r) {
       ins.i(at(a.start[r])).i(at(a.end[r])).i(a.api_class[r] == 1 ? 1 : 0).i(a.global_tid[r]).maybe(a.correlation[r], kNoValue)
           .i(a.name[r]).i(a.return_value[r] == kNoValue ? 0 : a.return_value[r]).null();
@@ -243,7 +215,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& n = tr.ranges; table(n.size(), kNvtxSchema)) {
-    Insert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,textId,globalTid,endGlobalTid,domainId) "
+    SqlInsert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,textId,globalTid,endGlobalTid,domainId) "
                    "VALUES (?,?,?,?,?,?,?,?)");
     for (size_t r = 0; r < n.size(); ++r) {
       ins.i(at(n.start[r])).maybe(at(n.end[r]), kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue).maybe(n.text[r], kNoStr)
@@ -259,7 +231,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   size_t gpu_allocator_events = 0;
   for (size_t r = 0; r < al.size(); ++r) gpu_allocator_events += al.device_type[r] != 0 && al.bytes[r] != kNoValue ? 1 : 0;
   if (const auto& e = tr.memory; table(e.size() + gpu_allocator_events, kMemoryUsageSchema)) {
-    Insert ins(db, "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (" + placeholders(12) + ")");
+    SqlInsert ins(db, "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (" + placeholders(12) + ")");
     for (size_t r = 0; r < e.size(); ++r) {
       ins.i(at(e.time[r])).i(e.global_pid[r]).i(e.device[r]).null().i(e.address[r]).null().i(e.bytes[r]).i(e.mem_kind[r])
           .i(e.operation[r]).null().maybe(e.correlation[r], kNoValue).null();
@@ -275,7 +247,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& o = tr.os_calls; table(o.size(), kOsrtSchema)) {
-    Insert ins(db, "INSERT INTO OSRT_API VALUES (" + placeholders(9) + ")");
+    SqlInsert ins(db, "INSERT INTO OSRT_API VALUES (" + placeholders(9) + ")");
     for (size_t r = 0; r < o.size(); ++r) {
       ins.i(at(o.start[r])).i(at(o.end[r])).i(o.event_class[r]).i(o.global_tid[r]).i(o.name[r])
           .i(o.return_value[r] == kNoValue ? 0 : o.return_value[r]).i(o.nesting_level[r]).i(0).i(0);
