@@ -30,7 +30,10 @@ class IntervalSet {
   // Wraps intervals already sorted, disjoint and non-touching (checked in debug builds only).
   static IntervalSet from_sorted_disjoint(std::vector<Interval> intervals);
 
-  std::span<const Interval> intervals() const { return items_; }
+  // A view into the set: only of a set that outlives it (a view of a temporary would dangle in
+  // `for (auto& i : a.clip(w).intervals())`, so that does not compile).
+  std::span<const Interval> intervals() const& { return items_; }
+  std::span<const Interval> intervals() const&& = delete;
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
   const Interval& operator[](size_t i) const { return items_[i]; }

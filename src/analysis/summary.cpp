@@ -203,9 +203,8 @@ void add_tb_overview(const Result<pytorch::TbOverview>& overview, TraceSummary& 
   s.step_roles = r;
 }
 
-std::optional<DispatchSummary> dispatch_summary(const Trace& trace, size_t top) {
-  if (trace.pytorch.ops.size() == 0) return std::nullopt;
-  const pytorch::DispatchOverhead d = pytorch::dispatch_overhead(trace, pytorch::link_ops(trace));
+std::optional<DispatchSummary> dispatch_summary(const Trace& trace, const pytorch::OpLinks& links, size_t top) {
+  const pytorch::DispatchOverhead d = pytorch::dispatch_overhead(trace, links);
   DispatchSummary out{d.framework, d.api, d.gpu_self, d.kernels, {}};
   for (size_t k = 0; k < d.ops.size() && k < top; ++k) {
     out.top_ops.push_back({std::string(trace.str(d.ops[k].name)), d.ops[k].calls, d.ops[k].framework});
@@ -243,8 +242,8 @@ int64_t median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
-std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options) {
-  const pytorch::GpuLaunches launches = pytorch::link_gpu_launches(trace);
+std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options,
+                                         const pytorch::GpuLaunches& launches) {
   auto found = find_steps(trace, options, &launches);
   if (!found.ok() || found->steps.empty()) return std::nullopt;
   const auto work = gpu_work_per_step(trace, found->steps, &launches);
@@ -331,8 +330,14 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
     s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
     s.copies = copy_summaries(trace);
   });
-  s.steps = steps_summary(trace, options.steps);
-  s.dispatch = dispatch_summary(trace, options.top);
+  // The operator links carry the launch links too: one pass serves the steps and the dispatch figures.
+  if (trace.pytorch.ops.size() > 0) {
+    const pytorch::OpLinks links = pytorch::link_ops(trace);
+    s.steps = steps_summary(trace, options.steps, links.launches);
+    s.dispatch = dispatch_summary(trace, links, options.top);
+  } else {
+    s.steps = steps_summary(trace, options.steps, pytorch::link_gpu_launches(trace));
+  }
   const Result<pytorch::TbOverview> overview = trace.source.format == "kineto-json"
                                                    ? pytorch::tb_overview(trace)
                                                    : Result<pytorch::TbOverview>(NoData("not a PyTorch trace"));

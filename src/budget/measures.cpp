@@ -43,7 +43,7 @@ void measure_gpus(diagnose::Context& ctx, Measures& m) {
     for (const pytorch::GpuWorkItem& it : u.items) {
       if (it.kind == pytorch::WorkKind::kMemcpy && crosses_host_link(t.memcpys.copy_kind[it.row])) copies.push_back(it.interval());
     }
-    g.busy_ns = covered(u.busy(), windows);
+    g.busy_ns = covered(ctx.busy(u), windows);
     g.copy_ns = covered(IntervalSet::busy_union(std::move(copies)), windows);
     m.gpus.push_back(std::move(g));
   }
@@ -120,12 +120,11 @@ Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope) {
   if (budget.memory_peak_max_gb) measure_memory(ctx, m);
   if (!budget.kernels.empty()) measure_kernels(trace, budget, m);
   if (!budget.forbid.empty()) {
-    // Only the forbidden rules run, on the same steps. The engine builds its own Context: the
-    // steps and GPU work are computed a second time, a small cost next to reading the trace.
+    // Only the forbidden rules run, on the same steps and GPU work as the figures above.
     diagnose::DiagnoseOptions options = budget.diagnose_options;
     options.rules = budget.forbid;
     options.steps = steps;
-    m.diagnosis = diagnose::diagnose(trace, options);
+    m.diagnosis = diagnose::diagnose(ctx, options);
   }
   return m;
 }

@@ -26,8 +26,17 @@ const pytorch::GpuWork& Context::gpu_work() {
 }
 
 const pytorch::GpuLaunches& Context::launches() {
+  if (pytorch() && trace_.pytorch.ops.size() > 0) return op_links().launches;  // link_ops made them
   if (!launches_) launches_ = pytorch::link_gpu_launches(trace_);
   return *launches_;
+}
+
+const IntervalSet& Context::busy(const pytorch::GpuUnit& unit) {
+  const std::vector<pytorch::GpuUnit>& units = gpu_work().units;
+  const size_t index = static_cast<size_t>(&unit - units.data());
+  if (busy_.size() != units.size()) busy_.resize(units.size());
+  if (!busy_[index]) busy_[index] = unit.busy();
+  return *busy_[index];
 }
 
 const pytorch::OpLinks& Context::op_links() {
@@ -118,6 +127,11 @@ std::string Context::device_name(int32_t device) const {
     if (d.id == device && d.name != kNoStr) return std::string(trace_.str(d.name));
   }
   return {};
+}
+
+std::string Context::owner_label(int64_t owner) const {
+  if (!pytorch()) return fmt::format("pid {}", pid_of(owner));
+  return owner > 0 ? fmt::format("rank {}", trace_.rank_of_tag(owner)) : std::string("trace");
 }
 
 std::string Context::unit_label(const pytorch::GpuUnit& unit) const {

@@ -32,8 +32,11 @@ class Context {
 
   // GPU work per (rank or process, device), tracedoc's classes; no syncs, nothing dropped.
   const pytorch::GpuWork& gpu_work();
+  // GPU activity -> launching call; on PyTorch traces with operators, op_links()'s own (computed once).
   const pytorch::GpuLaunches& launches();
   const pytorch::OpLinks& op_links();  // PyTorch traces (empty tables otherwise)
+  // The union of a unit's work (one of gpu_work().units), computed once per unit.
+  const IntervalSet& busy(const pytorch::GpuUnit& unit);
 
   // The steps, nullptr when the trace has none (no marker, nothing periodic).
   const StepSet* steps();
@@ -49,6 +52,9 @@ class Context {
   // "rank 0 GPU 0 (NVIDIA A100-SXM4-80GB)", "pid 4242 GPU 0".
   std::string unit_label(const pytorch::GpuUnit& unit) const;
   std::string device_name(int32_t device) const;
+  // What a finding about a whole process says it concerns: "rank 2", "pid 4242", or "trace" for a
+  // single PyTorch file.
+  std::string owner_label(int64_t owner) const;
 
   // What the CPU of `owner` was doing during `during`: the annotation ranges (NVTX,
   // record_function; step markers left out) and outermost PyTorch operators overlapping it, by
@@ -67,6 +73,7 @@ class Context {
   std::optional<pytorch::GpuWork> work_;
   std::optional<pytorch::GpuLaunches> launches_;
   std::optional<pytorch::OpLinks> links_;
+  std::vector<std::optional<IntervalSet>> busy_;  // by unit index
   bool steps_done_ = false;
   std::optional<StepSet> steps_;
   std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;  // per owner

@@ -136,9 +136,13 @@ Status load_config(const std::string& path, DiagnoseOptions& options) {
 }
 
 Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options) {
-  Diagnosis out;
-  out.input = trace.source.path;
   Context ctx(trace, options.steps);
+  return diagnose(ctx, options);
+}
+
+Diagnosis diagnose(Context& ctx, const DiagnoseOptions& options) {
+  Diagnosis out;
+  out.input = ctx.trace().source.path;
   out.basis_ns = ctx.basis_ns();
   const StepSet* steps = ctx.steps();
   out.basis = steps ? "steps" : "span";
@@ -153,10 +157,7 @@ Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options) {
     const Params params(std::move(values));
     std::vector<Finding> found;
     rule.run(ctx, params, found);
-    for (Finding& f : found) {
-      f.id = rule.id;
-      if (f.savings_share == 0 && out.basis_ns > 0) f.savings_share = share_of(f.savings_ns, out.basis_ns);
-    }
+    for (Finding& f : found) f.id = rule.id;  // the rules rate their findings (rule_support.h rate)
     out.rules_run.push_back(rule.id);
     for (Finding& f : found) {
       if (f.time_based && (f.savings_share < options.min_savings_share || f.savings_ns < options.min_savings_ns)) continue;

@@ -53,4 +53,8 @@ struct Diagnosis {
 
 Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options);
 
+// The same on analyses a caller has already computed (`ctx` must have been made with options.steps).
+class Context;
+Diagnosis diagnose(Context& ctx, const DiagnoseOptions& options);
+
 }  // namespace tracedoc::diagnose

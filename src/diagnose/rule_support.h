@@ -18,7 +18,7 @@ namespace tracedoc::diagnose {
 inline std::vector<Interval> idle_within(const IntervalSet& busy, const std::vector<Interval>& windows) {
   std::vector<Interval> out;
   for (const Interval& w : windows) {
-    const IntervalSet idle = busy.clip(w).complement_within(w);  // named: intervals() views it
+    const IntervalSet idle = busy.clip(w).complement_within(w);
     for (const Interval& g : idle.intervals()) out.push_back(g);
   }
   return out;
@@ -43,12 +43,11 @@ inline std::vector<TimeRange> longest_ranges(std::vector<Interval> v, size_t n, 
 
 // Union of the GPU work of every unit of an owner (all its devices).
 inline IntervalSet owner_busy(Context& ctx, int64_t owner) {
-  std::vector<Interval> all;
+  IntervalSet all;
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
-    if (u.owner != owner) continue;
-    for (const pytorch::GpuWorkItem& it : u.items) all.push_back(it.interval());
+    if (u.owner == owner) all = all.unite(ctx.busy(u));
   }
-  return IntervalSet::busy_union(std::move(all));
+  return all;
 }
 
 inline double coefficient_of_variation(const std::vector<int64_t>& v) {

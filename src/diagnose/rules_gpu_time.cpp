@@ -27,7 +27,7 @@ void gpu_idle(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const std::vector<Interval> windows = ctx.unit_windows(u);
     const int64_t window_ns = total_length(windows);
     if (window_ns <= 0) continue;
-    const IntervalSet busy = u.busy();
+    const IntervalSet& busy = ctx.busy(u);
     const std::vector<Interval> idle = idle_within(busy, windows);
     const int64_t idle_ns = total_length(idle);
     const double idle_share = share_of(idle_ns, window_ns);
@@ -64,13 +64,13 @@ void comb_pattern(Context& ctx, const Params& p, std::vector<Finding>& out) {
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
     const std::vector<Interval>& windows = ctx.windows_of(u.owner);
     if (static_cast<double>(windows.size()) < p.get("min_steps")) continue;
-    const IntervalSet busy = u.busy();
+    const IntervalSet& busy = ctx.busy(u);
     // Per step, its largest GPU idle stretch (leading and trailing idle included).
     std::vector<Interval> largest;
     std::vector<double> shares;
     for (const Interval& w : windows) {
       Interval best{w.start, w.start};
-      const IntervalSet idle = busy.clip(w).complement_within(w);  // named: intervals() views it
+      const IntervalSet idle = busy.clip(w).complement_within(w);
       for (const Interval& g : idle.intervals()) {
         if (g.length() > best.length()) best = g;
       }
@@ -152,8 +152,7 @@ void dataloader_bound(Context& ctx, const Params& p, std::vector<Finding>& out) 
       exposed = dl.intersect(in_windows).subtract(owner_busy(ctx, owner)).total();
     }
     Finding f;
-    f.scope = owner > 0 && ctx.pytorch() ? fmt::format("rank {}", ctx.trace().rank_of_tag(owner))
-                                         : (ctx.pytorch() ? std::string("trace") : fmt::format("pid {}", pid_of(owner)));
+    f.scope = ctx.owner_label(owner);
     f.savings_ns = exposed;
     rate(f, ctx, p.warning(), p.critical());
     f.title = fmt::format("data loading takes {} of the {} ({} per step, median){}", human_percent(share), basis_word(ctx),
@@ -196,7 +195,7 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const std::vector<Interval> windows = ctx.unit_windows(u);
     const int64_t window_ns = total_length(windows);
     std::vector<Interval> bubbles;
-    for (const Interval& g : idle_within(u.busy(), windows)) {
+    for (const Interval& g : idle_within(ctx.busy(u), windows)) {
       if (g.length() > static_cast<int64_t>(p.get("max_gap_ns"))) continue;
       // The operations that start when the gap ends (items are sorted by start).
       auto it = std::lower_bound(u.items.begin(), u.items.end(), g.end,

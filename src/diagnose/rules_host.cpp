@@ -86,8 +86,7 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     rate(f, ctx, p.warning(), p.critical());
     if (f.savings_share < p.get("min_share")) continue;
     keep_top(f.offenders, 5);
-    f.scope = ctx.pytorch() ? (owner > 0 ? fmt::format("rank {}", t.rank_of_tag(owner)) : std::string("trace"))
-                            : fmt::format("pid {}", pid_of(owner));
+    f.scope = ctx.owner_label(owner);
     const int64_t steps = ctx.steps() ? static_cast<int64_t>(ctx.windows_of(owner).size()) : 0;
     f.title = fmt::format("{} synchronizing calls{} stall the GPU: it idles {} after them ({} of the {})", calls,
                           steps > 0 ? fmt::format(" ({:.1f} per step)", static_cast<double>(calls) / static_cast<double>(steps)) : "",
@@ -185,8 +184,7 @@ void pageable_memcpy(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const double share = share_of(g.ns, ctx.basis_ns());
     if (share < p.get("min_share")) continue;
     Finding f;
-    f.scope = ctx.pytorch() ? (owner > 0 ? fmt::format("rank {}", t.rank_of_tag(owner)) : std::string("trace"))
-                            : fmt::format("pid {}", pid_of(owner));
+    f.scope = ctx.owner_label(owner);
     const HostLink link = host_link_for_gpu(ctx.device_name(g.device));
     // From pinned memory a copy runs near the link's peak (80% of it, as measured on PCIe 4 and 5);
     // without a known link, pinned copies are taken as twice as fast as the pageable ones were.
