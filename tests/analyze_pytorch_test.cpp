@@ -73,18 +73,11 @@ fs::path trace_path(const std::string& source) {
 
 std::vector<PyTorchCase> discover() {
   std::vector<PyTorchCase> cases;
-  std::ifstream in(kGoldenDir / "cases.txt");
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string name, source, rules;
-    fields >> name >> source >> rules;
-    for (const auto& rule : split(rules, ',')) {
-      std::string stem = "analyze_" + rule;
-      std::replace(stem.begin(), stem.end(), ':', '_');
-      const fs::path csv = kGoldenDir / "expected" / name / (stem + ".csv");
-      const fs::path skipped = kGoldenDir / "expected" / name / (stem + ".skipped");
-      cases.push_back({name, source, rule, fs::exists(csv) ? csv.string() : skipped.string(), !fs::exists(csv)});
+  for (const auto& f : read_case_lines(kGoldenDir / "cases.txt")) {  // name trace rule,rule,...
+    if (f.size() < 3) continue;
+    for (const auto& rule : split(f[2], ',')) {
+      const RecordedRule r = recorded_rule(kGoldenDir, f[0], rule);
+      cases.push_back({f[0], f[1], rule, r.path, r.skipped});
     }
   }
   return cases;

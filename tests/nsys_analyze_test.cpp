@@ -56,24 +56,18 @@ void add_shared_oracles(std::vector<AnalyzeCase>& cases) {
 void add_golden_cases(std::vector<AnalyzeCase>& cases) {
   const fs::path here = fs::path(TRACEDOC_SOURCE_DIR) / "tests" / "golden" / "analyze";
   const fs::path traces = nsys_traces_dir();
-  std::ifstream in(here / "cases.txt");
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::string name, source, rules;
-    fields >> name >> source >> rules;
+  for (const auto& f : read_case_lines(here / "cases.txt")) {  // name example:F|shared:D/F rule,rule,...
+    if (f.size() < 3) continue;
+    const std::string& source = f[1];
     std::string path;
     if (source.rfind("example:", 0) == 0) {
       path = (fs::path(TRACEDOC_SOURCE_DIR) / "examples" / source.substr(8)).string();
     } else if (!traces.empty()) {
       path = (traces / source.substr(7)).string();
     }
-    for (const auto& rule : split(rules, ',')) {
-      std::string stem = "analyze_" + rule;
-      std::replace(stem.begin(), stem.end(), ':', '_');
-      const fs::path csv = here / "expected" / name / (stem + ".csv");
-      const fs::path skipped = here / "expected" / name / (stem + ".skipped");
-      cases.push_back({name, path, rule, fs::exists(csv) ? csv.string() : skipped.string(), !fs::exists(csv)});
+    for (const auto& rule : split(f[2], ',')) {
+      const RecordedRule r = recorded_rule(here, f[0], rule);
+      cases.push_back({f[0], path, rule, r.path, r.skipped});
     }
   }
 }

@@ -33,13 +33,8 @@ struct ExportCase {
 
 std::vector<ExportCase> read_cases() {
   std::vector<ExportCase> cases;
-  std::ifstream in(golden_dir() / "cases.txt");
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::stringstream fields(line);
-    std::string name, source, kept, reports;
-    fields >> name >> source >> kept >> reports;
-    if (!name.empty()) cases.push_back({name, source, split(reports, ',')});
+  for (const auto& f : read_case_lines(golden_dir() / "cases.txt")) {  // name source kept reports
+    cases.push_back({f[0], f.size() > 1 ? f[1] : "", split(f.size() > 3 ? f[3] : "", ',')});
   }
   return cases;
 }

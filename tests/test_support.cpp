@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -225,6 +226,27 @@ ReferenceTable read_reference_tsv(const fs::path& file) {
     out.rows.push_back(std::move(r));
   }
   return out;
+}
+
+std::vector<std::vector<std::string>> read_case_lines(const fs::path& cases_txt) {
+  std::vector<std::vector<std::string>> out;
+  std::ifstream in(cases_txt);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string x; fields >> x;) f.push_back(x);
+    if (!f.empty()) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+RecordedRule recorded_rule(const fs::path& golden_dir, const std::string& name, const std::string& rule) {
+  std::string stem = "analyze_" + rule;
+  std::replace(stem.begin(), stem.end(), ':', '_');
+  const fs::path csv = golden_dir / "expected" / name / (stem + ".csv");
+  if (fs::exists(csv)) return {csv.string(), false};
+  return {(golden_dir / "expected" / name / (stem + ".skipped")).string(), true};
 }
 
 const diagnose::Finding* finding(const diagnose::Diagnosis& d, const std::string& id) {

@@ -66,6 +66,18 @@ struct ReferenceTable {
 };
 ReferenceTable read_reference_tsv(const std::filesystem::path& file);
 
+// The cases of a golden folder's cases.txt: each line that is neither empty nor a comment ('#'),
+// split into its whitespace-separated fields.
+std::vector<std::vector<std::string>> read_case_lines(const std::filesystem::path& cases_txt);
+
+// What a tool recorded for `rule` (with its options) in case `name` of a golden folder:
+// expected/<name>/analyze_<rule, ':' as '_'>.csv, or .skipped when it printed SKIPPED.
+struct RecordedRule {
+  std::string path;
+  bool skipped = false;
+};
+RecordedRule recorded_rule(const std::filesystem::path& golden_dir, const std::string& name, const std::string& rule);
+
 // A diagnosis's finding of a rule (nullptr when it did not fire), and a figure of a finding (a
 // test failure when the finding has no such figure).
 const diagnose::Finding* finding(const diagnose::Diagnosis& d, const std::string& id);

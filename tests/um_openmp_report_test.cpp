@@ -29,13 +29,8 @@ struct ExportCase {
 
 std::vector<ExportCase> read_cases() {
   std::vector<ExportCase> cases;
-  std::ifstream in(golden_dir() / "cases.txt");
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::stringstream fields(line);
-    std::string name, sql, reports;
-    fields >> name >> sql >> reports;
-    if (!name.empty()) cases.push_back({name, split(sql, '+'), split(reports, ',')});
+  for (const auto& f : read_case_lines(golden_dir() / "cases.txt")) {  // name sql+sql reports
+    cases.push_back({f[0], split(f.size() > 1 ? f[1] : "", '+'), split(f.size() > 2 ? f[2] : "", ',')});
   }
   return cases;
 }
