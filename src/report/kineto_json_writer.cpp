@@ -301,10 +301,18 @@ void Writer::kernels() {
 }
 
 void Writer::copies() {
-  const auto bandwidth = [&](int64_t bytes, TimeNs start, TimeNs end) {
+  // The args Kineto writes on copies and memsets alike: ids, placement, size, achieved bandwidth.
+  const auto args = [&](int64_t correlation, int32_t device, int32_t context, int32_t stream, int64_t bytes, TimeNs start,
+                        TimeNs end) {
+    o_.key("args").obj();
+    maybe("External id", external_of(correlation));
+    o_.key("device").num(device).key("context").num(context).key("stream").num(stream);
+    maybe("correlation", correlation);
+    o_.key("bytes").num(bytes);
     const int64_t dur = sat_sub(end, start);
     // Kineto: bytes per ns (= GB/s); a copy of no duration has no figure.
     if (dur > 0) o_.key("memory bandwidth (GB/s)").raw(fmt::format("{}", static_cast<double>(bytes) / static_cast<double>(dur)));
+    o_.raw("}}");
   };
   const MemcpyTable& m = t_.memcpys;
   for (size_t i = 0; i < m.size(); ++i) {
@@ -312,26 +320,14 @@ void Writer::copies() {
     const std::string name = fmt::format("Memcpy {} ({} -> {})", copy_kind_name(m.copy_kind[i]), mem_kind_name(m.src_kind[i]),
                                          mem_kind_name(m.dst_kind[i]));
     open("X", "gpu_memcpy", name, m.device[i], m.stream[i], m.start[i], m.end[i]);
-    o_.key("args").obj();
-    maybe("External id", external_of(m.correlation[i]));
-    o_.key("device").num(m.device[i]).key("context").num(m.context[i]).key("stream").num(m.stream[i]);
-    maybe("correlation", m.correlation[i]);
-    o_.key("bytes").num(m.bytes[i]);
-    bandwidth(m.bytes[i], m.start[i], m.end[i]);
-    o_.raw("}}");
+    args(m.correlation[i], m.device[i], m.context[i], m.stream[i], m.bytes[i], m.start[i], m.end[i]);
   }
   const MemsetTable& s = t_.memsets;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.start[i] == kNoTime) continue;
     open("X", "gpu_memset", fmt::format("Memset ({})", mem_kind_name(s.mem_kind[i])), s.device[i], s.stream[i], s.start[i],
          s.end[i]);
-    o_.key("args").obj();
-    maybe("External id", external_of(s.correlation[i]));
-    o_.key("device").num(s.device[i]).key("context").num(s.context[i]).key("stream").num(s.stream[i]);
-    maybe("correlation", s.correlation[i]);
-    o_.key("bytes").num(s.bytes[i]);
-    bandwidth(s.bytes[i], s.start[i], s.end[i]);
-    o_.raw("}}");
+    args(s.correlation[i], s.device[i], s.context[i], s.stream[i], s.bytes[i], s.start[i], s.end[i]);
   }
 }
 
