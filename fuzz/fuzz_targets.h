@@ -33,6 +33,8 @@
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
 #include "report/diagnose_writer.h"
+#include "report/diff_writer.h"
+#include "compare/trace_diff.h"
 #include "report/summary_writer.h"
 #include "report/writers.h"
 
@@ -77,6 +79,9 @@ inline void run_report_variants(const Trace& trace) {
   }
   (void)summary_json({summarize(trace)});
   (void)diagnose_json({diagnose::diagnose(trace, {})});
+  // The diff against itself (every item on both sides) and against an empty trace (every item on one).
+  (void)diff_json(compare::diff_traces(trace, trace));
+  (void)diff_json(compare::diff_traces(Trace{}, trace));
 }
 
 // Kineto / Chrome-trace JSON, plain or gzip (read_kineto_bytes inflates when the bytes start with

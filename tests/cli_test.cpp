@@ -705,3 +705,93 @@ TEST(CliSql, QueryFormatsAndErrors) {
 
 }  // namespace
 }  // namespace tracedoc::testing
+
+// `tracedoc diff`: before/after on the planted training loops (both formats, mixed), formats, the
+// regression gate's exit codes, and bad input leaving no file.
+namespace tracedoc::testing {
+namespace {
+
+// The clean loop and the same loop with its DataLoader 15x slower, as PyTorch traces and exports.
+struct SynthPair {
+  TempDir dir;
+  fs::path clean_json, clean_sqlite, slow_json;
+  SynthPair() {
+    const fs::path specs = kSource / "examples" / "synth";
+    EXPECT_EQ(tracedoc({"synth", (specs / "clean.toml").string(), "-o", (dir.path() / "clean").string()}).exit_code, 0);
+    EXPECT_EQ(tracedoc({"synth", (specs / "dataloader_bound.toml").string(), "-o", (dir.path() / "slow").string(), "--format",
+                        "kineto"}).exit_code, 0);
+    clean_json = dir.path() / "clean.json", clean_sqlite = dir.path() / "clean.sqlite", slow_json = dir.path() / "slow.json";
+  }
+};
+
+TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
+  SynthPair p;
+  // The same loop as an nsys export and as a PyTorch trace: nothing changed.
+  CliRun same = tracedoc({"diff", p.clean_sqlite.string(), p.clean_json.string()});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("Step time: median 9.60 ms -> 9.60 ms (+0.0%), unchanged (p 1.000; 12 -> 12 steps, ProfilerStep)"),
+            std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("\nKernels (per step): 30 unchanged\n"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("Note: operators: not compared, BASE records none"), std::string::npos) << same.out;
+
+  // The slow DataLoader: the steps are slower by the loading time, which is all idle GPU time.
+  CliRun slow = tracedoc({"diff", p.clean_json.string(), p.slow_json.string()});
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  EXPECT_NE(slow.out.find("Step time: median 9.60 ms -> 14.0 ms (+45.6%), slower"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("  idle               336 µs    4.70 ms    +4.37 ms\n"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("appeared    critical            dataloader_bound"), std::string::npos) << slow.out;
+
+  CliRun json = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "json"});
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_EQ(json.out.rfind("{\n  \"schema_version\": 1,\n  \"base\": {", 0), 0u) << json.out.substr(0, 80);
+  EXPECT_NE(json.out.find("\"verdict\": \"slower\""), std::string::npos);
+  CliRun csv = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "csv", "--no-findings"});
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(csv.out.rfind("Kind,Name,Verdict,Timing,Calls,Base Count,New Count,Base Total (ns),", 0), 0u) << csv.out.substr(0, 200);
+  EXPECT_EQ(csv.out.find("\nfinding,"), std::string::npos) << "--no-findings";
+  const fs::path md = p.dir.path() / "diff.md";
+  CliRun markdown = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "markdown", "-o", md.string()});
+  ASSERT_EQ(markdown.exit_code, 0);
+  EXPECT_TRUE(markdown.out.empty());
+  EXPECT_EQ(read_file(md).rfind("### tracedoc diff: `", 0), 0u);
+
+  // The gate: 45.6% slower fails a 5% allowance, passes a 50% one, and the way back passes.
+  CliRun gate = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "--fail-on-regression", "5"});
+  EXPECT_EQ(gate.exit_code, 1);
+  EXPECT_EQ(gate.err, "tracedoc: diff: regression: median step time +45.6%, more than the 5% allowed\n");
+  EXPECT_EQ(tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "--fail-on-regression", "50"}).exit_code, 0);
+  EXPECT_EQ(tracedoc({"diff", p.slow_json.string(), p.clean_json.string(), "--fail-on-regression", "0"}).exit_code, 0);
+}
+
+TEST(CliDiff, BadInputAndUsageLeaveNoFile) {
+  SynthPair p;
+  TempDir out;
+  const fs::path target = out.path() / "diff.txt";
+  const fs::path broken = p.dir.write("broken.json", "{\"traceEvents\": [");
+  for (const fs::path& bad : {p.dir.path() / "missing.json", broken}) {
+    for (const auto& order : {std::vector<fs::path>{bad, p.clean_json}, std::vector<fs::path>{p.clean_json, bad}}) {
+      CliRun r = tracedoc({"diff", order[0].string(), order[1].string(), "-o", target.string()});
+      EXPECT_EQ(r.exit_code, 2) << bad;
+      EXPECT_EQ(line_count(r.err), 1u) << r.err;
+      EXPECT_NE(r.err.find(bad.string()), std::string::npos) << "the message names the file: " << r.err;
+      EXPECT_TRUE(fs::is_empty(out.path())) << bad << ": output file left behind";
+    }
+  }
+  const std::string a = p.clean_json.string(), b = p.slow_json.string();
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"diff", a},
+           {"diff", a, b, "-f", "xml"},
+           {"diff", a, b, "--alpha", "0"},
+           {"diff", a, b, "--min-change", "-1"},
+           {"diff", a, b, "--fail-on-regression", "-5"},
+           {"diff", a, b, "--config", (p.dir.path() / "none.toml").string()}}) {
+    CliRun r = tracedoc(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back();
+    EXPECT_EQ(line_count(r.err) >= 1, true);
+    EXPECT_TRUE(r.out.empty()) << args.back();
+  }
+}
+
+}  // namespace
+}  // namespace tracedoc::testing

@@ -16,6 +16,8 @@
 #include "analysis/nsys_analyze/rules.h"
 #include "diagnose/engine.h"
 #include "report/diagnose_writer.h"
+#include "report/diff_writer.h"
+#include "compare/trace_diff.h"
 #include "analysis/summary.h"
 #include "report/summary_writer.h"
 #include "analysis/nsys_stats/registry.h"
@@ -72,6 +74,9 @@ void run_every_report(const Trace& trace) {
   }
   (void)summary_json({summarize(trace)});
   (void)diagnose_json({diagnose::diagnose(trace, {})});
+  // The diff against itself (every item on both sides) and against an empty trace (every item on one).
+  (void)diff_json(compare::diff_traces(trace, trace));
+  (void)diff_json(compare::diff_traces(Trace{}, trace));
 }
 
 std::string small_real_trace() {

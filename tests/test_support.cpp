@@ -97,21 +97,11 @@ std::vector<std::string> split_args(const std::string& text) {
 // A collected report as `-f csv` prints it; empty when it has no rows (nsys prints nothing).
 std::string table_csv(const TableSink& table) {
   if (table.row_count() == 0) return std::string();
-  char* buf = nullptr;
-  size_t len = 0;
-  FILE* mem = open_memstream(&buf, &len);
-  {
-    TextOut out(mem);
-    WriterOptions wo;
-    auto w = make_writer(wo, out);
-    w->begin(table.columns());
-    for (const auto& r : table.rows()) w->row(r);
-    w->end();
-  }
-  std::fclose(mem);
-  std::string s(buf, len);
-  std::free(buf);
-  return s;
+  return render_rows(WriterOptions{}, [&](RowSink& w) {
+    w.begin(table.columns());
+    for (const auto& r : table.rows()) w.row(r);
+    w.end();
+  });
 }
 
 }  // namespace

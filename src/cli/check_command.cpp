@@ -37,20 +37,6 @@ struct CheckCommandOptions {
   int64_t rank = -1;
 };
 
-// Every table a budget's figures read: GPU work, API calls (launch links, steps), ranges (steps,
-// markers, call sites of findings), GPU memory.
-constexpr uint32_t kCheckTables = kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory;
-
-Result<Trace> read_trace(const CheckCommandOptions& opt, const std::string& path) {
-  InputOptions in;
-  in.input = path;
-  in.rank = opt.rank;
-  in.max_memory = opt.max_memory;
-  auto loaded = load_input(in, kCheckTables);
-  if (!loaded.ok()) return loaded.status();
-  return std::move(loaded->trace);
-}
-
 // The baseline trace to compare with, decided before any trace is read so that a budget that
 // cannot be checked fails fast. Empty when the budget sets no [baseline] limit.
 Result<std::string> baseline_path(const CheckCommandOptions& opt, const budget::Budget& b) {
@@ -81,12 +67,12 @@ int run_check(const CheckCommandOptions& opt) {
   const auto base_path = baseline_path(opt, b);
   if (!base_path.ok()) return fail(base_path.status());
 
-  auto trace = read_trace(opt, opt.input);
+  auto trace = read_trace(opt.input, opt.rank, opt.max_memory);
   if (!trace.ok()) return fail(trace.status());
   const budget::Measures current = budget::measure(*trace, b);
   std::optional<budget::Measures> base;
   if (!base_path->empty()) {
-    auto base_trace = read_trace(opt, *base_path);
+    auto base_trace = read_trace(*base_path, opt.rank, opt.max_memory);
     if (!base_trace.ok()) return fail(base_trace.status());
     base = budget::measure(*base_trace, b, budget::MeasureScope::kBaseline);
   }

@@ -20,6 +20,7 @@ std::function<int()> add_diagnose_command(CLI::App& app);
 std::function<int()> add_sql_command(CLI::App& app);
 std::function<int()> add_export_command(CLI::App& app);
 std::function<int()> add_check_command(CLI::App& app);
+std::function<int()> add_diff_command(CLI::App& app);
 std::function<int()> add_synth_command(CLI::App& app);
 
 }  // namespace tracedoc::cli

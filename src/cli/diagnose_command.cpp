@@ -59,13 +59,9 @@ int run_diagnose(const DiagnoseCommandOptions& opt) {
 
   std::vector<diagnose::Diagnosis> diagnoses;
   for (const std::string& input : opt.inputs) {
-    InputOptions in;
-    in.input = input;
-    in.rank = opt.rank;
-    in.max_memory = opt.max_memory;
-    auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory);
-    if (!loaded.ok()) return fail(loaded.status());
-    diagnoses.push_back(diagnose::diagnose(loaded->trace, options));
+    auto trace = read_trace(input, opt.rank, opt.max_memory);
+    if (!trace.ok()) return fail(trace.status());
+    diagnoses.push_back(diagnose::diagnose(*trace, options));
   }
 
   std::string text;

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   auto sql = add_sql_command(app);
   auto export_trace = add_export_command(app);
   auto check = add_check_command(app);
+  auto diff = add_diff_command(app);
   auto synth = add_synth_command(app);
   try {
     app.parse(argc, argv);
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("sql")) return sql();
   if (app.got_subcommand("export")) return export_trace();
   if (app.got_subcommand("check")) return check();
+  if (app.got_subcommand("diff")) return diff();
   if (app.got_subcommand("synth")) return synth();
   return kExitBadInput;
 }

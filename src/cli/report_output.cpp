@@ -139,6 +139,16 @@ Result<TraceFilter> parse_filter(const InputOptions& opt) {
   return filter;
 }
 
+Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory, uint32_t tables) {
+  InputOptions in;
+  in.input = path;
+  in.rank = rank;
+  in.max_memory = max_memory;
+  auto loaded = load_input(in, tables);
+  if (!loaded.ok()) return loaded.status();
+  return std::move(loaded->trace);
+}
+
 Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
   if (opt.input.empty()) return UsageError("an INPUT file is required");
   OutputSettings out;

@@ -12,6 +12,7 @@
 #include "analysis/result.h"
 #include "analysis/trace_filter.h"
 #include "common/status.h"
+#include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
 #include "report/writers.h"
 
@@ -52,6 +53,13 @@ struct LoadedInput {
 // `tables`: the NsysTables bits the reports read. Parses every option first, so that a usage error
 // is reported before a large file is read.
 Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables);
+
+// The tables the diagnosis, and the commands built on it (check, diff), read: GPU work, API calls
+// (launch links, steps), ranges and operators (steps, markers, call sites of findings), GPU memory.
+inline constexpr uint32_t kDiagnoseTables = kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory;
+
+// Reads one whole trace (no filters, no output settings): diagnose, check, diff.
+Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory, uint32_t tables = kDiagnoseTables);
 
 // Parses the filter options alone (also used for per-rule start=/end=/nvtx=).
 Result<TraceFilter> parse_filter(const InputOptions& opt);

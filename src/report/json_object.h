@@ -1,6 +1,6 @@
 // Building JSON documents by hand with stable key order and indentation (summary, diagnose): a
-// tiny writer that keeps the commas right. Values are exact integers, 4-decimal reals (null when
-// not finite) and escaped strings.
+// tiny writer that keeps the commas right. Values are exact integers, 4-decimal reals (or, with
+// precise(), the shortest exact text; null when not finite) and escaped strings.
 #pragma once
 
 #include <fmt/format.h>
@@ -26,6 +26,8 @@ class JsonObject {
   }
   void field(const char* k, int64_t v) { key(k), out_ += std::to_string(v); }
   void field(const char* k, double v) { key(k), out_ += std::isfinite(v) ? fmt::format("{:.4f}", v) : "null"; }
+  // Shortest text that reads back as the same double (p-values far below 4 decimals).
+  void precise(const char* k, double v) { key(k), out_ += std::isfinite(v) ? fmt::format("{}", v) : "null"; }
   void field(const char* k, const std::string& v) { key(k), append_json_string(out_, v); }
   void flag(const char* k, bool v) { key(k), out_ += v ? "true" : "false"; }
   void close() {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 namespace tracedoc {
@@ -322,6 +323,22 @@ std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out)
     case OutputFormat::kTable: return std::make_unique<ColumnWriter>(options, out, true);
   }
   return nullptr;
+}
+
+std::string render_rows(const WriterOptions& options, const std::function<void(RowSink&)>& produce) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* mem = open_memstream(&buf, &len);
+  if (!mem) return std::string();
+  {
+    TextOut out(mem);
+    auto writer = make_writer(options, out);
+    produce(*writer);
+  }
+  std::fclose(mem);
+  std::string text(buf, len);
+  std::free(buf);
+  return text;
 }
 
 }  // namespace tracedoc

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct WriterOptions {
 };
 
 std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out);
+
+// The text a writer makes of the rows `produce` emits (a whole document held in memory).
+std::string render_rows(const WriterOptions& options, const std::function<void(RowSink&)>& produce);
 
 // Appends `s` as a JSON string literal (quoted, escaped; invalid UTF-8 becomes U+FFFD).
 void append_json_string(std::string& out, std::string_view s);

@@ -1,0 +1,148 @@
+// `tracedoc diff`: what changed between two recordings of the same program: kernels, operators,
+// ranges and steps before and after, with a significance test so that run-to-run noise is not
+// reported as change; where the step time went; which diagnose findings appeared or disappeared
+// (src/compare/trace_diff.h, docs/diff.md).
+//
+//   tracedoc diff BASE NEW [-f column|csv|json|markdown] [-o FILE] [--alpha Q] [--min-change PCT]
+//                 [--top N] [--all] [--step-marker NAME] [--rank N] [--no-findings] [--config FILE]
+//                 [--fail-on-regression PCT] [--max-memory SIZE]
+//
+// BASE and NEW are files or rank directories of either format, mixed as well. Exit codes: 0 done,
+// 1 --fail-on-regression was given and NEW is slower by more than that, 2 bad input or usage
+// (nothing is written then).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/report_output.h"
+#include "compare/trace_diff.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/diff_writer.h"
+#include "report/writers.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct DiffCommandOptions {
+  std::string base, next;
+  std::string format = "column";
+  std::string output = "-";
+  double alpha = 0.05;
+  double min_change = 5.0;
+  size_t top = 10;
+  bool all = false;
+  std::string step_marker;
+  int64_t rank = -1;
+  bool no_findings = false;
+  std::string config;
+  std::optional<double> fail_on_regression;
+  std::string max_memory;
+};
+
+// The regression the gate measures: the median step time when both traces have steps (and only a
+// significant change counts), else the GPUs' mean busy time (every part but idle), which has no
+// per-instance sample to test.
+struct Regression {
+  std::string what;
+  double change_pct = 0;
+  bool significant = true;
+};
+Regression regression_of(const compare::TraceDiff& d) {
+  if (d.steps) {
+    return {"median step time", d.steps->median_change_pct(), d.steps->verdict == compare::Verdict::kSlower};
+  }
+  double base = 0, next = 0;
+  for (const compare::TimePart& p : d.parts) {
+    if (p.name == "idle") continue;
+    base += p.base_mean_ns, next += p.new_mean_ns;
+  }
+  return {"GPU busy time (no steps to compare)", base > 0 ? 100.0 * (next - base) / base : 0, true};
+}
+
+int run_diff(const DiffCommandOptions& opt) {
+  if (opt.base.empty() || opt.next.empty()) return fail(UsageError("diff: BASE and NEW are required"));
+  if (opt.format != "column" && opt.format != "text" && opt.format != "csv" && opt.format != "json" && opt.format != "markdown") {
+    return fail(UsageError(fmt::format("diff: unknown format '{}' (column, csv, json or markdown)", opt.format)));
+  }
+  if (!(opt.alpha > 0 && opt.alpha < 1)) return fail(UsageError(fmt::format("diff: --alpha must lie between 0 and 1, not {:g}", opt.alpha)));
+  if (!(opt.min_change >= 0) || !std::isfinite(opt.min_change)) {
+    return fail(UsageError(fmt::format("diff: --min-change must be a percentage of 0 or more, not {:g}", opt.min_change)));
+  }
+  if (opt.fail_on_regression && !(*opt.fail_on_regression >= 0)) {
+    return fail(UsageError(fmt::format("diff: --fail-on-regression must be a percentage of 0 or more, not {:g}", *opt.fail_on_regression)));
+  }
+  compare::DiffOptions options;
+  options.alpha = opt.alpha;
+  options.min_change_pct = opt.min_change;
+  options.findings = !opt.no_findings;
+  if (!opt.config.empty()) {
+    if (Status st = diagnose::load_config(opt.config, options.diagnose); !st.ok()) return fail(st);
+  }
+  options.steps = options.diagnose.steps;
+  if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
+  if (Status st = diagnose::check_options(options.diagnose); !st.ok()) return fail(st);
+
+  // Both traces at once: each reader is mostly one core's work.
+  std::optional<Result<Trace>> base;
+  std::thread reader([&] { base.emplace(read_trace(opt.base, opt.rank, opt.max_memory)); });
+  Result<Trace> next = read_trace(opt.next, opt.rank, opt.max_memory);
+  reader.join();
+  if (!base->ok()) return fail(base->status());
+  if (!next.ok()) return fail(next.status());
+
+  const compare::TraceDiff d = compare::diff_traces(**base, *next, options);
+  DiffTextOptions text_options;
+  text_options.top = opt.top;
+  text_options.all = opt.all;
+  std::string text;
+  if (opt.format == "json") {
+    text = diff_json(d);
+  } else if (opt.format == "markdown") {
+    text = diff_markdown(d, text_options);
+  } else if (opt.format == "csv") {
+    text = render_rows(WriterOptions{}, [&](RowSink& sink) { diff_rows(d, sink); });
+  } else {
+    text = diff_text(d, text_options);
+  }
+  if (Status st = write_text(opt.output, text); !st.ok()) return fail(st);
+  if (!opt.fail_on_regression) return kExitOk;
+  const Regression r = regression_of(d);
+  if (r.significant && r.change_pct > *opt.fail_on_regression) {
+    std::fprintf(stderr, "tracedoc: diff: regression: %s %+.1f%%, more than the %g%% allowed\n", r.what.c_str(), r.change_pct,
+                 *opt.fail_on_regression);
+    return kExitFindings;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_diff_command(CLI::App& app) {
+  auto opt = std::make_shared<DiffCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("diff", "Before/after: what changed between two traces, with significance");
+  cmd->add_option("base", opt->base, "The trace before: nsys export, PyTorch trace or rank directory");
+  cmd->add_option("new", opt->next, "The trace after (either format)");
+  cmd->add_option("-f,--format", opt->format, "column (default), csv, json (schema_version 1) or markdown");
+  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  cmd->add_option("--alpha", opt->alpha, "Significance level of the adjusted p-values (default 0.05)");
+  cmd->add_option("--min-change", opt->min_change, "Smallest change of a median or per-step count that counts, in % (default 5)");
+  cmd->add_option("--top", opt->top, "Changed items listed per kind in column and markdown output (default 10)");
+  cmd->add_flag("--all", opt->all, "List every item, the unchanged ones too (column, markdown)");
+  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
+  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (of both traces)");
+  cmd->add_flag("--no-findings", opt->no_findings, "Do not run diagnose on the two traces");
+  cmd->add_option("--config", opt->config, "diagnose's TOML configuration, for the findings and the [steps] marker");
+  cmd->add_option("--fail-on-regression", opt->fail_on_regression,
+                  "Exit 1 when the median step time got significantly slower by more than this %");
+  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  return [opt] { return run_diff(*opt); };
+}
+
+}  // namespace tracedoc::cli

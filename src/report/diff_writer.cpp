@@ -1,0 +1,410 @@
+#include "report/diff_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/checked_math.h"
+#include "common/human_units.h"
+#include "report/json_object.h"
+#include "report/markdown.h"
+
+namespace tracedoc {
+
+using compare::FindingChange;
+using compare::ItemDiff;
+using compare::ItemKind;
+using compare::TimePart;
+using compare::TraceDiff;
+using compare::Verdict;
+
+namespace {
+
+constexpr ItemKind kKinds[] = {ItemKind::kKernel, ItemKind::kOperator, ItemKind::kRange};
+constexpr Verdict kVerdicts[] = {Verdict::kSlower, Verdict::kFaster, Verdict::kAdded, Verdict::kRemoved,
+                                 Verdict::kMoreCalls, Verdict::kFewerCalls, Verdict::kUnchanged};
+
+std::string dur(double ns) { return std::isnan(ns) ? "-" : human_duration(std::llround(ns)); }
+
+std::string signed_dur(double ns) {
+  if (std::isnan(ns)) return "-";
+  const int64_t v = std::llround(ns);
+  if (v < 0) return fmt::format("-{}", human_duration(-v));  // three significant digits either way
+  return v > 0 ? fmt::format("+{}", human_duration(v)) : human_duration(v);
+}
+
+std::string signed_pct(double pct) { return std::isnan(pct) ? "-" : fmt::format("{:+.1f}%", pct); }
+
+std::string p_text(double p) {
+  if (std::isnan(p)) return "-";
+  if (p < 1e-6) return "<1e-6";
+  return p < 0.001 ? fmt::format("{:.1e}", p) : fmt::format("{:.3f}", p);
+}
+
+// Names in column and markdown output: C++ kernel names run to a thousand characters; csv and json
+// carry them whole.
+constexpr size_t kNameWidth = 100;
+std::string short_name(const std::string& name) {
+  if (name.size() <= kNameWidth) return name;
+  size_t cut = kNameWidth;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return name.substr(0, cut) + "...";
+}
+
+std::string ratio_text(double r) { return std::isnan(r) ? "-" : fmt::format("{:.2f}x", r); }
+
+const char* kind_title(ItemKind k) {
+  switch (k) {
+    case ItemKind::kKernel: return "Kernels";
+    case ItemKind::kOperator: return "Operators";
+    case ItemKind::kRange: return "Ranges";
+  }
+  return "?";
+}
+
+// "3 slower, 1 added, 40 unchanged": the verdicts that occur, in a fixed order.
+std::string verdict_counts(const TraceDiff& d, ItemKind kind) {
+  std::string out;
+  for (Verdict v : kVerdicts) {
+    const size_t n = d.count(kind, v);
+    if (n == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {}", n, compare::verdict_words(v));
+  }
+  return out;
+}
+
+bool has_kind(const TraceDiff& d, ItemKind kind) {
+  return std::any_of(d.items.begin(), d.items.end(), [&](const ItemDiff& i) { return i.kind == kind; });
+}
+
+// The items of a kind a listing shows: the changed ones (all of them with `all`), at most `top`.
+std::vector<const ItemDiff*> listed(const TraceDiff& d, ItemKind kind, const DiffTextOptions& o, size_t* hidden) {
+  std::vector<const ItemDiff*> out;
+  *hidden = 0;
+  for (const ItemDiff& i : d.items) {
+    if (i.kind != kind) continue;
+    if (!o.all && !compare::is_change(i.verdict)) continue;
+    if (!o.all && out.size() >= o.top) {
+      ++*hidden;
+      continue;
+    }
+    out.push_back(&i);
+  }
+  return out;
+}
+
+bool per_step(const TraceDiff& d) { return d.steps.has_value(); }
+double shown_time(const TraceDiff& d, const compare::SideFigures& f) {
+  return per_step(d) ? f.per_step_ns : static_cast<double>(f.total_ns);
+}
+std::string count_text(const TraceDiff& d, const compare::SideFigures& f) {
+  if (!per_step(d)) return fmt::format("{}", f.count);
+  const double c = f.count_per_step;
+  return c == std::floor(c) ? fmt::format("{:.0f}", c) : fmt::format("{:.1f}", c);
+}
+
+std::string settings_line(const TraceDiff& d) {
+  return fmt::format("a change counts when the Mann-Whitney U test gives q < {:g} (Benjamini-Hochberg over {} tested) "
+                     "and the median moves by {:g}% or more",
+                     d.options.alpha, d.tested, d.options.min_change_pct);
+}
+
+std::string step_line(const TraceDiff& d) {
+  if (!d.steps) return "Steps: not compared (" + d.steps_note + ")";
+  const compare::StepDiff& s = *d.steps;
+  std::string source = s.base_source == s.new_source ? s.base_source : s.base_source + " / " + s.new_source;
+  return fmt::format("Step time: median {} -> {} ({}), {} (p {}; {} -> {} steps, {})", dur(s.base.median_ns), dur(s.next.median_ns),
+                     signed_pct(s.median_change_pct()), compare::verdict_name(s.verdict), p_text(s.p_value), s.base.count,
+                     s.next.count, source);
+}
+
+std::string parts_title(const TraceDiff& d) {
+  return d.time_basis == "step" ? "Where the step time went (mean per step and GPU)" : "Where the GPU time went (mean span per GPU)";
+}
+
+std::string finding_severity(const FindingChange& f) {
+  using compare::FindingStatus;
+  const char* b = diagnose::severity_name(f.base_severity);
+  const char* n = diagnose::severity_name(f.new_severity);
+  if (f.status == FindingStatus::kAppeared) return n;
+  if (f.status == FindingStatus::kDisappeared) return b;
+  return f.base_severity == f.new_severity ? std::string(n) : fmt::format("{} -> {}", b, n);
+}
+
+std::string finding_savings(const FindingChange& f) {
+  using compare::FindingStatus;
+  if (f.status == FindingStatus::kAppeared) return "saves up to " + dur(static_cast<double>(f.new_savings_ns));
+  if (f.status == FindingStatus::kDisappeared) return "saved up to " + dur(static_cast<double>(f.base_savings_ns));
+  return fmt::format("savings {} -> {}", dur(static_cast<double>(f.base_savings_ns)), dur(static_cast<double>(f.new_savings_ns)));
+}
+
+std::string findings_counts(const TraceDiff& d) {
+  size_t n[3] = {0, 0, 0};
+  for (const FindingChange& f : d.findings) ++n[static_cast<int>(f.status)];
+  return fmt::format("{} appeared, {} disappeared, {} persisted", n[0], n[1], n[2]);
+}
+
+std::string side_line(const char* label, const compare::SideInfo& s) {
+  return fmt::format("  {:<4}  {}  ({}; {} kernels, {} operators, {} ranges, {} GPUs)\n", label, s.input, s.format, s.kernels,
+                     s.operators, s.ranges, s.gpus);
+}
+
+}  // namespace
+
+std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
+  std::string out = "tracedoc diff\n" + side_line("base", d.base) + side_line("new", d.next);
+  out += "  " + settings_line(d) + "\n\n";
+  out += step_line(d) + "\n\n";
+  out += parts_title(d) + "\n";
+  out += fmt::format("  {:<14} {:>10} {:>10} {:>11}\n", "", "base", "new", "delta");
+  for (const TimePart& p : d.parts) {
+    out += fmt::format("  {:<14} {:>10} {:>10} {:>11}\n", p.name, dur(p.base_mean_ns), dur(p.new_mean_ns),
+                       signed_dur(p.new_mean_ns - p.base_mean_ns));
+  }
+  out += fmt::format("  {:<14} {:>10} {:>10} {:>11}\n", d.time_basis, dur(d.base_time_mean_ns), dur(d.new_time_mean_ns),
+                     signed_dur(d.new_time_mean_ns - d.base_time_mean_ns));
+  const char* time_head = per_step(d) ? "per step" : "in total";
+  for (ItemKind kind : kKinds) {
+    if (!has_kind(d, kind)) continue;
+    size_t hidden = 0;
+    const auto rows = listed(d, kind, o, &hidden);
+    out += fmt::format("\n{} ({}): {}\n", kind_title(kind), time_head, verdict_counts(d, kind));
+    if (rows.empty()) continue;
+    out += fmt::format("  {:<20} {:>10} {:>10} {:>11} {:>7}  {:>21}  {:>17} {:>7}  {}\n", "verdict", "base", "new", "delta", "ratio",
+                       "median base -> new", "count base -> new", "q", "name");
+    for (const ItemDiff* i : rows) {
+      const double b = shown_time(d, i->base), n = shown_time(d, i->next);
+      out += fmt::format("  {:<20} {:>10} {:>10} {:>11} {:>7}  {:>21}  {:>17} {:>7}  {}\n", i->verdict_label(), dur(b), dur(n),
+                         signed_dur(n - b), ratio_text(i->ratio()),
+                         fmt::format("{} -> {}", dur(i->base.median_ns), dur(i->next.median_ns)),
+                         fmt::format("{} -> {}", count_text(d, i->base), count_text(d, i->next)), p_text(i->q_value), short_name(i->name));
+    }
+    if (hidden) out += fmt::format("  ({} more changed; --top N or --all lists them)\n", hidden);
+  }
+  if (d.findings_compared) {
+    out += fmt::format("\nFindings (tracedoc diagnose): {}\n", findings_counts(d));
+    for (const FindingChange& f : d.findings) {
+      out += fmt::format("  {:<11} {:<19} {:<20} [{}]  {}; {}\n", compare::finding_status_name(f.status), finding_severity(f), f.id,
+                         f.scope, f.title, finding_savings(f));
+    }
+  }
+  if (!d.notes.empty()) out += "\n";
+  for (const std::string& n : d.notes) out += "Note: " + n + "\n";
+  return out;
+}
+
+std::string diff_markdown(const TraceDiff& d, const DiffTextOptions& o) {
+  std::string out = fmt::format("### tracedoc diff: `{}` → `{}`\n\n", markdown_cell(d.base.input), markdown_cell(d.next.input));
+  out += markdown_cell(step_line(d)) + "\n\n";
+  out += fmt::format("**{}**\n\n| Part | Base | New | Delta |\n|---|---:|---:|---:|\n", parts_title(d));
+  for (const TimePart& p : d.parts) {
+    out += fmt::format("| {} | {} | {} | {} |\n", p.name, dur(p.base_mean_ns), dur(p.new_mean_ns), signed_dur(p.new_mean_ns - p.base_mean_ns));
+  }
+  out += fmt::format("| **{}** | **{}** | **{}** | **{}** |\n", d.time_basis, dur(d.base_time_mean_ns), dur(d.new_time_mean_ns),
+                     signed_dur(d.new_time_mean_ns - d.base_time_mean_ns));
+  const char* time_head = per_step(d) ? "per step" : "total";
+  for (ItemKind kind : kKinds) {
+    if (!has_kind(d, kind)) continue;
+    size_t hidden = 0;
+    const auto rows = listed(d, kind, o, &hidden);
+    out += fmt::format("\n**{}**: {}\n", kind_title(kind), verdict_counts(d, kind));
+    if (rows.empty()) continue;
+    out += fmt::format("\n| Verdict | Base ({}) | New | Delta | Ratio | Median | Count | q | Name |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+                       time_head);
+    for (const ItemDiff* i : rows) {
+      const double b = shown_time(d, i->base), n = shown_time(d, i->next);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} → {} | {} → {} | {} | `{}` |\n", i->verdict_label(), dur(b), dur(n),
+                         signed_dur(n - b), ratio_text(i->ratio()), dur(i->base.median_ns), dur(i->next.median_ns),
+                         count_text(d, i->base), count_text(d, i->next), p_text(i->q_value), markdown_cell(short_name(i->name)));
+    }
+    if (hidden) out += fmt::format("\n{} more changed.\n", hidden);
+  }
+  if (d.findings_compared) {
+    out += fmt::format("\n**Findings** (tracedoc diagnose): {}\n\n", findings_counts(d));
+    for (const FindingChange& f : d.findings) {
+      out += fmt::format("- **{}** `{}` ({}) [{}]: {}; {}\n", compare::finding_status_name(f.status), f.id, finding_severity(f),
+                         markdown_cell(f.scope), markdown_cell(f.title), finding_savings(f));
+    }
+  }
+  out += "\n<sub>" + markdown_cell(settings_line(d)) + "</sub>\n";
+  for (const std::string& n : d.notes) out += "\n<sub>Note: " + markdown_cell(n) + "</sub>\n";
+  return out;
+}
+
+namespace {
+
+void side_json(JsonObject& parent, const char* key, const compare::SideFigures& f, bool steps) {
+  parent.key(key);
+  JsonObject o(parent.out(), parent.indent() + 2);
+  o.field("count", f.count);
+  o.field("total_ns", f.total_ns);
+  o.field("median_ns", f.median_ns);
+  if (steps) {
+    o.field("per_step_ns", f.per_step_ns);
+    o.field("count_per_step", f.count_per_step);
+  }
+  o.close();
+}
+
+void info_json(JsonObject& parent, const char* key, const compare::SideInfo& s) {
+  parent.key(key);
+  JsonObject o(parent.out(), parent.indent() + 2);
+  o.field("input", s.input);
+  o.field("format", s.format);
+  o.field("kernels", s.kernels);
+  o.field("operators", s.operators);
+  o.field("ranges", s.ranges);
+  o.field("gpus", s.gpus);
+  o.close();
+}
+
+}  // namespace
+
+std::string diff_json(const TraceDiff& d) {
+  std::string out;
+  JsonObject root(out, 0);
+  root.field("schema_version", int64_t{1});
+  info_json(root, "base", d.base);
+  info_json(root, "new", d.next);
+  root.key("settings");
+  {
+    JsonObject s(out, 2);
+    s.field("test", std::string("mann-whitney-u"));
+    s.field("adjustment", std::string("benjamini-hochberg"));
+    s.precise("alpha", d.options.alpha);
+    s.precise("min_change_pct", d.options.min_change_pct);
+    s.field("tested", d.tested);
+    s.close();
+  }
+  if (!d.steps) root.field("steps_note", d.steps_note);
+  root.key("steps");
+  if (!d.steps) {
+    out += "null";
+  } else {
+    JsonObject s(out, 2);
+    s.field("base_source", d.steps->base_source);
+    s.field("new_source", d.steps->new_source);
+    side_json(s, "base", d.steps->base, false);
+    side_json(s, "new", d.steps->next, false);
+    s.field("median_change_pct", d.steps->median_change_pct());
+    s.precise("p_value", d.steps->p_value);
+    s.field("verdict", std::string(compare::verdict_name(d.steps->verdict)));
+    s.close();
+  }
+  root.key("time");
+  {
+    JsonObject t(out, 2);
+    t.field("basis", d.time_basis);
+    t.field("base_mean_ns", d.base_time_mean_ns);
+    t.field("new_mean_ns", d.new_time_mean_ns);
+    json_array(t, "parts", d.parts, [](JsonObject& o, const TimePart& p) {
+      o.field("name", p.name);
+      o.field("base_ns", p.base_ns);
+      o.field("new_ns", p.new_ns);
+      o.field("base_mean_ns", p.base_mean_ns);
+      o.field("new_mean_ns", p.new_mean_ns);
+      o.field("delta_mean_ns", p.new_mean_ns - p.base_mean_ns);
+    });
+    t.close();
+  }
+  const bool steps = d.steps.has_value();
+  json_array(root, "items", d.items, [&](JsonObject& o, const ItemDiff& i) {
+    o.field("kind", std::string(compare::item_kind_name(i.kind)));
+    o.field("name", i.name);
+    o.field("verdict", std::string(compare::verdict_name(i.verdict)));
+    o.field("timing", std::string(compare::verdict_name(i.timing)));
+    o.field("calls", std::string(compare::verdict_name(i.calls)));
+    side_json(o, "base", i.base, steps);
+    side_json(o, "new", i.next, steps);
+    o.field("delta_total_ns", i.delta_total_ns());
+    o.field("ratio", i.ratio());
+    o.field("median_change_pct", i.median_change_pct());
+    o.precise("p_value", i.p_value);
+    o.precise("q_value", i.q_value);
+  });
+  root.flag("findings_compared", d.findings_compared);
+  json_array(root, "findings", d.findings, [](JsonObject& o, const FindingChange& f) {
+    o.field("status", std::string(compare::finding_status_name(f.status)));
+    o.field("id", f.id);
+    o.field("scope", f.scope);
+    o.field("title", f.title);
+    if (f.status != compare::FindingStatus::kAppeared) {
+      o.field("base_severity", std::string(diagnose::severity_name(f.base_severity)));
+      o.field("base_savings_ns", f.base_savings_ns);
+    }
+    if (f.status != compare::FindingStatus::kDisappeared) {
+      o.field("new_severity", std::string(diagnose::severity_name(f.new_severity)));
+      o.field("new_savings_ns", f.new_savings_ns);
+    }
+  });
+  root.key("notes");
+  out += "[";
+  for (size_t i = 0; i < d.notes.size(); ++i) {
+    out += i ? ", " : "";
+    append_json_string(out, d.notes[i]);
+  }
+  out += "]";
+  root.close();
+  out += "\n";
+  return out;
+}
+
+void diff_rows(const TraceDiff& d, RowSink& sink) {
+  sink.begin({{"Kind"}, {"Name"}, {"Verdict"}, {"Timing"}, {"Calls"}, {"Base Count"}, {"New Count"}, {"Base Total (ns)"}, {"New Total (ns)"},
+              {"Delta Total (ns)"}, {"Ratio"}, {"Base Median (ns)"}, {"New Median (ns)"}, {"Median Change (%)"},
+              {"Base Per Step (ns)"}, {"New Per Step (ns)"}, {"p-value"}, {"q-value"}});
+  auto item_row = [&](std::string_view kind, std::string_view name, std::string_view verdict, std::string_view timing,
+                      std::string_view calls, const compare::SideFigures& b,
+                      const compare::SideFigures& n, double ratio, double change, double p, double q) {
+    const std::string ratio_s = std::isnan(ratio) ? "" : fmt::format("{:.4f}", ratio);
+    const std::string change_s = std::isnan(change) ? "" : fmt::format("{:.2f}", change);
+    const std::string p_s = std::isnan(p) ? "" : fmt::format("{:.6g}", p), q_s = std::isnan(q) ? "" : fmt::format("{:.6g}", q);
+    const std::string bm = fmt::format("{:.1f}", b.median_ns), nm = fmt::format("{:.1f}", n.median_ns);
+    const std::string bs = std::isnan(b.per_step_ns) ? "" : fmt::format("{:.1f}", b.per_step_ns);
+    const std::string ns = std::isnan(n.per_step_ns) ? "" : fmt::format("{:.1f}", n.per_step_ns);
+    const Cell cells[] = {Cell::text(kind), Cell::text(name), Cell::text(verdict), Cell::text(timing), Cell::text(calls),
+                          Cell::integer(b.count), Cell::integer(n.count),
+                          Cell::integer(b.total_ns), Cell::integer(n.total_ns), Cell::integer(sat_sub(n.total_ns, b.total_ns)),
+                          Cell::text(ratio_s), Cell::text(bm), Cell::text(nm), Cell::text(change_s), Cell::text(bs),
+                          Cell::text(ns), Cell::text(p_s), Cell::text(q_s)};
+    sink.row(cells);
+  };
+  if (d.steps) {
+    const compare::StepDiff& s = *d.steps;
+    const double ratio = s.base.total_ns > 0 ? static_cast<double>(s.next.total_ns) / static_cast<double>(s.base.total_ns) : NAN;
+    item_row("step", "step", compare::verdict_name(s.verdict), compare::verdict_name(s.verdict), "", s.base, s.next, ratio, s.median_change_pct(), s.p_value, NAN);
+  }
+  auto part_row = [&](const std::string& name, int64_t base_ns, int64_t new_ns, double base_mean, double new_mean) {
+    const std::string bs = fmt::format("{:.1f}", base_mean), ns = fmt::format("{:.1f}", new_mean);
+    const Cell cells[] = {Cell::text("time"), Cell::text(name), Cell::text(""), Cell::text(""), Cell::text(""), Cell::null(),
+                          Cell::null(), Cell::integer(base_ns),
+                          Cell::integer(new_ns), Cell::integer(sat_sub(new_ns, base_ns)), Cell::text(""), Cell::text(""), Cell::text(""),
+                          Cell::text(""), Cell::text(bs), Cell::text(ns), Cell::text(""), Cell::text("")};
+    sink.row(cells);
+  };
+  int64_t base_sum = 0, new_sum = 0;
+  for (const TimePart& p : d.parts) {
+    part_row(p.name, p.base_ns, p.new_ns, p.base_mean_ns, p.new_mean_ns);
+    base_sum = sat_add(base_sum, p.base_ns), new_sum = sat_add(new_sum, p.new_ns);
+  }
+  part_row("total", base_sum, new_sum, d.base_time_mean_ns, d.new_time_mean_ns);
+  for (const ItemDiff& i : d.items) {
+    item_row(compare::item_kind_name(i.kind), i.name, compare::verdict_name(i.verdict), compare::verdict_name(i.timing),
+             compare::verdict_name(i.calls), i.base, i.next, i.ratio(),
+             i.median_change_pct(), i.p_value, i.q_value);
+  }
+  for (const FindingChange& f : d.findings) {
+    const std::string name = f.id + " [" + f.scope + "]";
+    const Cell cells[] = {Cell::text("finding"), Cell::text(name), Cell::text(compare::finding_status_name(f.status)), Cell::text(""),
+                          Cell::text(""), Cell::null(),
+                          Cell::null(), Cell::integer(f.base_savings_ns), Cell::integer(f.new_savings_ns),
+                          Cell::integer(sat_sub(f.new_savings_ns, f.base_savings_ns)), Cell::text(""), Cell::text(""), Cell::text(""),
+                          Cell::text(""), Cell::text(""), Cell::text(""), Cell::text(""), Cell::text("")};
+    sink.row(cells);
+  }
+  sink.end();
+}
+
+}  // namespace tracedoc
