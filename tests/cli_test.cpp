@@ -486,6 +486,15 @@ TEST(CliExport, ExportReadsBackAsTheSameReports) {
   for (const auto& f : fs::directory_iterator(dir.path())) {
     EXPECT_EQ(f.path().string().find(".tmp-"), std::string::npos) << "temporary file left: " << f.path();
   }
+  // --to chrome carries the findings as annotations unless --no-findings; they set up nothing for sqlite.
+  const fs::path chrome = dir.path() / "toy.json", bare = dir.path() / "bare.json";
+  ASSERT_EQ(tracedoc({"export", kExample.string(), "--to", "chrome", "-o", chrome.string()}).exit_code, 0);
+  ASSERT_EQ(tracedoc({"export", kExample.string(), "--to", "chrome", "--no-findings", "-o", bare.string()}).exit_code, 0);
+  EXPECT_NE(read_file(chrome).find("\"cat\": \"tracedoc_finding\", \"name\": \"comb_pattern: idle gap\""), std::string::npos);
+  EXPECT_EQ(read_file(bare).find("tracedoc_finding"), std::string::npos);
+  CliRun annotated = tracedoc({"diagnose", "-f", "json", chrome.string()}), plain = tracedoc({"diagnose", "-f", "json", bare.string()});
+  EXPECT_EQ(annotated.out.substr(annotated.out.find("\"basis_ns\"")), plain.out.substr(plain.out.find("\"basis_ns\"")));
+  EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "sqlite", "--step-marker", "x", "-o", (dir.path() / "m.sqlite").string()}).exit_code, 2);
   // Exporting again replaces the file whole.
   const fs::path again = dir.path() / "toy_training.sqlite.sqlite";
   EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "sqlite", "-o", again.string()}).exit_code, 0);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/engine.h"
 #include "ingest/kineto_reader.h"
 #include "report/kineto_json_writer.h"
 #include "test_support.h"
@@ -125,6 +126,44 @@ TEST(KinetoWriter, NsysExportConverts) {
   for (const std::string report : {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_api_sum",
                                    "cuda_gpu_trace", "cuda_kern_exec_sum", "nvtx_sum"}) {
     EXPECT_EQ(report_csv(original, report), report_csv(*back, report)) << report;
+  }
+}
+
+// `export --to chrome` writes the diagnosis as annotations: one row per finding in a process of its
+// own, an event per evidence range; reading the file back skips them, so every report, the
+// diagnosis and the summary are those of the file written without them.
+TEST(KinetoWriter, FindingsAreAnnotationsThatReadersSkip) {
+  const Trace& original = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_training.sqlite").string());
+  const diagnose::Diagnosis d = diagnose::diagnose(original, {});
+  ASSERT_EQ(d.findings.size(), 5u);
+  size_t events = 0;
+  for (const diagnose::Finding& f : d.findings) events += std::max<size_t>(1, f.ranges.size());
+  const std::string with = kineto_json(original, d.findings), without = kineto_json(original);
+  size_t found = 0;
+  for (size_t at = 0; (at = with.find("\"cat\": \"tracedoc_finding\"", at)) != std::string::npos; ++at) ++found;
+  EXPECT_EQ(found, events);
+  // The lanes: "tracedoc findings" on a pid of its own (the toy's process is 4242, its GPU 0), sorted first.
+  EXPECT_NE(with.find("\"name\": \"process_name\", \"pid\": 4243, \"tid\": 0"), std::string::npos);
+  EXPECT_NE(with.find("{\"name\": \"tracedoc findings\"}"), std::string::npos);
+  EXPECT_NE(with.find("{\"sort_index\": -1}"), std::string::npos);
+  EXPECT_NE(with.find("{\"name\": \"critical comb_pattern [pid 4242 GPU 0 (NVIDIA A100-SXM4-80GB)]\"}"), std::string::npos);
+  EXPECT_NE(with.find("\"name\": \"comb_pattern: idle gap\", \"pid\": 4243, \"tid\": 1, \"ts\": 1270686.051, \"dur\": 20736.683"),
+            std::string::npos);
+  const std::string a = temp_path("with_findings.json").string(), b = temp_path("without_findings.json").string();
+  ASSERT_TRUE(write_kineto_json(original, a, d.findings).ok());
+  ASSERT_TRUE(write_kineto_json(original, b).ok());
+  EXPECT_EQ(read_file(a), with);
+  EXPECT_EQ(read_file(b), without);
+  auto ta = read_kineto_trace(a), tb = read_kineto_trace(b);
+  ASSERT_TRUE(ta.ok() && tb.ok());
+  for (const std::string report : {"cuda_gpu_kern_sum", "cuda_api_sum", "nvtx_sum", "cuda_gpu_trace", "step_sum"}) {
+    EXPECT_EQ(report_csv(*ta, report), report_csv(*tb, report)) << report;
+  }
+  const diagnose::Diagnosis da = diagnose::diagnose(*ta, {}), db = diagnose::diagnose(*tb, {});
+  ASSERT_EQ(da.findings.size(), db.findings.size());
+  for (size_t i = 0; i < da.findings.size(); ++i) {
+    EXPECT_EQ(da.findings[i].title, db.findings[i].title);
+    EXPECT_EQ(da.findings[i].id, d.findings[i].id);
   }
 }
 

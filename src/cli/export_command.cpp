@@ -1,9 +1,11 @@
 // `tracedoc export`: writes a trace in another format: an Nsight Systems SQLite export, so that a
 // PyTorch profiler trace can be opened by `nsys stats`, `nsys analyze` and SQL written for nsys
 // exports; or a PyTorch profiler (Kineto) Chrome trace, so that an nsys export opens in Perfetto,
-// chrome://tracing and the PyTorch tools (kineto_json_writer.h).
+// chrome://tracing and the PyTorch tools (kineto_json_writer.h), with the findings of `diagnose` as
+// annotations above the timeline.
 //
-//   tracedoc export INPUT --to sqlite|chrome -o OUT [--rank N] [--max-memory SIZE]
+//   tracedoc export INPUT --to sqlite|chrome -o OUT [--rank N] [--no-findings] [--config FILE]
+//                   [--step-marker NAME] [--max-memory SIZE]
 //
 // The output is written whole or not at all (temporary file + rename); a bad input leaves no file.
 // Times of a PyTorch trace are written relative to a session start (nsys_sqlite_writer.h says how).
@@ -16,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "diagnose/engine.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/kineto_json_writer.h"
 #include "report/nsys_sqlite_writer.h"
@@ -30,6 +33,8 @@ struct ExportOptions {
   std::string output;
   std::string max_memory;
   int64_t rank = -1;
+  bool no_findings = false;
+  std::string config, step_marker;
 };
 
 int run_export(const ExportOptions& opt) {
@@ -45,13 +50,20 @@ int run_export(const ExportOptions& opt) {
   if (std::filesystem::equivalent(opt.input, opt.output, ec)) {
     return fail(UsageError(fmt::format("export: {}: the output would replace the input", opt.output)));
   }
-  InputOptions in;
-  in.input = opt.input;
-  in.rank = opt.rank;
-  in.max_memory = opt.max_memory;
-  auto loaded = load_input(in, kLoadAll);
-  if (!loaded.ok()) return fail(loaded.status());
-  Status st = opt.to == "sqlite" ? write_nsys_sqlite(loaded->trace, opt.output) : write_kineto_json(loaded->trace, opt.output);
+  const bool annotate = opt.to == "chrome" && !opt.no_findings;
+  if (!annotate && (!opt.config.empty() || !opt.step_marker.empty())) {
+    return fail(UsageError("export: --config and --step-marker set up the findings of --to chrome"));
+  }
+  diagnose::DiagnoseOptions options;
+  if (!opt.config.empty()) {
+    if (Status st = diagnose::load_config(opt.config, options); !st.ok()) return fail(st);
+  }
+  if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
+  auto trace = read_trace(opt.input, opt.rank, opt.max_memory, kLoadAll);
+  if (!trace.ok()) return fail(trace.status());
+  std::vector<diagnose::Finding> findings;
+  if (annotate) findings = diagnose::diagnose(*trace, options).findings;
+  Status st = opt.to == "sqlite" ? write_nsys_sqlite(*trace, opt.output) : write_kineto_json(*trace, opt.output, findings);
   if (!st.ok()) return fail(st);
   return kExitOk;
 }
@@ -67,6 +79,9 @@ std::function<int()> add_export_command(CLI::App& app) {
   cmd->add_option("--to", opt->to, "Output format: sqlite (an nsys export) or chrome (a PyTorch profiler / Chrome trace JSON)")->required();
   cmd->add_option("-o,--output", opt->output, "Output file, written whole or not at all")->required();
   cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (default: all ranks, merged)");
+  cmd->add_flag("--no-findings", opt->no_findings, "--to chrome: leave out the diagnose findings (written as annotations by default)");
+  cmd->add_option("--config", opt->config, "--to chrome: diagnose's TOML configuration for the findings");
+  cmd->add_option("--step-marker", opt->step_marker, "--to chrome: steps of the findings are these ranges (NAME* for a prefix)");
   cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
   return [opt] { return run_export(*opt); };
 }

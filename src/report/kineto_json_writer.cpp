@@ -93,7 +93,7 @@ class Out {
 // Writes the events of one trace; the comma between events is handled here.
 class Writer {
  public:
-  Writer(const Trace& t, Out& out) : t_(t), o_(out) {}
+  Writer(const Trace& t, Out& out, const std::vector<diagnose::Finding>& findings) : t_(t), o_(out), findings_(findings) {}
   void write();
 
  private:
@@ -119,6 +119,8 @@ class Writer {
   void memory();
   void flows();
   void python_functions();
+  void findings();
+  TimeNs first_time() const;
   int64_t external_of(int64_t correlation) const {
     auto it = launch_external_.find(correlation);
     return it == launch_external_.end() ? kNoValue : it->second;
@@ -131,6 +133,7 @@ class Writer {
 
   const Trace& t_;
   Out& o_;
+  const std::vector<diagnose::Finding>& findings_;
   bool first_ = true;
   std::vector<int64_t> api_external_;                    // per API call: its op's External id
   std::unordered_map<int64_t, int64_t> launch_external_;  // correlation -> External id
@@ -415,14 +418,57 @@ void Writer::python_functions() {
   }
 }
 
-void Writer::metadata() {
-  // CPU processes and threads, then each device's rows (labelled with the first process's name, as
-  // Kineto names GPU "processes" after the profiled program).
-  TimeNs first = INT64_MAX;  // Kineto stamps metadata with the trace's start
+TimeNs Writer::first_time() const {
+  TimeNs first = INT64_MAX;
   for (const auto* col : {&t_.api.start, &t_.pytorch.ops.start, &t_.ranges.start, &t_.kernels.start, &t_.memcpys.start}) {
     if (!col->empty() && (*col)[0] != kNoTime) first = std::min(first, (*col)[0]);
   }
-  if (first == INT64_MAX) first = 0;
+  return first == INT64_MAX ? 0 : first;
+}
+
+void Writer::findings() {
+  if (findings_.empty()) return;
+  // A pid no CPU process and no device uses: one past the largest of them.
+  int64_t pid = 0;
+  for (const auto& p : t_.processes) pid = std::max(pid, pid_of(p.global_pid));
+  for (const auto& d : t_.devices) pid = std::max<int64_t>(pid, d.id);
+  for (const auto* col : {&t_.kernels.device, &t_.memcpys.device, &t_.memsets.device}) {
+    for (int32_t d : *col) pid = std::max<int64_t>(pid, d);
+  }
+  ++pid;
+  const TimeNs first = first_time();
+  open("M", "", "process_name", pid, 0, first);
+  o_.key("args").obj().key("name").str("tracedoc findings").raw("}}");
+  open("M", "", "process_sort_index", pid, 0, first);
+  o_.key("args").obj().key("sort_index").num(-1).raw("}}");
+  for (size_t i = 0; i < findings_.size(); ++i) {
+    const diagnose::Finding& f = findings_[i];
+    const int64_t tid = static_cast<int64_t>(i) + 1;
+    open("M", "", "thread_name", pid, tid, first);
+    o_.key("args").obj().key("name").str(fmt::format("{} {} [{}]", diagnose::severity_name(f.severity), f.id, f.scope)).raw("}}");
+    const auto args = [&](std::string_view where) {
+      o_.key("args").obj().key("title").str(f.title).key("severity").str(diagnose::severity_name(f.severity));
+      o_.key("savings_ns").num(f.savings_ns).key("confidence").str(diagnose::confidence_label(f.confidence));
+      if (!where.empty()) o_.key("where").str(where);
+      o_.key("remedy").str(f.remedy).raw("}}");
+    };
+    if (f.ranges.empty()) {
+      open("i", "tracedoc_finding", f.id, pid, tid, first);
+      o_.key("s").str("t");
+      args({});
+      continue;
+    }
+    for (const diagnose::TimeRange& r : f.ranges) {
+      open("X", "tracedoc_finding", r.label.empty() ? f.id : fmt::format("{}: {}", f.id, r.label), pid, tid, r.start, r.end);
+      args(r.where);
+    }
+  }
+}
+
+void Writer::metadata() {
+  // CPU processes and threads, then each device's rows (labelled with the first process's name, as
+  // Kineto names GPU "processes" after the profiled program).
+  const TimeNs first = first_time();  // Kineto stamps metadata with the trace's start
   std::string_view program;
   for (const auto& p : t_.processes) {
     if (program.empty()) program = t_.str(p.name);
@@ -478,6 +524,7 @@ void Writer::write() {
   memory();
   flows();
   python_functions();
+  findings();
   metadata();
   o_.raw("\n  ],\n  ").first_key("traceName").str(t_.source.path).raw("\n}\n");
 }
@@ -491,18 +538,18 @@ std::string kineto_time(int64_t ns) {
   return fmt::format("{}{}.{:03}", negative ? "-" : "", mag / 1000, mag % 1000);
 }
 
-std::string kineto_json(const Trace& trace) {
+std::string kineto_json(const Trace& trace, const std::vector<diagnose::Finding>& findings) {
   Out out(nullptr);
-  Writer(trace, out).write();
+  Writer(trace, out, findings).write();
   return out.take();
 }
 
-Status write_kineto_json(const Trace& trace, const std::string& path) {
+Status write_kineto_json(const Trace& trace, const std::string& path, const std::vector<diagnose::Finding>& findings) {
   AtomicFile file;
   TRACEDOC_RETURN_IF_ERROR(file.open(path));
   {
     Out out(file.file());
-    Writer(trace, out).write();
+    Writer(trace, out, findings).write();
     out.flush();
   }
   return file.commit();

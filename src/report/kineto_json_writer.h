@@ -25,6 +25,13 @@
 // file back gives the same int64 ns. The file says era 5, whatever era it was read from: an
 // integer-µs trace (eras 1-3) read back is handled as an ns-exact one (no 1 µs nesting slack).
 //
+// Findings. Given the diagnosis of the trace (`tracedoc export --to chrome` runs it), each finding
+// gets a row of its own in a "tracedoc findings" process shown first: its evidence time ranges as
+// complete events of category `tracedoc_finding` (named "<rule id>: <what happens there>", args: the
+// title, severity, savings, confidence, where on the timeline, the remedy), or, for a finding
+// without time ranges, one instant event at the trace's start. Perfetto and chrome://tracing show
+// them above the timeline; readers that do not know the category (tracedoc's, HTA's) skip them.
+//
 // Not written: nsys-only tables (OS runtime calls, scheduling, samples, NVTX domains, unified memory,
 // OpenMP, CUDA_GPU_MEMORY_USAGE_EVENTS), which Kineto has no category for. CPU ids are written
 // as pid/tid numbers from global ids: a merged rank directory written as one file loses its rank tags.
@@ -32,16 +39,19 @@
 
 #include <string>
 
+#include <vector>
+
 #include "common/status.h"
+#include "diagnose/finding.h"
 #include "model/trace.h"
 
 namespace tracedoc {
 
 // Writes atomically (temporary file + rename); an existing file at `path` is replaced.
-Status write_kineto_json(const Trace& trace, const std::string& path);
+Status write_kineto_json(const Trace& trace, const std::string& path, const std::vector<diagnose::Finding>& findings = {});
 
 // The document as text (tests, small traces).
-std::string kineto_json(const Trace& trace);
+std::string kineto_json(const Trace& trace, const std::vector<diagnose::Finding>& findings = {});
 
 // "1234.567": `ns` as decimal µs with three decimals, exact for every int64.
 std::string kineto_time(int64_t ns);
