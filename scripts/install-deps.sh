@@ -6,6 +6,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
   libcli11-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-jsonschema
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 
+#include "analysis/cross_rank.h"
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
 #include "analysis/summary.h"
@@ -18,6 +19,7 @@
 #include "budget/evaluate.h"
 #include "budget/measures.h"
 #include "diagnose/engine.h"
+#include "ingest/open_trace.h"
 #include "report/check_writer.h"
 #include "test_support.h"
 
@@ -486,6 +488,37 @@ TEST(CheckWriter, ColumnJsonMarkdown) {
   const std::string md = check_markdown(r);
   EXPECT_NE(md.find("| Result | Check | Scope | Actual | Limit | Detail |"), std::string::npos) << md;
   EXPECT_NE(md.find("| **FAIL** | `steps.p50_max_ms` | steps | 25.149 ms | ≤ 20 ms |"), std::string::npos) << md;
+}
+
+// [ranks]: the straggler loop's rank 1 computes 1.5x as long as rank 0 and starts every all-reduce
+// last; the clean two-rank loop is balanced. One GPU cannot be measured, which fails the check.
+TEST(CheckEvaluate, RanksImbalanceAndCollectiveSkew) {
+  BudgetDir dir;
+  const Budget b = load(dir, "[ranks]\ncompute_imbalance_max = 1.2\nskew_p50_max_ms = 1\n");
+  auto straggler = open_trace(synth_rank_directory("straggler").string());
+  auto clean = open_trace(synth_rank_directory("clean_2ranks").string());
+  ASSERT_TRUE(straggler.ok() && clean.ok());
+  const CheckReport slow = check(*straggler, b);
+  ASSERT_EQ(slow.results.size(), 2u);
+  const CheckResult& imbalance = result(slow, "ranks.compute_imbalance_max");
+  EXPECT_FALSE(imbalance.pass);
+  EXPECT_NEAR(imbalance.actual, 1.5, 0.01);
+  // The figure is summary's: the Ranks section's longest-computing GPU over the median GPU.
+  const TraceSummary s = summarize(*straggler);
+  ASSERT_TRUE(s.ranks);
+  EXPECT_EQ(imbalance.figure, s.ranks->rows[s.ranks->slowest].compute_ns);
+  EXPECT_NEAR(imbalance.actual, s.ranks->slowest_ratio, 1e-12);
+  const CheckResult& skew = result(slow, "ranks.skew_p50_max_ms");
+  EXPECT_FALSE(skew.pass);
+  EXPECT_EQ(skew.figure, collective_skew(*straggler, pytorch::collect_gpu_work(*straggler)).median_skew_ns);
+  EXPECT_GT(skew.actual, 1.0);
+  for (const CheckResult& r : check(*clean, b).results) EXPECT_TRUE(r.pass) << r.check << " " << r.actual;
+  const CheckReport one = check(load_nsys(kExample.string()), b);
+  for (const CheckResult& r : one.results) {
+    EXPECT_FALSE(r.pass);
+    EXPECT_TRUE(std::isnan(r.actual));
+    EXPECT_EQ(r.detail, "fewer than two GPUs: nothing across ranks");
+  }
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 #include <numeric>
 
 #include "analysis/rank_test.h"
+#include "analysis/summary.h"
 #include "compare/trace_diff.h"
+#include "ingest/open_trace.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/diff_writer.h"
 #include "report/nsys_sqlite_writer.h"
@@ -309,6 +311,37 @@ TEST(Diff, PyTorchTraceAgainstItsOwnNsysExport) {
   ASSERT_FALSE(d.notes.empty());
   EXPECT_EQ(d.notes.front(), "operators: not compared, NEW records none");
   for (size_t p = 0; p < d.parts.size(); ++p) EXPECT_EQ(d.parts[p].base_ns, d.parts[p].new_ns) << d.parts[p].name;
+}
+
+// Rank directories: the clean two-rank loop against the same loop with rank 1 computing 1.5x as long.
+TEST(Diff, RanksBeforeAndAfter) {
+  auto clean = open_trace(synth_rank_directory("clean_2ranks").string());
+  auto slow = open_trace(synth_rank_directory("straggler").string());
+  ASSERT_TRUE(clean.ok() && slow.ok());
+  const TraceDiff d = compare::diff_traces(*clean, *slow);
+  ASSERT_TRUE(d.ranks);
+  const compare::RanksDiff& r = *d.ranks;
+  ASSERT_EQ(r.gpus.size(), 2u);
+  const TraceSummary before = summarize(*clean), after = summarize(*slow);
+  ASSERT_TRUE(before.ranks && after.ranks);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(r.gpus[i].in_base && r.gpus[i].in_new);
+    EXPECT_EQ(r.gpus[i].base_compute_ns, before.ranks->rows[i].compute_ns);
+    EXPECT_EQ(r.gpus[i].new_compute_ns, after.ranks->rows[i].compute_ns);
+    EXPECT_EQ(r.gpus[i].new_wait_ns, after.ranks->rows[i].wait_ns);
+    EXPECT_EQ(r.gpus[i].new_last, after.ranks->rows[i].last);
+  }
+  EXPECT_EQ(r.gpus[0].base_compute_ns, r.gpus[0].new_compute_ns);  // rank 0 computes as before
+  EXPECT_NEAR(static_cast<double>(r.gpus[1].new_compute_ns) / static_cast<double>(r.gpus[1].base_compute_ns), 1.5, 0.01);
+  EXPECT_NEAR(r.new_imbalance, after.ranks->slowest_ratio, 1e-12);
+  EXPECT_NEAR(r.base_imbalance, before.ranks->slowest_ratio, 1e-12);
+  EXPECT_EQ(r.gpus[1].new_last, 36);  // rank 1 starts every all-reduce last
+  EXPECT_GT(r.gpus[0].new_wait_ns, 50 * r.gpus[0].base_wait_ns);  // and rank 0 waits for it
+  EXPECT_GT(r.new_skew_p50_ns, 50 * r.base_skew_p50_ns);
+  // The straggler finding appears.
+  bool straggler = false;
+  for (const compare::FindingChange& f : d.findings) straggler |= f.id == "straggler" && f.status == compare::FindingStatus::kAppeared;
+  EXPECT_TRUE(straggler);
 }
 
 TEST(Diff, WritersCarryEveryFigure) {

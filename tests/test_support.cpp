@@ -14,7 +14,10 @@
 #include "analysis/nsys_analyze/rules.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
+#include "report/kineto_json_writer.h"
 #include "report/writers.h"
+#include "synth/synth_spec.h"
+#include "synth/training_loop.h"
 
 namespace tracedoc::testing {
 
@@ -282,6 +285,32 @@ std::string read_file(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::filesystem::path synth_rank_directory(const std::string& spec_name) {
+  namespace fs = std::filesystem;
+  // One folder per test process, removed at exit (ctest runs test processes in parallel).
+  static const struct Root {
+    fs::path path = fs::temp_directory_path() / ("tracedoc-ranks-" + std::to_string(getpid()));
+    ~Root() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } root;
+  const fs::path dir = root.path / spec_name;
+  const fs::path done = dir.string() + ".done";  // beside it: the directory holds rank files only
+  if (fs::exists(done)) return dir;
+  fs::create_directories(dir);
+  auto spec = synth::read_synth_spec((fs::path(TRACEDOC_SOURCE_DIR) / "examples/synth" / (spec_name + ".toml")).string());
+  if (!spec.ok()) throw std::runtime_error(spec.status().message());
+  auto built = synth::build_training_loop(*spec);
+  if (!built.ok()) throw std::runtime_error(built.status().message());
+  for (size_t r = 0; r < built->ranks.size(); ++r) {
+    const Status st = write_kineto_json(built->ranks[r], (dir / ("rank" + std::to_string(r) + ".json")).string());
+    if (!st.ok()) throw std::runtime_error(st.message());
+  }
+  std::ofstream(done) << "";
+  return dir;
 }
 
 }  // namespace tracedoc::testing

@@ -83,6 +83,10 @@ RecordedRule recorded_rule(const std::filesystem::path& golden_dir, const std::s
 const diagnose::Finding* finding(const diagnose::Diagnosis& d, const std::string& id);
 double figure(const diagnose::Finding& f, const std::string& key);
 
+// A `tracedoc synth` spec of examples/synth (e.g. "straggler") built and written as one PyTorch
+// trace per rank into a folder of its own: a rank directory (written once per test process).
+std::filesystem::path synth_rank_directory(const std::string& spec_name);
+
 // Runs SQL scripts, in order, into a fresh SQLite file in the temporary directory (as the sqlite3
 // shell would) and returns its path; `name` makes the file name unique per case. Used to build
 // synthetic nsys exports for cases no real export has.

@@ -155,8 +155,9 @@ std::vector<CopySummary> copy_summaries(const Trace& trace) {
 
 // HTA's temporal and communication breakdowns and launch statistics, matched to the devices by
 // (rank or pid, device).
-void add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& devices) {
-  const pytorch::GpuWork work = pytorch::collect_gpu_work(trace);
+// Returns the GPU work, for the cross-rank figures.
+pytorch::GpuWork add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& devices) {
+  pytorch::GpuWork work = pytorch::collect_gpu_work(trace);
   for (const pytorch::GpuUnit& unit : work.units) {
     const pytorch::TemporalBreakdown t = pytorch::temporal_breakdown(unit);
     const pytorch::CommCompOverlap c = pytorch::comm_comp_overlap(unit);
@@ -173,6 +174,51 @@ void add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& devices) {
       d.launch_delay_median_ns = l.launches ? l.delay.median : 0;
     }
   }
+  return work;
+}
+
+int64_t median(std::vector<int64_t> v);  // the upper middle (below)
+
+// Each GPU unit with its device's figures, its owner's step median and its collective skew.
+std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::GpuWork& work,
+                                          const std::vector<DeviceSummary>& devices,
+                                          const std::map<int64_t, std::vector<int64_t>>& steps_by_owner, size_t top) {
+  if (work.units.size() < 2) return std::nullopt;
+  const CrossRankSkew skew = collective_skew(trace, work);
+  RanksSummary r;
+  for (size_t u = 0; u < work.units.size(); ++u) {
+    const pytorch::GpuUnit& unit = work.units[u];
+    RankRow row;
+    row.pid = unit.pid, row.rank = unit.rank, row.device = unit.device;
+    for (const DeviceSummary& d : devices) {
+      if (d.device != unit.device || (work.pytorch ? d.rank != unit.rank : d.pid != unit.pid)) continue;
+      row.name = d.name;
+      row.busy_ns = d.busy_ns, row.compute_ns = d.compute_ns;
+      row.exposed_comm_ns = sat_sub(d.communication_ns, d.comm_overlap_ns);
+    }
+    if (auto it = steps_by_owner.find(unit.owner); it != steps_by_owner.end()) {
+      row.steps = static_cast<int64_t>(it->second.size());
+      row.step_median_ns = median(it->second);
+    }
+    const ParticipantSkew& p = skew.participants[u];
+    row.collectives = p.collectives, row.last = p.last, row.late_ns = p.late_ns, row.wait_ns = p.wait_ns;
+    r.rows.push_back(std::move(row));
+  }
+  std::vector<int64_t> compute;
+  for (const RankRow& row : r.rows) compute.push_back(row.compute_ns);
+  // The lower middle, as the straggler rule takes it: of two GPUs, the faster one.
+  std::sort(compute.begin(), compute.end());
+  const int64_t median_compute = compute[(compute.size() - 1) / 2];
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.rows[i].compute_ns > r.rows[r.slowest].compute_ns) r.slowest = i;
+    if (r.rows[i].last > 0 && (r.most_often_last < 0 || r.rows[i].last > r.rows[static_cast<size_t>(r.most_often_last)].last)) {
+      r.most_often_last = static_cast<int64_t>(i);
+    }
+  }
+  r.slowest_ratio = median_compute > 0 ? static_cast<double>(r.rows[r.slowest].compute_ns) / static_cast<double>(median_compute) : 0;
+  r.collectives.assign(skew.collectives.begin(), skew.collectives.begin() + static_cast<std::ptrdiff_t>(std::min(top, skew.collectives.size())));
+  r.matched = skew.matched, r.unmatched_names = skew.unmatched_names;
+  return r;
 }
 
 // The TensorBoard plugin's Overview: the GPU metrics per device and the average step over all units.
@@ -242,10 +288,15 @@ int64_t median(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
+// `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units name them.
 std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options,
-                                         const pytorch::GpuLaunches& launches) {
+                                         const pytorch::GpuLaunches& launches, std::map<int64_t, std::vector<int64_t>>& by_owner) {
   auto found = find_steps(trace, options, &launches);
   if (!found.ok() || found->steps.empty()) return std::nullopt;
+  const bool pytorch = trace.source.format == "kineto-json";
+  for (const StepWindow& w : found->steps) {
+    by_owner[pytorch ? (w.global_pid >> 48) : global_pid_of(w.global_pid)].push_back(sat_sub(w.end, w.start));
+  }
   const auto work = gpu_work_per_step(trace, found->steps, &launches);
   StepsSummary s;
   s.source = found->source;
@@ -323,20 +374,22 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   s.gap_threshold_ns = options.gap_threshold_ns;
 
   // Two independent halves, one per core: the summary then costs little next to reading the trace.
+  pytorch::GpuWork work;
   std::thread device_side([&] {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
     add_memory(trace, s.devices);
-    add_breakdowns(trace, s.devices);
+    work = add_breakdowns(trace, s.devices);
     s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
     s.copies = copy_summaries(trace);
   });
+  std::map<int64_t, std::vector<int64_t>> steps_by_owner;
   // The operator links carry the launch links too: one pass serves the steps and the dispatch figures.
   if (trace.pytorch.ops.size() > 0) {
     const pytorch::OpLinks links = pytorch::link_ops(trace);
-    s.steps = steps_summary(trace, options.steps, links.launches);
+    s.steps = steps_summary(trace, options.steps, links.launches, steps_by_owner);
     s.dispatch = dispatch_summary(trace, links, options.top);
   } else {
-    s.steps = steps_summary(trace, options.steps, pytorch::link_gpu_launches(trace));
+    s.steps = steps_summary(trace, options.steps, pytorch::link_gpu_launches(trace), steps_by_owner);
   }
   const Result<pytorch::TbOverview> overview = trace.source.format == "kineto-json"
                                                    ? pytorch::tb_overview(trace)
@@ -351,6 +404,7 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   s.findings.sync_memsets = tally(trace, nsys_analyze::cuda_memset_sync).rows;
   device_side.join();
   add_tb_overview(overview, s);  // matched to the devices the other half found
+  s.ranks = ranks_summary(trace, work, s.devices, steps_by_owner, options.top);
   return s;
 }
 

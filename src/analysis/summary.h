@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "analysis/cross_rank.h"
 #include "analysis/steps.h"
 #include "model/trace.h"
 
@@ -110,6 +111,30 @@ struct ThreadSummary {
   int64_t sync_wait_ns = 0, api_ns = 0;
 };
 
+// Across ranks (two or more GPUs; analysis/cross_rank.h): each GPU's step time and work, the one
+// that computes longest, and the skew of the collectives (who the others wait for).
+struct RankRow {
+  int64_t pid = 0, rank = -1;
+  int32_t device = 0;
+  std::string name;               // GPU name, when recorded
+  int64_t steps = 0;              // its process's (rank's) steps, 0 without
+  int64_t step_median_ns = 0;     // median CPU window of those steps
+  int64_t busy_ns = 0, compute_ns = 0;
+  int64_t exposed_comm_ns = 0;    // communication not under compute
+  int64_t collectives = 0;        // matched collectives it took part in
+  int64_t last = 0;               // ... that it started last
+  int64_t late_ns = 0, wait_ns = 0;  // summed: own start - earliest; latest - own start
+};
+
+struct RanksSummary {
+  std::vector<RankRow> rows;          // as the devices
+  size_t slowest = 0;                 // row computing longest
+  double slowest_ratio = 0;           // its compute over the median row's
+  int64_t most_often_last = -1;       // row that started last at most collectives, -1 when none
+  std::vector<CollectiveSkew> collectives;  // by time waited, the `top` largest
+  int64_t matched = 0, unmatched_names = 0;
+};
+
 struct FindingsSummary {  // what `tracedoc analyze`'s rules list, counted
   int64_t sync_calls = 0, sync_call_ns = 0;          // cuda_api_sync
   int64_t sync_copies = 0, sync_copy_ns = 0;         // cuda_memcpy_sync
@@ -130,6 +155,7 @@ struct TraceSummary {
   std::optional<StepRolesSummary> step_roles;  // PyTorch traces
   std::optional<DispatchSummary> dispatch;     // PyTorch traces with operators
   std::vector<ThreadSummary> threads;  // main threads and threads that waited, by pid and tid
+  std::optional<RanksSummary> ranks;   // two or more GPUs
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
 };

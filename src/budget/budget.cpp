@@ -80,6 +80,7 @@ const std::vector<LimitSection>& limit_sections() {
       {"gpu", {{"busy_min_pct", &Budget::busy_min_pct, 0, 100}, {"idle_max_pct", &Budget::idle_max_pct, 0, 100}}},
       {"copies", {{"share_max_pct", &Budget::copy_share_max_pct, 0, 100}}},
       {"memory", {{"peak_max_gb", &Budget::memory_peak_max_gb, 0, 1e6}}},
+      {"ranks", {{"compute_imbalance_max", &Budget::compute_imbalance_max, 1, 1e6}, {"skew_p50_max_ms", &Budget::skew_p50_max_ms, 0, kLargest}}},
   };
   return kSections;
 }
@@ -197,6 +198,7 @@ Status read_baseline(const Reader& r, const toml::table& t, Budget& b) {
 
 bool Budget::empty() const {
   return !step_p50_max_ms && !step_p95_max_ms && !busy_min_pct && !idle_max_pct && !copy_share_max_pct && !memory_peak_max_gb &&
+         !compute_imbalance_max && !skew_p50_max_ms &&
          kernels.empty() && forbid.empty() && !compares_baseline();
 }
 
@@ -230,7 +232,7 @@ Result<Budget> load_budget(const std::string& path) {
     } else if (section == "baseline") {
       TRACEDOC_RETURN_IF_ERROR(read_baseline(r, *t, b));
     } else {
-      return r.error(section, "unknown section (expected [steps], [gpu], [copies], [memory], [[kernel]], [findings] or [baseline])");
+      return r.error(section, "unknown section (expected [steps], [gpu], [copies], [memory], [ranks], [[kernel]], [findings] or [baseline])");
     }
   }
   // One set of steps for every figure: the budget's marker, else the diagnose configuration's.

@@ -6,6 +6,7 @@
 //   [gpu]       busy_min_pct, idle_max_pct
 //   [copies]    share_max_pct
 //   [memory]    peak_max_gb
+//   [ranks]     compute_imbalance_max, skew_p50_max_ms
 //   [[kernel]]  name (regex), total_max_ms, share_max_pct, count_max, avg_max_us
 //   [findings]  forbid = [rule ids], min_severity, config
 //   [baseline]  path, step_p50_regression_max_pct, step_p95_regression_max_pct, busy_drop_max_pct
@@ -40,6 +41,9 @@ struct Budget {
   std::optional<double> busy_min_pct, idle_max_pct;  // per GPU
   std::optional<double> copy_share_max_pct;          // per GPU
   std::optional<double> memory_peak_max_gb;          // per process and device, GB = 10^9 bytes
+  // Across ranks (analysis/cross_rank.h): the longest-computing GPU over the median GPU, and the
+  // median skew of the matched collectives.
+  std::optional<double> compute_imbalance_max, skew_p50_max_ms;
   std::vector<KernelBudget> kernels;
   std::vector<std::string> forbid;  // rule ids (checked against the registry)
   diagnose::Severity forbid_min_severity = diagnose::Severity::kInfo;

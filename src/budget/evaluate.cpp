@@ -212,6 +212,37 @@ size_t CheckReport::failed() const {
   return n;
 }
 
+void rank_checks(const Budget& b, const Measures& m, std::vector<CheckResult>& out) {
+  const char* const one_gpu = "fewer than two GPUs: nothing across ranks";
+  if (b.compute_imbalance_max) {
+    CheckResult r = make("ranks.compute_imbalance_max", "ranks", true, *b.compute_imbalance_max, "x");
+    if (m.ranks.gpus < 2) {
+      r.detail = one_gpu;
+    } else if (m.ranks.median_compute_ns > 0) {
+      r.figure = m.ranks.slowest_compute_ns, r.basis = m.ranks.median_compute_ns, r.figure_unit = "ns";
+      r.actual = static_cast<double>(r.figure) / static_cast<double>(r.basis);
+      r.detail = fmt::format("{} computes {}, the median of {} GPUs {}", m.ranks.slowest, human_duration(r.figure), m.ranks.gpus,
+                             human_duration(r.basis));
+    } else {
+      r.detail = "no computation kernels";
+    }
+    add(out, std::move(r));
+  }
+  if (b.skew_p50_max_ms) {
+    CheckResult r = make("ranks.skew_p50_max_ms", "ranks", true, *b.skew_p50_max_ms, "ms");
+    if (m.ranks.gpus < 2) {
+      r.detail = one_gpu;
+    } else if (m.ranks.collectives == 0) {
+      r.detail = "no collective matched across the GPUs (docs/check.md says which are)";
+    } else {
+      r.figure = m.ranks.skew_p50_ns, r.figure_unit = "ns";
+      r.actual = static_cast<double>(r.figure) / 1e6;
+      r.detail = fmt::format("median start skew of {} collectives matched across {} GPUs", m.ranks.collectives, m.ranks.gpus);
+    }
+    add(out, std::move(r));
+  }
+}
+
 CheckReport evaluate(const Budget& budget, const Measures& current, const Measures* baseline) {
   CheckReport report;
   report.input = current.input;
@@ -220,6 +251,7 @@ CheckReport evaluate(const Budget& budget, const Measures& current, const Measur
   step_checks(budget, current, report.results);
   gpu_checks(budget, current, report.results);
   memory_checks(budget, current, report.results);
+  rank_checks(budget, current, report.results);
   kernel_checks(budget, current, report.results);
   finding_checks(budget, current, report.results);
   baseline_checks(budget, current, baseline, report.results);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analysis/checked_math.h"
+#include "analysis/cross_rank.h"
 #include "analysis/gpu_memory.h"
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
@@ -60,6 +61,25 @@ void measure_memory(diagnose::Context& ctx, Measures& m) {
     unit.device = series.device;
     m.memory.push_back({ctx.unit_label(unit), memory_stats(series).peak});
   }
+}
+
+void measure_ranks(diagnose::Context& ctx, Measures& m) {
+  const pytorch::GpuWork& work = ctx.gpu_work();
+  m.ranks.gpus = static_cast<int64_t>(work.units.size());
+  if (work.units.size() < 2) return;
+  std::vector<int64_t> compute;
+  size_t slowest = 0;
+  for (size_t u = 0; u < work.units.size(); ++u) {
+    compute.push_back(work.units[u].busy(1u << static_cast<int>(pytorch::WorkClass::kComputation)).total());
+    if (compute[u] > compute[slowest]) slowest = u;
+  }
+  m.ranks.slowest = ctx.unit_label(work.units[slowest]);
+  m.ranks.slowest_compute_ns = compute[slowest];
+  std::sort(compute.begin(), compute.end());
+  m.ranks.median_compute_ns = compute[(compute.size() - 1) / 2];
+  const CrossRankSkew skew = collective_skew(ctx.trace(), work);
+  m.ranks.collectives = skew.matched;
+  m.ranks.skew_p50_ns = skew.median_skew_ns;
 }
 
 void measure_kernels(const Trace& t, const Budget& budget, Measures& m) {
@@ -118,6 +138,7 @@ Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope) {
   measure_gpus(ctx, m);
   if (scope == MeasureScope::kBaseline) return m;
   if (budget.memory_peak_max_gb) measure_memory(ctx, m);
+  if (budget.compute_imbalance_max || budget.skew_p50_max_ms) measure_ranks(ctx, m);
   if (!budget.kernels.empty()) measure_kernels(trace, budget, m);
   if (!budget.forbid.empty()) {
     // Only the forbidden rules run, on the same steps and GPU work as the figures above.

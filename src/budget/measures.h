@@ -10,6 +10,8 @@
 //    gpu_mem_sum and summary report it);
 //  - kernels: count and summed duration of the kernels whose demangled name a [[kernel]] regex
 //    finds (as cuda_gpu_kern_sum sums them), and of all kernels;
+//  - ranks: each GPU unit's computation time (the union of its computation kernels, as the straggler
+//    rule sums it) and the skew of the collectives matched across the units (analysis/cross_rank.h);
 //  - findings: diagnose::diagnose with the forbidden rules.
 #pragma once
 
@@ -38,6 +40,15 @@ struct MemoryMeasure {
   int64_t peak_bytes = 0;
 };
 
+// Across ranks (two or more GPU units), as summary's Ranks section and the straggler rule see them.
+struct RanksMeasure {
+  int64_t gpus = 0;
+  std::string slowest;                  // the GPU computing longest
+  int64_t slowest_compute_ns = 0, median_compute_ns = 0;  // union of computation kernels; the lower middle
+  int64_t collectives = 0;              // matched across the GPUs
+  int64_t skew_p50_ns = 0;              // median skew of those
+};
+
 struct KernelMeasure {  // one per Budget::kernels entry, in order
   int64_t count = 0, total_ns = 0;
 };
@@ -49,6 +60,7 @@ struct Measures {
   std::vector<GpuMeasure> gpus;   // ordered by (rank or process, device)
   bool memory_recorded = false;   // the trace holds GPU memory events
   std::vector<MemoryMeasure> memory;
+  RanksMeasure ranks;
   int64_t kernel_total_ns = 0;    // every kernel's duration, summed
   std::vector<KernelMeasure> kernels;
   std::optional<diagnose::Diagnosis> diagnosis;  // the forbidden rules' findings

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
+#include "analysis/cross_rank.h"
 #include "analysis/intervals.h"
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/rank_test.h"
@@ -311,6 +312,85 @@ void compare_findings(Side& base, Side& next, TraceDiff& d) {
   }
 }
 
+// Each GPU's figures on one side, keyed for matching across runs.
+struct RankFigures {
+  std::string key, label;
+  int64_t step_median_ns = 0, compute_ns = 0, wait_ns = 0, last = 0;
+};
+struct SideRanks {
+  std::vector<RankFigures> gpus;
+  double imbalance = 0;
+  int64_t skew_p50_ns = 0, collectives = 0;
+};
+
+SideRanks side_ranks(Side& side) {
+  SideRanks out;
+  const pytorch::GpuWork& work = side.ctx.gpu_work();
+  std::vector<int64_t> pids;
+  for (const GpuUnit& u : work.units) {
+    if (std::find(pids.begin(), pids.end(), u.pid) == pids.end()) pids.push_back(u.pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  const CrossRankSkew skew = collective_skew(side.trace, work);
+  std::vector<int64_t> compute;
+  for (size_t i = 0; i < work.units.size(); ++i) {
+    const GpuUnit& u = work.units[i];
+    RankFigures g;
+    const auto place = std::find(pids.begin(), pids.end(), u.pid) - pids.begin() + 1;
+    g.key = u.rank >= 0 ? fmt::format("rank {}", u.rank) : fmt::format("process #{} GPU {}", place, u.device);
+    g.label = side.ctx.unit_label(u);
+    std::vector<int64_t> steps;
+    for (const Interval& w : side.ctx.windows_of(u.owner)) steps.push_back(w.length());
+    g.step_median_ns = diagnose::median_of(std::move(steps));
+    g.compute_ns = u.busy(1u << static_cast<int>(WorkClass::kComputation)).total();
+    g.wait_ns = skew.participants[i].wait_ns;
+    g.last = skew.participants[i].last;
+    compute.push_back(g.compute_ns);
+    out.gpus.push_back(std::move(g));
+  }
+  if (!compute.empty()) {
+    const int64_t longest = *std::max_element(compute.begin(), compute.end());
+    std::sort(compute.begin(), compute.end());
+    const int64_t median = compute[(compute.size() - 1) / 2];
+    out.imbalance = median > 0 ? static_cast<double>(longest) / static_cast<double>(median) : 0;
+  }
+  out.skew_p50_ns = skew.median_skew_ns;
+  out.collectives = skew.matched;
+  return out;
+}
+
+std::optional<RanksDiff> compare_ranks(Side& base, Side& next) {
+  if (base.ctx.gpu_work().units.size() < 2 || next.ctx.gpu_work().units.size() < 2) return std::nullopt;
+  const SideRanks b = side_ranks(base), n = side_ranks(next);
+  RanksDiff d;
+  d.base_imbalance = b.imbalance, d.new_imbalance = n.imbalance;
+  d.base_skew_p50_ns = b.skew_p50_ns, d.new_skew_p50_ns = n.skew_p50_ns;
+  d.base_collectives = b.collectives, d.new_collectives = n.collectives;
+  std::vector<bool> used(b.gpus.size(), false);
+  for (const RankFigures& g : n.gpus) {
+    RankChange c;
+    c.gpu = g.label, c.in_new = true;
+    c.new_step_median_ns = g.step_median_ns, c.new_compute_ns = g.compute_ns, c.new_wait_ns = g.wait_ns, c.new_last = g.last;
+    for (size_t i = 0; i < b.gpus.size(); ++i) {
+      if (used[i] || b.gpus[i].key != g.key) continue;
+      used[i] = true, c.in_base = true;
+      c.base_step_median_ns = b.gpus[i].step_median_ns, c.base_compute_ns = b.gpus[i].compute_ns;
+      c.base_wait_ns = b.gpus[i].wait_ns, c.base_last = b.gpus[i].last;
+      break;
+    }
+    d.gpus.push_back(std::move(c));
+  }
+  for (size_t i = 0; i < b.gpus.size(); ++i) {
+    if (used[i]) continue;
+    RankChange c;
+    c.gpu = b.gpus[i].label, c.in_base = true;
+    c.base_step_median_ns = b.gpus[i].step_median_ns, c.base_compute_ns = b.gpus[i].compute_ns;
+    c.base_wait_ns = b.gpus[i].wait_ns, c.base_last = b.gpus[i].last;
+    d.gpus.push_back(std::move(c));
+  }
+  return d;
+}
+
 SideInfo side_info(const Trace& t, Side& side) {
   SideInfo s;
   s.input = t.source.path;
@@ -428,6 +508,7 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
     d.notes.push_back(fmt::format("ranges: not compared, {} records none", !base_ranges.empty() ? "NEW" : "BASE"));
   }
   judge_items(d);
+  d.ranks = compare_ranks(base, next);
   if (options.findings) compare_findings(base, next, d);
   return d;
 }

@@ -10,6 +10,8 @@
 //    copies and memsets, other GPU work and idle time (each part the time no part before it took, so
 //    the parts add up to the step time exactly, and so do their deltas); the mean per step of each
 //    GPU, averaged over the GPUs. Without steps on both sides, the same split of each GPU's span;
+//  * per GPU of a distributed run (both traces with two or more): its step time, computation time and
+//    time waited at collectives (analysis/cross_rank.h) before and after, the imbalance and the skew;
 //  * the findings of `diagnose`: which appeared, which disappeared, which persisted.
 //
 // Noise. Two runs of the same program never give the same durations. A kernel, operator, range or
@@ -107,6 +109,25 @@ struct FindingChange {
   double base_share = 0, new_share = 0;
 };
 
+// One GPU of a distributed run before and after (both traces with two or more GPUs), matched by
+// rank (PyTorch) or by the process's place among the processes with GPU work and the device (nsys:
+// process ids change from run to run).
+struct RankChange {
+  std::string gpu;                 // as NEW labels it (BASE's when only there)
+  bool in_base = false, in_new = false;
+  int64_t base_step_median_ns = 0, new_step_median_ns = 0;  // its owner's step windows; 0 without
+  int64_t base_compute_ns = 0, new_compute_ns = 0;          // union of its computation kernels
+  int64_t base_wait_ns = 0, new_wait_ns = 0;                // waited at matched collectives
+  int64_t base_last = 0, new_last = 0;                      // collectives it started last
+};
+
+struct RanksDiff {
+  std::vector<RankChange> gpus;   // in NEW's order, then BASE-only ones
+  double base_imbalance = 0, new_imbalance = 0;  // longest compute over the median GPU's (lower middle)
+  int64_t base_skew_p50_ns = 0, new_skew_p50_ns = 0;  // median collective skew
+  int64_t base_collectives = 0, new_collectives = 0;  // matched
+};
+
 struct SideInfo {
   std::string input, format;
   int64_t kernels = 0, operators = 0, ranges = 0, gpus = 0;
@@ -120,6 +141,7 @@ struct TraceDiff {
   std::string time_basis;           // "step" or "span": what the time parts split
   std::vector<TimePart> parts;      // compute, communication, copies, other, idle
   double base_time_mean_ns = 0, new_time_mean_ns = 0;  // the parts' sums
+  std::optional<RanksDiff> ranks;   // both traces have two or more GPUs
   std::vector<ItemDiff> items;      // kernels, then operators, then ranges; each by |delta| descending
   std::vector<std::string> notes;   // what was not compared, and why
   bool findings_compared = false;

@@ -25,11 +25,12 @@ std::string value_text(double v, const std::string& unit) {
   if (unit == "pp") return fmt::format("{:.2f} pp", v);
   if (unit == "GB") return fmt::format("{:.3f} GB", v);
   if (unit == "count") return fmt::format("{:.0f}", v);
+  if (unit == "x") return fmt::format("{:.3f}x", v);
   return fmt::format("{:g} {}", v, unit);
 }
 
 std::string limit_text(const CheckResult& r, const char* at_most, const char* at_least) {
-  const std::string unit = r.unit == "us" ? " µs" : r.unit == "%" ? "%" : r.unit == "count" ? "" : " " + r.unit;
+  const std::string unit = r.unit == "us" ? " µs" : r.unit == "%" ? "%" : r.unit == "count" ? "" : r.unit == "x" ? "x" : " " + r.unit;
   return fmt::format("{} {:g}{}", r.at_most ? at_most : at_least, r.limit, unit);
 }
 

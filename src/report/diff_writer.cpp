@@ -151,6 +151,30 @@ std::string side_line(const char* label, const compare::SideInfo& s) {
                      s.operators, s.ranges, s.gpus);
 }
 
+std::string ranks_headline(const compare::RanksDiff& r) {
+  return fmt::format("{} GPUs: compute imbalance {:.2f}x -> {:.2f}x, collective skew p50 {} -> {} ({} -> {} collectives matched)",
+                     r.gpus.size(), r.base_imbalance, r.new_imbalance, dur(static_cast<double>(r.base_skew_p50_ns)),
+                     dur(static_cast<double>(r.new_skew_p50_ns)), r.base_collectives, r.new_collectives);
+}
+
+// The GPUs a listing shows: many ranks, the ones whose computation time changed most.
+constexpr size_t kRanksShown = 12;
+std::vector<const compare::RankChange*> shown_ranks(const compare::RanksDiff& r) {
+  std::vector<const compare::RankChange*> out;
+  for (const compare::RankChange& g : r.gpus) out.push_back(&g);
+  if (out.size() > kRanksShown) {
+    std::stable_sort(out.begin(), out.end(), [](const compare::RankChange* a, const compare::RankChange* b) {
+      return std::llabs(a->new_compute_ns - a->base_compute_ns) > std::llabs(b->new_compute_ns - b->base_compute_ns);
+    });
+    out.resize(kRanksShown);
+  }
+  return out;
+}
+
+std::string side_pair(const compare::RankChange& g, int64_t base, int64_t next) {
+  return fmt::format("{} -> {}", g.in_base ? dur(static_cast<double>(base)) : "-", g.in_new ? dur(static_cast<double>(next)) : "-");
+}
+
 }  // namespace
 
 std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
@@ -165,6 +189,18 @@ std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
   }
   out += fmt::format("  {:<14} {:>10} {:>10} {:>11}\n", d.time_basis, dur(d.base_time_mean_ns), dur(d.new_time_mean_ns),
                      signed_dur(d.new_time_mean_ns - d.base_time_mean_ns));
+  if (d.ranks) {
+    const compare::RanksDiff& r = *d.ranks;
+    out += "\nRanks: " + ranks_headline(r) + "\n";
+    out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", "GPU", "step p50 base -> new", "compute base -> new",
+                       "waited base -> new", "last at");
+    for (const compare::RankChange* g : shown_ranks(r)) {
+      out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", short_name(g->gpu).substr(0, 44),
+                         side_pair(*g, g->base_step_median_ns, g->new_step_median_ns), side_pair(*g, g->base_compute_ns, g->new_compute_ns),
+                         side_pair(*g, g->base_wait_ns, g->new_wait_ns), fmt::format("{} -> {}", g->base_last, g->new_last));
+    }
+    if (r.gpus.size() > kRanksShown) out += fmt::format("  ({} more GPUs; -f json lists every one)\n", r.gpus.size() - kRanksShown);
+  }
   const char* time_head = per_step(d) ? "per step" : "in total";
   for (ItemKind kind : kKinds) {
     if (!has_kind(d, kind)) continue;
@@ -204,6 +240,15 @@ std::string diff_markdown(const TraceDiff& d, const DiffTextOptions& o) {
   }
   out += fmt::format("| **{}** | **{}** | **{}** | **{}** |\n", d.time_basis, dur(d.base_time_mean_ns), dur(d.new_time_mean_ns),
                      signed_dur(d.new_time_mean_ns - d.base_time_mean_ns));
+  if (d.ranks) {
+    out += fmt::format("\n**Ranks**: {}\n\n| GPU | Step p50 | Compute | Waited at collectives | Started last |\n|---|---:|---:|---:|---:|\n",
+                       ranks_headline(*d.ranks));
+    for (const compare::RankChange* g : shown_ranks(*d.ranks)) {
+      out += fmt::format("| {} | {} | {} | {} | {} → {} |\n", markdown_cell(g->gpu), side_pair(*g, g->base_step_median_ns, g->new_step_median_ns),
+                         side_pair(*g, g->base_compute_ns, g->new_compute_ns), side_pair(*g, g->base_wait_ns, g->new_wait_ns),
+                         g->base_last, g->new_last);
+    }
+  }
   const char* time_head = per_step(d) ? "per step" : "total";
   for (ItemKind kind : kKinds) {
     if (!has_kind(d, kind)) continue;
@@ -309,6 +354,33 @@ std::string diff_json(const TraceDiff& d) {
     });
     t.close();
   }
+  root.key("ranks");
+  if (!d.ranks) {
+    out += "null";
+  } else {
+    const compare::RanksDiff& r = *d.ranks;
+    JsonObject k(out, 2);
+    k.field("base_compute_imbalance", r.base_imbalance);
+    k.field("new_compute_imbalance", r.new_imbalance);
+    k.field("base_skew_p50_ns", r.base_skew_p50_ns);
+    k.field("new_skew_p50_ns", r.new_skew_p50_ns);
+    k.field("base_collectives_matched", r.base_collectives);
+    k.field("new_collectives_matched", r.new_collectives);
+    json_array(k, "gpus", r.gpus, [](JsonObject& g, const compare::RankChange& c) {
+      g.field("gpu", c.gpu);
+      g.flag("in_base", c.in_base);
+      g.flag("in_new", c.in_new);
+      g.field("base_step_median_ns", c.base_step_median_ns);
+      g.field("new_step_median_ns", c.new_step_median_ns);
+      g.field("base_compute_ns", c.base_compute_ns);
+      g.field("new_compute_ns", c.new_compute_ns);
+      g.field("base_waited_ns", c.base_wait_ns);
+      g.field("new_waited_ns", c.new_wait_ns);
+      g.field("base_started_last", c.base_last);
+      g.field("new_started_last", c.new_last);
+    });
+    k.close();
+  }
   const bool steps = d.steps.has_value();
   json_array(root, "items", d.items, [&](JsonObject& o, const ItemDiff& i) {
     o.field("kind", std::string(compare::item_kind_name(i.kind)));
@@ -390,6 +462,16 @@ void diff_rows(const TraceDiff& d, RowSink& sink) {
     base_sum = sat_add(base_sum, p.base_ns), new_sum = sat_add(new_sum, p.new_ns);
   }
   part_row("total", base_sum, new_sum, d.base_time_mean_ns, d.new_time_mean_ns);
+  if (d.ranks) {
+    for (const compare::RankChange& g : d.ranks->gpus) {
+      const std::string bm = fmt::format("{}", g.base_step_median_ns), nm = fmt::format("{}", g.new_step_median_ns);
+      const Cell cells[] = {Cell::text("rank"), Cell::text(g.gpu), Cell::text(""), Cell::text(""), Cell::text(""), Cell::null(),
+                            Cell::null(), Cell::integer(g.base_compute_ns), Cell::integer(g.new_compute_ns),
+                            Cell::integer(sat_sub(g.new_compute_ns, g.base_compute_ns)), Cell::text(""), Cell::text(bm), Cell::text(nm),
+                            Cell::text(""), Cell::text(""), Cell::text(""), Cell::text(""), Cell::text("")};
+      sink.row(cells);
+    }
+  }
   for (const ItemDiff& i : d.items) {
     item_row(compare::item_kind_name(i.kind), i.name, compare::verdict_name(i.verdict), compare::verdict_name(i.timing),
              compare::verdict_name(i.calls), i.base, i.next, i.ratio(),

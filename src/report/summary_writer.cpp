@@ -26,11 +26,53 @@ std::string compact_duration(int64_t ns) {
 
 std::string percent(double p) { return fmt::format("{:.1f}%", p); }
 
-std::string device_label(const DeviceSummary& d) {
-  std::string s = d.rank >= 0 ? fmt::format("rank {} ", d.rank) : fmt::format("pid {} ", d.pid);
-  s += fmt::format("GPU {}", d.device);
-  if (!d.name.empty()) s += " (" + d.name + ")";
+std::string gpu_label(int64_t rank, int64_t pid, int32_t device, const std::string& name) {
+  std::string s = rank >= 0 ? fmt::format("rank {} ", rank) : fmt::format("pid {} ", pid);
+  s += fmt::format("GPU {}", device);
+  if (!name.empty()) s += " (" + name + ")";
   return s;
+}
+std::string device_label(const DeviceSummary& d) { return gpu_label(d.rank, d.pid, d.device, d.name); }
+std::string rank_label(const RankRow& r) { return gpu_label(r.rank, r.pid, r.device, r.name); }
+
+std::string clip(const std::string& s, size_t width);  // below
+
+// "Ranks: ..." with a row per GPU and the collectives the others waited longest in.
+std::string ranks_text(const RanksSummary& r) {
+  std::string out = fmt::format("\nRanks: {} GPUs; {} computes longest ({:.2f}x the median GPU)", r.rows.size(),
+                                rank_label(r.rows[r.slowest]), r.slowest_ratio);
+  if (r.most_often_last >= 0) {
+    const RankRow& last = r.rows[static_cast<size_t>(r.most_often_last)];
+    out += fmt::format("; {} started last at {} of {} collectives", rank_label(last), last.last, last.collectives);
+  }
+  out += fmt::format("\n  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", "GPU", "step p50", "compute", "exposed comm", "last at", "waited");
+  // Many ranks: the ones computing longest (the candidates for a straggler), JSON has them all.
+  constexpr size_t kShown = 12;
+  std::vector<const RankRow*> shown;
+  for (const RankRow& row : r.rows) shown.push_back(&row);
+  if (shown.size() > kShown) {
+    std::stable_sort(shown.begin(), shown.end(), [](const RankRow* a, const RankRow* b) { return a->compute_ns > b->compute_ns; });
+    shown.resize(kShown);
+  }
+  for (const RankRow* p : shown) {
+    const RankRow& row = *p;
+    out += fmt::format("  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", clip(rank_label(row), 44),
+                       row.steps ? human_duration(row.step_median_ns) : "-", human_duration(row.compute_ns),
+                       human_duration(row.exposed_comm_ns), row.collectives ? fmt::format("{}/{}", row.last, row.collectives) : "-",
+                       row.collectives ? human_duration(row.wait_ns) : "-");
+  }
+  if (r.rows.size() > shown.size()) {
+    out += fmt::format("  ({} more GPUs computing less; -f json lists every one)\n", r.rows.size() - shown.size());
+  }
+  if (r.matched == 0 && r.unmatched_names == 0) return out;
+  out += fmt::format("  collective skew: {} collectives matched across the GPUs", r.matched);
+  if (r.unmatched_names) out += fmt::format(" ({} names left out: unequal counts)", r.unmatched_names);
+  out += "\n";
+  for (const CollectiveSkew& c : r.collectives) {
+    out += fmt::format("    median {:>9}, max {:>9}, waited {:>9} in {:>6}x  {}\n", human_duration(c.median_skew_ns),
+                       human_duration(c.max_skew_ns), human_duration(c.wait_ns), c.matched, clip(c.name, 60));
+  }
+  return out;
 }
 
 // "    compute 17.5%, other GPU work 6.3%, idle 76.2%; communication 46.9 ms, 15.6% under compute"
@@ -138,6 +180,7 @@ std::string summary_text(const TraceSummary& s) {
                        step_source_name(st.source), human_duration(st.median_cpu_ns), human_duration(st.median_gpu_busy_ns),
                        percent(st.median_busy_pct));
   }
+  if (s.ranks) out += ranks_text(*s.ranks);
   if (s.step_roles) {
     const StepRolesSummary& r = *s.step_roles;
     out += fmt::format("\nAverage step ({} step{}, TensorBoard plugin roles): {}\n ", r.steps, r.steps == 1 ? "" : "s",
@@ -301,6 +344,43 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       d.field("kernels", s.dispatch->kernels);
       json_array(d, "top_operators", s.dispatch->top_ops, totals_json);
       d.close();
+    }
+    o.key("ranks");
+    if (!s.ranks) {
+      o.out() += "null";
+    } else {
+      const RanksSummary& r = *s.ranks;
+      JsonObject k(o.out(), o.indent() + 2);
+      k.field("slowest", rank_label(r.rows[r.slowest]));
+      k.field("slowest_compute_ratio", r.slowest_ratio);
+      k.field("most_often_last", r.most_often_last >= 0 ? rank_label(r.rows[static_cast<size_t>(r.most_often_last)]) : std::string());
+      k.field("collectives_matched", r.matched);
+      k.field("unmatched_collective_names", r.unmatched_names);
+      json_array(k, "gpus", r.rows, [](JsonObject& g, const RankRow& row) {
+        g.field("gpu", rank_label(row));
+        g.field("rank", row.rank);
+        g.field("pid", row.pid);
+        g.field("device", static_cast<int64_t>(row.device));
+        g.field("steps", row.steps);
+        g.field("step_median_ns", row.step_median_ns);
+        g.field("busy_ns", row.busy_ns);
+        g.field("compute_ns", row.compute_ns);
+        g.field("exposed_comm_ns", row.exposed_comm_ns);
+        g.field("collectives", row.collectives);
+        g.field("started_last", row.last);
+        g.field("late_ns", row.late_ns);
+        g.field("waited_ns", row.wait_ns);
+      });
+      json_array(k, "collectives", r.collectives, [](JsonObject& c, const CollectiveSkew& v) {
+        c.field("name", v.name);
+        c.field("gpus", v.participants);
+        c.field("matched", v.matched);
+        c.field("median_skew_ns", v.median_skew_ns);
+        c.field("max_skew_ns", v.max_skew_ns);
+        c.field("max_skew_at_ns", v.max_skew_at);
+        c.field("waited_ns", v.wait_ns);
+      });
+      k.close();
     }
     o.key("host_blocking");
     JsonObject f(o.out(), o.indent() + 2);

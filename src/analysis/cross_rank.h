@@ -1,0 +1,63 @@
+// Figures across the ranks of a distributed run: a merged directory of per-rank PyTorch traces, or
+// an nsys export with one process (or one device) per rank. Each GPU unit (analysis/pytorch/
+// gpu_work.h: (rank, device) or (process, device)) is a participant.
+//
+// Collective skew. NCCL (and RCCL) require every rank of a communicator to issue its collectives in
+// the same order, so the k-th instance of a collective kernel name on each participant is the same
+// collective. Its kernels cannot finish before the last rank arrives: the spread of their start
+// times (the skew) is how long the early ranks waited, and the rank that starts last most often is
+// the one the others wait for. Only collectives are matched (all-reduce, all-gather, reduce-scatter,
+// broadcast, reduce, all-to-all): point-to-point kernels (SendRecv, Send, Recv) pair ranks, not the
+// whole group. Where Kineto attached collective arguments to a kernel, they decide instead of the
+// name (NCCL runs all-to-all as SendRecv kernels): every collective but send and recv is matched. A name is matched across the participants that launched it, when there are at least
+// two and each launched it equally often (runs cut at different points leave the counts unequal:
+// that name is counted as unmatched, not guessed at).
+//
+// Clocks. The participants of one nsys export share its clock; a merged PyTorch rank directory is
+// aligned by baseTimeNanoseconds (or absolute epoch times), which is as good as the hosts' clock
+// sync: a constant offset between two hosts shows as a constant skew.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/pytorch/gpu_work.h"
+#include "model/trace.h"
+
+namespace tracedoc {
+
+struct CollectiveSkew {
+  std::string name;           // the kernel name
+  int64_t participants = 0;   // GPU units that launched it
+  int64_t matched = 0;        // collectives matched (the count on each participant)
+  int64_t median_skew_ns = 0; // median over the matched collectives of (latest start - earliest start)
+  int64_t max_skew_ns = 0;
+  TimeNs max_skew_at = kNoTime;  // the earliest start of the collective with the largest skew
+  int64_t wait_ns = 0;        // summed over collectives and participants: latest start - own start
+};
+
+struct ParticipantSkew {
+  size_t unit = 0;            // index into GpuWork::units
+  int64_t collectives = 0;    // matched collectives it took part in
+  int64_t last = 0;           // how many of them it started last (ties: none counted)
+  int64_t late_ns = 0;        // summed: own start - earliest start
+  int64_t wait_ns = 0;        // summed: latest start - own start (time it waited for the others)
+};
+
+struct CrossRankSkew {
+  std::vector<CollectiveSkew> collectives;    // by wait_ns, descending
+  std::vector<ParticipantSkew> participants;  // one per GPU unit, in unit order (zeros without collectives)
+  int64_t matched = 0;                        // collectives matched, all names
+  int64_t median_skew_ns = 0;                 // over every matched collective (the lower middle)
+  int64_t unmatched_names = 0;                // collective names left out: unequal counts
+};
+
+// Empty (no collectives) for fewer than two units.
+CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work);
+
+// Whether a kernel name is a group collective (not point-to-point): NCCL/RCCL names holding
+// AllReduce, AllGather, ReduceScatter, Broadcast, Reduce or AllToAll, without SendRecv/Send/Recv.
+bool is_group_collective(std::string_view kernel_name);
+
+}  // namespace tracedoc
