@@ -703,7 +703,7 @@ TEST(CliSql, QueryFormatsAndErrors) {
   EXPECT_NE(json.out.find("\"comb_pattern\""), std::string::npos) << json.out;
   TempDir dir;
   const std::string base = (dir.path() / "q").string();
-  for (const char* bad : {"DELETE FROM kernels", "SELEC 1", "SELECT 1; SELECT 2", "SELECT * FROM no_such_table"}) {
+  for (const char* bad : {"DELETE FROM kernels", "SELEC 1", "SELECT 1; SELECT 2", "SELECT * FROM no_such_table", "SELECT 1 AS a, 2 AS a"}) {
     CliRun b = tracedoc({"sql", kExample.string(), bad, "-o", base});
     EXPECT_EQ(b.exit_code, 2) << bad;
     EXPECT_EQ(line_count(b.err), 1u) << b.err;

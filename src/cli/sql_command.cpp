@@ -44,7 +44,15 @@ Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
   }
   const int n = sqlite3_column_count(stmt);
   std::vector<ColumnSpec> columns;
-  for (int c = 0; c < n; ++c) columns.push_back({sqlite3_column_name(stmt, c), Unit::kNone});
+  for (int c = 0; c < n; ++c) {
+    columns.push_back({sqlite3_column_name(stmt, c), Unit::kNone});
+    // JSON rows are objects keyed by column name: two columns of one name would be one key.
+    for (int e = 0; e < c; ++e) {
+      if (columns[static_cast<size_t>(e)].name != columns.back().name) continue;
+      sqlite3_finalize(stmt);
+      return UsageError(fmt::format("sql: two result columns are named '{}': name them apart (AS)", columns.back().name));
+    }
+  }
   sink.begin(columns);
   std::vector<Cell> row(static_cast<size_t>(n));
   int rc;

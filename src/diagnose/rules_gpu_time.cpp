@@ -238,7 +238,7 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
                  {"launch_bubbles", static_cast<double>(bubbles.size()), "count"},
                  {"launch_bubble_ns", static_cast<double>(bubble_ns), "ns"},
                  {"launch_bubble_share", bubble_share, "fraction"},
-                 {"queue_length_mean", queue, "count"}};
+                 {"queue_length_mean", queue, "launches"}};  // a time-weighted mean: a real
     f.ranges = longest_ranges(bubbles, 3, ctx.unit_label(u), "launch bubble");
     f.remedy =
         "Each kernel costs more to launch than to run. Capture the step in a CUDA graph "

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/gpu_memory.h"
 #include "diagnose/rule_support.h"
@@ -49,10 +50,10 @@ void staircase_memory(Context& ctx, const Params& p, std::vector<Finding>& out) 
     f.figures = {{"steps", static_cast<double>(peaks.size()), "count"},
                  {"first_step_peak_bytes", static_cast<double>(peaks.front()), "bytes"},
                  {"last_step_peak_bytes", static_cast<double>(peaks.back()), "bytes"},
-                 {"growth_per_step_bytes", per_step, "bytes"},
+                 {"growth_per_step_bytes", std::round(per_step), "bytes"},  // whole bytes
                  {"rising_share", rising_share, "fraction"}};
     if (capacity > 0) f.figures.push_back({"device_memory_bytes", static_cast<double>(capacity), "bytes"});
-    if (steps_left >= 0) f.figures.push_back({"steps_until_full", steps_left, "count"});
+    if (steps_left >= 0) f.figures.push_back({"steps_until_full", std::floor(steps_left), "count"});  // whole steps left
     f.ranges = {{windows.front().start, windows.front().end, f.scope, "first step"},
                 {windows.back().start, windows.back().end, f.scope, "last step"}};
     f.remedy =

@@ -78,8 +78,8 @@ std::string check_json(const CheckReport& report) {
     o.field("check", r.check);
     o.field("scope", r.scope);
     o.field("status", std::string(r.pass ? "pass" : "fail"));
-    o.field("actual", r.actual);
-    o.field("limit", r.limit);
+    o.precise("actual", r.actual);  // exact: a figure next to its limit is not rounded onto it
+    o.precise("limit", r.limit);
     o.field("bound", std::string(r.at_most ? "max" : "min"));
     o.field("unit", r.unit);
     if (r.figure != kNoValue) o.field("figure", r.figure);

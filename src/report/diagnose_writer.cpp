@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 
 #include "common/human_units.h"
@@ -111,7 +112,9 @@ std::string diagnose_json(const std::vector<Diagnosis>& diagnoses) {
       j.key("figures");
       JsonObject figures(j.out(), j.indent() + 2);
       for (const diagnose::Figure& g : f.figures) {
-        if (g.unit == "ns" || g.unit == "bytes" || g.unit == "count") {
+        // Whole quantities are exact integers; a NaN (or a value past int64) is null, never cast.
+        const bool whole = g.unit == "ns" || g.unit == "bytes" || g.unit == "count";
+        if (whole && std::isfinite(g.value) && std::abs(g.value) < 9.2e18) {
           figures.field(g.key.c_str(), static_cast<int64_t>(g.value));
         } else {
           figures.field(g.key.c_str(), g.value);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -149,6 +150,8 @@ class JsonWriter : public RowSink {
         line_ += "null";
       } else if (c.type == Cell::Type::kText) {
         append_json_string(line_, c.s);
+      } else if (c.type == Cell::Type::kReal && !std::isfinite(c.d)) {
+        line_ += "null";  // JSON has no NaN or infinity (and fmt prints a negative NaN as -nan)
       } else {
         std::string t = cell_text(c, columns_[i].unit, opt_.units);
         if (t == "nan" || t == "inf" || t == "-inf") t = "null";
