@@ -22,7 +22,9 @@
 // every 0.1 s to show which phase is serial; the same events as one file (one reader thread) give
 // the directory's speedup and memory cost (verdict: peak RSS <= 1.3x the one file's). It ends with
 // the 64-rank figures: wall, CPU/wall, peak RSS against the one file. `--tracedoc BIN` measures
-// another build (e.g. an older one, for a before/after).
+// another build (e.g. an older one, for a before/after). Then `summary`, `diagnose`, `check` (with a
+// [ranks] budget) and `diff` (the directory against itself) run on the directory: their time, CPU/wall
+// and peak RSS against the stats read.
 // Files go to DIR (default $TMPDIR/tracedoc-scale), are reused when complete (a .counts file is
 // written after the JSON) and deleted at the end unless --keep. Needs ~21 GB of disk.
 // The dev machine's 2 cores are shared with builds and fuzzers: before each timed run it waits (up
@@ -432,6 +434,24 @@ bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
               r.cpu_seconds, use, verdict(use >= 1.8));
   std::printf("  peak RSS %.0f MB = %.2fx the single file's %.0f MB   [<= 1.3x: %s]; %.2fx as fast as the single file\n",
               r.max_rss_kb * 1024.0 / 1e6, rss_ratio, o.max_rss_kb * 1024.0 / 1e6, verdict(rss_ratio <= 1.3), o.seconds / r.seconds);
+  // The commands that report per rank and across ranks, on the same directory: what each costs on
+  // top of reading it (the stats run above), and whether it keeps both cores busy.
+  const fs::path budget = work / "ranks_budget.toml";
+  std::ofstream(budget) << "[steps]\np50_max_ms = 1000\n[gpu]\nbusy_min_pct = 1\n[ranks]\ncompute_imbalance_max = 1.5\n"
+                           "skew_p50_max_ms = 10\n[findings]\nforbid = [\"straggler\"]\n";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"summary", {tracedoc, "summary", "-f", "json", rdir.string()}},
+      {"diagnose", {tracedoc, "diagnose", "-f", "json", rdir.string()}},
+      {"check", {tracedoc, "check", rdir.string(), "--budget", budget.string(), "-f", "json"}},
+      {"diff (the directory against itself)", {tracedoc, "diff", rdir.string(), rdir.string(), "-f", "json"}},
+  };
+  std::printf("\n  the per-rank commands on the directory (best of 2; the stats run above reads it in %.2f s):\n", r.seconds);
+  for (const auto& [label, args] : commands) {
+    wait_for_quiet(120);
+    const RunResult c = best_of(2, args, work / "command.err");
+    std::printf("    %-38s %6.2f s wall, %6.2f CPU-s, CPU/wall %.2f, peak RSS %5.0f MB, %.2fx the read\n", label.c_str(), c.seconds,
+                c.cpu_seconds, c.cpu_seconds / c.seconds, c.max_rss_kb * 1024.0 / 1e6, c.seconds / r.seconds);
+  }
   return use >= 1.8 && rss_ratio <= 1.3 && rows_ok && ranks_ok && kern_ok;
 }
 

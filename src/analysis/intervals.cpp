@@ -63,6 +63,12 @@ int64_t IntervalSet::covered_within(Interval window) const {
   return sum;
 }
 
+int64_t IntervalSet::covered_within(std::span<const Interval> windows) const {
+  int64_t sum = 0;
+  for (const Interval& w : windows) sum = sat_add(sum, covered_within(w));
+  return sum;
+}
+
 Interval IntervalSet::span() const {
   if (items_.empty()) return {0, 0};
   return {items_.front().start, items_.back().end};

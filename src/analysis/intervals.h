@@ -42,6 +42,8 @@ class IntervalSet {
   int64_t total() const;
   // Covered length inside [window.start, window.end).
   int64_t covered_within(Interval window) const;
+  // Summed over windows that do not overlap one another (step windows).
+  int64_t covered_within(std::span<const Interval> windows) const;
   // [first start, last end); {0, 0} for an empty set.
   Interval span() const;
 

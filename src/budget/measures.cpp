@@ -15,11 +15,6 @@ namespace tracedoc::budget {
 
 namespace {
 
-int64_t covered(const IntervalSet& set, const std::vector<Interval>& windows) {
-  int64_t sum = 0;
-  for (const Interval& w : windows) sum = sat_add(sum, set.covered_within(w));  // windows never overlap
-  return sum;
-}
 
 void measure_steps(diagnose::Context& ctx, Measures& m) {
   const StepSet* steps = ctx.steps();
@@ -44,8 +39,8 @@ void measure_gpus(diagnose::Context& ctx, Measures& m) {
     for (const pytorch::GpuWorkItem& it : u.items) {
       if (it.kind == pytorch::WorkKind::kMemcpy && crosses_host_link(t.memcpys.copy_kind[it.row])) copies.push_back(it.interval());
     }
-    g.busy_ns = covered(ctx.busy(u), windows);
-    g.copy_ns = covered(IntervalSet::busy_union(std::move(copies)), windows);
+    g.busy_ns = ctx.busy(u).covered_within(windows);
+    g.copy_ns = IntervalSet::busy_union(std::move(copies)).covered_within(windows);
     m.gpus.push_back(std::move(g));
   }
 }

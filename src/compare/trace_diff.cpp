@@ -202,11 +202,6 @@ struct PartSums {
 };
 constexpr std::array<const char*, 5> kPartNames = {"compute", "communication", "copies", "other", "idle"};
 
-int64_t covered(const IntervalSet& set, const std::vector<Interval>& windows) {
-  int64_t sum = 0;
-  for (const Interval& w : windows) sum = sat_add(sum, set.covered_within(w));  // windows never overlap
-  return sum;
-}
 
 PartSums split_time(Side& side, bool use_steps) {
   PartSums s;
@@ -228,8 +223,8 @@ PartSums split_time(Side& side, bool use_steps) {
     const IntervalSet taken = compute.unite(comm);
     const IntervalSet copies = u.busy(1u << static_cast<int>(WorkClass::kMemory)).subtract(taken);
     const IntervalSet other = u.busy(1u << static_cast<int>(WorkClass::kOther)).subtract(taken.unite(copies));
-    std::array<int64_t, 5> part = {covered(compute, windows), covered(comm, windows), covered(copies, windows),
-                                   covered(other, windows), 0};
+    std::array<int64_t, 5> part = {compute.covered_within(windows), comm.covered_within(windows), copies.covered_within(windows),
+                                   other.covered_within(windows), 0};
     int64_t busy = 0;
     for (size_t i = 0; i < 4; ++i) busy = sat_add(busy, part[i]);
     part[4] = sat_sub(window, busy);
