@@ -53,6 +53,10 @@
 // RSS 548 MB = 1.82x the one file's 301 MB; after 1.76 s wall, 3.28 CPU-s, CPU/wall 1.87 (1.87-1.91
 // over quiet runs), peak RSS 321 MB = 1.09x the one file's 294 MB (321-357 MB over runs: <= 1.21x),
 // 1.83x as fast as the one file. The cores stay at 2.0 until the reports (the last ~0.2 s).
+// 64 ranks x nccl_data x10 (2026-12-01, `--skip-scale --rank-copies 10`: 6.27 GB, 27,000 kernels and
+// 30 steps per file): read 7.47 s, CPU/wall 1.86, peak RSS 1.36 GB (0.21x the JSON, 0.96x the one
+// file's); summary 12.4 s (1.65x the read), diagnose 13.0 s, check ([ranks] budget) 8.7 s, diff of
+// the directory against itself 28.8 s and 3.5 GB, CPU/wall 1.5-1.7.
 #include <unistd.h>
 
 #include <algorithm>

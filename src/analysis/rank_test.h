@@ -14,9 +14,9 @@
 //  * otherwise the normal approximation: z = (max(U1, U2) - n1*n2/2 - 0.5) / sigma, sigma with the
 //    tie correction sqrt(n1*n2/12 * ((n+1) - sum(t^3 - t) / (n(n-1)))), p = 2 * (1 - Phi(z)), capped
 //    at 1; p = 1 when every value is the same (sigma 0).
-// One exception to SciPy: the exact distribution is only computed while the larger sample holds at
-// most 100,000 values (the counts must fit 128-bit integers); past that the normal approximation is
-// used, which at that size agrees with the exact value to many digits.
+// One exception to SciPy: the exact distribution is only computed while m^2 * n <= 5,000,000 (m <= n
+// the sample sizes: its cost, and its counts must fit 128-bit integers); past that the normal
+// approximation is used, which at such sizes agrees with the exact value to many digits.
 #pragma once
 
 #include <cstdint>

@@ -3,8 +3,9 @@
 // Compared, for both input formats and mixed ones:
 //  * kernels (by demangled name, as cuda_gpu_kern_sum groups them), framework operators (PyTorch
 //    traces: by name, as op_sum), annotation ranges (NVTX push/pop and start/end ranges,
-//    record_function / user_annotation ranges: by nvtx_sum's Range name; ProfilerStep#N ranges are
-//    the steps, compared on their own): count, total and median duration before and after;
+//    record_function / user_annotation ranges: by nvtx_sum's Range name, emit_nvtx's per-call ids
+//    cut off; ProfilerStep#N ranges are the steps, compared on their own): count, total and median
+//    duration before and after;
 //  * the steps (diagnose's step windows, every process's pooled): count and median step time;
 //  * where the step time went: each GPU's step windows split into compute, exposed communication,
 //    copies and memsets, other GPU work and idle time (each part the time no part before it took, so
@@ -17,8 +18,8 @@
 // Noise. Two runs of the same program never give the same durations. A kernel, operator, range or
 // the step time counts as slower or faster only when (1) the Mann-Whitney U test on its per-instance
 // durations rejects "same distribution" (analysis/rank_test.h) at q < alpha after the
-// Benjamini-Hochberg adjustment over every item tested in the diff, and (2) its median moved by at
-// least min_change_pct percent. Otherwise its timing counts as unchanged, whatever its totals say.
+// Benjamini-Hochberg adjustment over every item tested in the diff (the step time, one test: p <
+// alpha), and (2) its median moved by at least min_change_pct percent. Otherwise its timing counts as unchanged, whatever its totals say.
 // Counts are exact, not noisy: more or fewer calls (per step where both sides have steps, since runs
 // are cut at different step counts, else per run) by min_change_pct percent or more is a change of
 // its own, and the item's verdict when it holds, since it moves the totals most.
