@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
@@ -267,11 +268,7 @@ std::string scope_key(const std::string& scope, Side& side) {
   return scope;
 }
 
-void compare_findings(Side& base, Side& next, TraceDiff& d) {
-  diagnose::DiagnoseOptions options = d.options.diagnose;
-  options.steps = d.options.steps;
-  const diagnose::Diagnosis bd = diagnose::diagnose(base.ctx, options);
-  const diagnose::Diagnosis nd = diagnose::diagnose(next.ctx, options);
+void compare_findings(Side& base, const diagnose::Diagnosis& bd, Side& next, const diagnose::Diagnosis& nd, TraceDiff& d) {
   d.findings_compared = true;
   std::multimap<std::pair<std::string, std::string>, const diagnose::Finding*> before;
   for (const diagnose::Finding& f : bd.findings) before.emplace(std::make_pair(f.id, scope_key(f.scope, base)), &f);
@@ -354,9 +351,7 @@ SideRanks side_ranks(Side& side) {
   return out;
 }
 
-std::optional<RanksDiff> compare_ranks(Side& base, Side& next) {
-  if (base.ctx.gpu_work().units.size() < 2 || next.ctx.gpu_work().units.size() < 2) return std::nullopt;
-  const SideRanks b = side_ranks(base), n = side_ranks(next);
+RanksDiff compare_ranks(const SideRanks& b, const SideRanks& n) {
   RanksDiff d;
   d.base_imbalance = b.imbalance, d.new_imbalance = n.imbalance;
   d.base_skew_p50_ns = b.skew_p50_ns, d.new_skew_p50_ns = n.skew_p50_ns;
@@ -384,6 +379,38 @@ std::optional<RanksDiff> compare_ranks(Side& base, Side& next) {
     d.gpus.push_back(std::move(c));
   }
   return d;
+}
+
+// What each side computes on its own, for both sides at once (one per core): the time parts, the
+// samples by name, the per-GPU figures and the diagnosis.
+struct SideWork {
+  PartSums parts;
+  Samples kernels, operators, ranges;
+  std::optional<SideRanks> ranks;  // two or more GPUs
+  std::optional<diagnose::Diagnosis> diagnosis;
+};
+
+SideWork work_of(Side& side, bool both_steps, const DiffOptions& options) {
+  SideWork w;
+  w.parts = split_time(side, both_steps);
+  w.kernels = kernel_samples(side.trace);
+  w.operators = operator_samples(side.trace);
+  w.ranges = range_samples(side.trace);
+  if (side.ctx.gpu_work().units.size() >= 2) w.ranks = side_ranks(side);
+  if (options.findings) {
+    diagnose::DiagnoseOptions o = options.diagnose;
+    o.steps = options.steps;
+    w.diagnosis = diagnose::diagnose(side.ctx, o);
+  }
+  return w;
+}
+
+// Runs `base_fn` on a second thread and `next_fn` on this one.
+template <typename A, typename B>
+void side_by_side(A base_fn, B next_fn) {
+  std::thread other(base_fn);
+  next_fn();
+  other.join();
 }
 
 SideInfo side_info(const Trace& t, Side& side) {
@@ -461,11 +488,18 @@ size_t TraceDiff::count(ItemKind kind, Verdict verdict) const {
 TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const DiffOptions& options) {
   TraceDiff d;
   d.options = options;
-  Side base(base_trace, options.steps), next(next_trace, options.steps);
+  // Each side's steps first (whether both have steps decides what the parts split), then the rest
+  // of each side's own work; both sides at once, each on its own Context.
+  std::optional<Side> base_side, next_side;
+  side_by_side([&] { base_side.emplace(base_trace, options.steps); }, [&] { next_side.emplace(next_trace, options.steps); });
+  Side& base = *base_side;
+  Side& next = *next_side;
+  const bool both_steps = base.steps_per_owner > 0 && next.steps_per_owner > 0;
+  SideWork bw, nw;
+  side_by_side([&] { bw = work_of(base, both_steps, options); }, [&] { nw = work_of(next, both_steps, options); });
   d.base = side_info(base_trace, base);
   d.next = side_info(next_trace, next);
 
-  const bool both_steps = base.steps_per_owner > 0 && next.steps_per_owner > 0;
   if (both_steps) {
     StepDiff s;
     s.base_source = base.step_source, s.new_source = next.step_source;
@@ -483,28 +517,28 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
     d.steps_note = "neither trace has steps";
   }
   d.time_basis = both_steps ? "step" : "span";
-  const PartSums bp = split_time(base, both_steps), np = split_time(next, both_steps);
+  const PartSums& bp = bw.parts;
+  const PartSums& np = nw.parts;
   for (size_t i = 0; i < kPartNames.size(); ++i) {
     d.parts.push_back({kPartNames[i], bp.total[i], np.total[i], bp.mean[i], np.mean[i]});
   }
   d.base_time_mean_ns = bp.time_mean, d.new_time_mean_ns = np.time_mean;
 
   const double base_steps = both_steps ? base.steps_per_owner : 0, new_steps = both_steps ? next.steps_per_owner : 0;
-  add_items(ItemKind::kKernel, kernel_samples(base_trace), kernel_samples(next_trace), base_steps, new_steps, d);
+  add_items(ItemKind::kKernel, std::move(bw.kernels), std::move(nw.kernels), base_steps, new_steps, d);
   if (base_trace.pytorch.ops.size() && next_trace.pytorch.ops.size()) {
-    add_items(ItemKind::kOperator, operator_samples(base_trace), operator_samples(next_trace), base_steps, new_steps, d);
+    add_items(ItemKind::kOperator, std::move(bw.operators), std::move(nw.operators), base_steps, new_steps, d);
   } else if (base_trace.pytorch.ops.size() || next_trace.pytorch.ops.size()) {
     d.notes.push_back(fmt::format("operators: not compared, {} records none", base_trace.pytorch.ops.size() ? "NEW" : "BASE"));
   }
-  Samples base_ranges = range_samples(base_trace), next_ranges = range_samples(next_trace);
-  if (!base_ranges.empty() && !next_ranges.empty()) {
-    add_items(ItemKind::kRange, std::move(base_ranges), std::move(next_ranges), base_steps, new_steps, d);
-  } else if (!base_ranges.empty() || !next_ranges.empty()) {
-    d.notes.push_back(fmt::format("ranges: not compared, {} records none", !base_ranges.empty() ? "NEW" : "BASE"));
+  if (!bw.ranges.empty() && !nw.ranges.empty()) {
+    add_items(ItemKind::kRange, std::move(bw.ranges), std::move(nw.ranges), base_steps, new_steps, d);
+  } else if (!bw.ranges.empty() || !nw.ranges.empty()) {
+    d.notes.push_back(fmt::format("ranges: not compared, {} records none", !bw.ranges.empty() ? "NEW" : "BASE"));
   }
   judge_items(d);
-  d.ranks = compare_ranks(base, next);
-  if (options.findings) compare_findings(base, next, d);
+  if (bw.ranks && nw.ranks) d.ranks = compare_ranks(*bw.ranks, *nw.ranks);
+  if (bw.diagnosis && nw.diagnosis) compare_findings(base, *bw.diagnosis, next, *nw.diagnosis, d);
   return d;
 }
 
