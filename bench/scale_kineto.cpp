@@ -55,8 +55,9 @@
 // 1.83x as fast as the one file. The cores stay at 2.0 until the reports (the last ~0.2 s).
 // 64 ranks x nccl_data x10 (2026-12-01, `--skip-scale --rank-copies 10`: 6.27 GB, 27,000 kernels and
 // 30 steps per file): read 7.47 s, CPU/wall 1.86, peak RSS 1.36 GB (0.21x the JSON, 0.96x the one
-// file's); summary 12.4 s (1.65x the read), diagnose 13.0 s, check ([ranks] budget) 8.7 s, diff of
-// the directory against itself 28.8 s and 3.5 GB, CPU/wall 1.5-1.7.
+// file's); summary 12.4-12.8 s (1.65-1.72x the read), diagnose 13.0-14.1 s, check ([ranks] budget)
+// 8.7-9.9 s, CPU/wall 1.5-1.7; diff of the directory against itself 25.4 s and 3.7 GB, CPU/wall 1.91
+// (both sides analysed at once).
 #include <unistd.h>
 
 #include <algorithm>
