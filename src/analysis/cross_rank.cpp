@@ -18,6 +18,30 @@ bool is_group_collective(std::string_view name) {
   return false;
 }
 
+double ComputeBalance::ratio() const {
+  return median_ns > 0 ? static_cast<double>(compute_ns[slowest]) / static_cast<double>(median_ns) : 0;
+}
+
+ComputeBalance compute_balance(const pytorch::GpuWork& work) {
+  std::vector<int64_t> compute;
+  for (const pytorch::GpuUnit& u : work.units) compute.push_back(u.busy(1u << static_cast<int>(pytorch::WorkClass::kComputation)).total());
+  return compute_balance(std::move(compute));
+}
+
+ComputeBalance compute_balance(std::vector<int64_t> compute_ns) {
+  ComputeBalance b;
+  b.compute_ns = std::move(compute_ns);
+  for (size_t i = 0; i < b.compute_ns.size(); ++i) {
+    if (b.compute_ns[i] > b.compute_ns[b.slowest]) b.slowest = i;
+  }
+  if (b.compute_ns.empty()) return b;
+  std::vector<int64_t> sorted = b.compute_ns;
+  const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>((sorted.size() - 1) / 2);
+  std::nth_element(sorted.begin(), mid, sorted.end());
+  b.median_ns = *mid;
+  return b;
+}
+
 CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) {
   CrossRankSkew out;
   out.participants.resize(work.units.size());

@@ -53,6 +53,19 @@ struct CrossRankSkew {
   int64_t unmatched_names = 0;                // collective names left out: unequal counts
 };
 
+// Each unit's computation time (the union of its computation kernels over the whole trace, as the
+// straggler rule sums it) and the longest against the median unit's (the lower middle: of two units,
+// the faster one). summary's Ranks section, check's [ranks] and diff's ranks all read it.
+struct ComputeBalance {
+  std::vector<int64_t> compute_ns;  // per unit, in unit order
+  size_t slowest = 0;               // the unit computing longest (the first of equals)
+  int64_t median_ns = 0;
+  double ratio() const;             // slowest over median; 0 when the median is 0 or there are no units
+};
+ComputeBalance compute_balance(const pytorch::GpuWork& work);
+// The same from each unit's computation time, where the caller has it already.
+ComputeBalance compute_balance(std::vector<int64_t> compute_ns);
+
 // Empty (no collectives) for fewer than two units.
 CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work);
 

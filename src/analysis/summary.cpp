@@ -193,7 +193,7 @@ std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::Gpu
     for (const DeviceSummary& d : devices) {
       if (d.device != unit.device || (work.pytorch ? d.rank != unit.rank : d.pid != unit.pid)) continue;
       row.name = d.name;
-      row.busy_ns = d.busy_ns, row.compute_ns = d.compute_ns;
+      row.busy_ns = d.busy_ns, row.compute_ns = d.compute_ns;  // the union of computation kernels
       row.exposed_comm_ns = sat_sub(d.communication_ns, d.comm_overlap_ns);
     }
     if (auto it = steps_by_owner.find(unit.owner); it != steps_by_owner.end()) {
@@ -206,16 +206,14 @@ std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::Gpu
   }
   std::vector<int64_t> compute;
   for (const RankRow& row : r.rows) compute.push_back(row.compute_ns);
-  // The lower middle, as the straggler rule takes it: of two GPUs, the faster one.
-  std::sort(compute.begin(), compute.end());
-  const int64_t median_compute = compute[(compute.size() - 1) / 2];
+  const ComputeBalance balance = compute_balance(std::move(compute));
+  r.slowest = balance.slowest;
+  r.slowest_ratio = balance.ratio();
   for (size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.rows[i].compute_ns > r.rows[r.slowest].compute_ns) r.slowest = i;
     if (r.rows[i].last > 0 && (r.most_often_last < 0 || r.rows[i].last > r.rows[static_cast<size_t>(r.most_often_last)].last)) {
       r.most_often_last = static_cast<int64_t>(i);
     }
   }
-  r.slowest_ratio = median_compute > 0 ? static_cast<double>(r.rows[r.slowest].compute_ns) / static_cast<double>(median_compute) : 0;
   r.collectives.assign(skew.collectives.begin(), skew.collectives.begin() + static_cast<std::ptrdiff_t>(std::min(top, skew.collectives.size())));
   r.matched = skew.matched, r.unmatched_names = skew.unmatched_names;
   return r;
@@ -293,9 +291,9 @@ std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions&
                                          const pytorch::GpuLaunches& launches, std::map<int64_t, std::vector<int64_t>>& by_owner) {
   auto found = find_steps(trace, options, &launches);
   if (!found.ok() || found->steps.empty()) return std::nullopt;
-  const bool pytorch = trace.source.format == "kineto-json";
+  const bool is_pytorch = trace.source.format == "kineto-json";
   for (const StepWindow& w : found->steps) {
-    by_owner[pytorch ? (w.global_pid >> 48) : global_pid_of(w.global_pid)].push_back(sat_sub(w.end, w.start));
+    by_owner[pytorch::owner_of_id(is_pytorch, w.global_pid)].push_back(sat_sub(w.end, w.start));
   }
   const auto work = gpu_work_per_step(trace, found->steps, &launches);
   StepsSummary s;

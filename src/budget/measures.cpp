@@ -15,7 +15,6 @@ namespace tracedoc::budget {
 
 namespace {
 
-
 void measure_steps(diagnose::Context& ctx, Measures& m) {
   const StepSet* steps = ctx.steps();
   if (!steps) return;
@@ -62,16 +61,10 @@ void measure_ranks(diagnose::Context& ctx, Measures& m) {
   const pytorch::GpuWork& work = ctx.gpu_work();
   m.ranks.gpus = static_cast<int64_t>(work.units.size());
   if (work.units.size() < 2) return;
-  std::vector<int64_t> compute;
-  size_t slowest = 0;
-  for (size_t u = 0; u < work.units.size(); ++u) {
-    compute.push_back(work.units[u].busy(1u << static_cast<int>(pytorch::WorkClass::kComputation)).total());
-    if (compute[u] > compute[slowest]) slowest = u;
-  }
-  m.ranks.slowest = ctx.unit_label(work.units[slowest]);
-  m.ranks.slowest_compute_ns = compute[slowest];
-  std::sort(compute.begin(), compute.end());
-  m.ranks.median_compute_ns = compute[(compute.size() - 1) / 2];
+  const ComputeBalance balance = compute_balance(work);
+  m.ranks.slowest = ctx.unit_label(work.units[balance.slowest]);
+  m.ranks.slowest_compute_ns = balance.compute_ns[balance.slowest];
+  m.ranks.median_compute_ns = balance.median_ns;
   const CrossRankSkew skew = collective_skew(ctx.trace(), work);
   m.ranks.collectives = skew.matched;
   m.ranks.skew_p50_ns = skew.median_skew_ns;

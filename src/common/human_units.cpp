@@ -34,4 +34,25 @@ std::string human_bytes(int64_t bytes) {
 
 std::string human_percent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 
+size_t display_width(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // count UTF-8 code points
+  return n;
+}
+
+std::string clip_text(std::string_view s, size_t width) {
+  if (display_width(s) <= width) return std::string(s);
+  std::string out;
+  size_t n = 0;
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if ((c & 0xC0) != 0x80) {
+      if (n + 1 == width) break;
+      ++n;
+    }
+    out.push_back(ch);
+  }
+  return out + "\xE2\x80\xA6";
+}
+
 }  // namespace tracedoc

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace tracedoc {
 
@@ -13,5 +15,10 @@ std::string human_duration(int64_t ns);
 std::string human_bytes(int64_t bytes);
 // "31.4%" from a fraction (0.314).
 std::string human_percent(double fraction);
+
+// Width on a terminal: UTF-8 code points (names are the trace's own text).
+size_t display_width(std::string_view s);
+// `s` cut to at most `width` code points, the last one "…" when cut; a code point is never split.
+std::string clip_text(std::string_view s, size_t width);
 
 }  // namespace tracedoc

@@ -107,6 +107,13 @@ double relative_pct(double before, double after) {
   return before != 0 ? 100.0 * (after - before) / before : std::numeric_limits<double>::quiet_NaN();
 }
 
+// What counts as a change of timing (trace_diff.h, Noise): significant at `alpha` and a median
+// moved by at least min_change_pct.
+Verdict timing_verdict(double p, double median_change_pct, const DiffOptions& o) {
+  if (!(p < o.alpha) || !(std::abs(median_change_pct) >= o.min_change_pct)) return Verdict::kUnchanged;
+  return median_change_pct > 0 ? Verdict::kSlower : Verdict::kFaster;
+}
+
 // What a side holds besides its GPU work: the step windows and the mean steps per process.
 struct Side {
   const Trace& trace;
@@ -118,7 +125,15 @@ struct Side {
   // (step detection runs on the busiest process) is split over them, since processes of one job run
   // their steps side by side on one clock.
   std::vector<Interval> fallback_windows;
+  // The processes with GPU work, ascending, and the number of owners (ranks or processes) of GPU
+  // units: how findings and GPUs are matched across runs, whose process ids differ.
+  std::vector<int64_t> gpu_pids;
+  size_t gpu_owners = 0;
   Side(const Trace& t, const StepOptions& o) : trace(t), ctx(t, o) {
+    std::set<int64_t> pids, unit_owners;
+    for (const GpuUnit& u : ctx.gpu_work().units) pids.insert(u.pid), unit_owners.insert(u.owner);
+    gpu_pids.assign(pids.begin(), pids.end());
+    gpu_owners = unit_owners.size();
     const StepSet* steps = ctx.steps();
     if (!steps) return;
     step_source = step_source_name(steps->source);
@@ -130,6 +145,11 @@ struct Side {
       if (windows.size() > fallback_windows.size()) fallback_windows = windows;
     }
     if (!owners.empty()) steps_per_owner = static_cast<double>(step_ns.size()) / static_cast<double>(owners.size());
+  }
+  // A process's place (1, 2, ...) among gpu_pids; 0 when it has no GPU work.
+  size_t place_of(int64_t pid) const {
+    const auto it = std::lower_bound(gpu_pids.begin(), gpu_pids.end(), pid);
+    return it != gpu_pids.end() && *it == pid ? static_cast<size_t>(it - gpu_pids.begin()) + 1 : 0;
   }
 };
 
@@ -182,10 +202,7 @@ void judge_items(TraceDiff& d) {
       item.verdict = Verdict::kRemoved;
       continue;
     }
-    const double median_change = item.median_change_pct();
-    if (item.q_value < d.options.alpha && std::abs(median_change) >= min_change) {
-      item.timing = median_change > 0 ? Verdict::kSlower : Verdict::kFaster;
-    }
+    item.timing = timing_verdict(item.q_value, item.median_change_pct(), d.options);
     const bool per_step = !std::isnan(item.base.count_per_step);
     const double count_change = per_step ? relative_pct(item.base.count_per_step, item.next.count_per_step)
                                          : relative_pct(static_cast<double>(item.base.count), static_cast<double>(item.next.count));
@@ -200,9 +217,9 @@ struct PartSums {
   std::array<int64_t, 5> total{};
   std::array<double, 5> mean{};
   double time_mean = 0;
+  std::vector<int64_t> unit_compute_ns;  // each unit's union of computation kernels, whole trace (for the ranks)
 };
 constexpr std::array<const char*, 5> kPartNames = {"compute", "communication", "copies", "other", "idle"};
-
 
 PartSums split_time(Side& side, bool use_steps) {
   PartSums s;
@@ -220,6 +237,7 @@ PartSums split_time(Side& side, bool use_steps) {
     int64_t window = 0;
     for (const Interval& w : windows) window = sat_add(window, w.length());
     const IntervalSet compute = u.busy(1u << static_cast<int>(WorkClass::kComputation));
+    s.unit_compute_ns.push_back(compute.total());
     const IntervalSet comm = u.busy(1u << static_cast<int>(WorkClass::kCommunication)).subtract(compute);
     const IntervalSet taken = compute.unite(comm);
     const IntervalSet copies = u.busy(1u << static_cast<int>(WorkClass::kMemory)).subtract(taken);
@@ -242,33 +260,25 @@ PartSums split_time(Side& side, bool use_steps) {
 // Scopes name processes by pid, which changes from run to run: findings are matched with "pid N"
 // replaced by the process's place among the processes that have GPU work, and with the process part
 // dropped when a side has only one.
-std::string scope_key(const std::string& scope, Side& side) {
+std::string scope_key(const std::string& scope, const Side& side) {
   const bool pid_scope = scope.starts_with("pid "), rank_scope = scope.starts_with("rank ");
   if (!pid_scope && !rank_scope) return scope;
   const size_t digits = pid_scope ? 4 : 5;
   const size_t num_end = std::min(scope.find_first_not_of("0123456789", digits), scope.size());
   if (num_end == digits) return scope;  // no number after the word
   const std::string_view rest = std::string_view(scope).substr(num_end);  // " GPU 0 (...)" or empty
-  std::vector<int64_t> pids;
-  std::set<int64_t> owners;
-  for (const GpuUnit& u : side.ctx.gpu_work().units) {
-    if (std::find(pids.begin(), pids.end(), u.pid) == pids.end()) pids.push_back(u.pid);
-    owners.insert(u.owner);
-  }
-  if (owners.size() <= 1) {
+  if (side.gpu_owners <= 1) {
     const size_t text = rest.find_first_not_of(' ');
     return text == std::string_view::npos ? std::string("trace") : std::string(rest.substr(text));
   }
   if (pid_scope && num_end - digits <= 18) {  // whole digits that fit int64: stoll neither throws nor overflows
-    std::sort(pids.begin(), pids.end());
-    const int64_t pid = std::stoll(scope.substr(digits, num_end - digits));
-    const auto it = std::find(pids.begin(), pids.end(), pid);
-    if (it != pids.end()) return fmt::format("process #{}{}", it - pids.begin() + 1, rest);
+    const size_t place = side.place_of(std::stoll(scope.substr(digits, num_end - digits)));
+    if (place > 0) return fmt::format("process #{}{}", place, rest);
   }
   return scope;
 }
 
-void compare_findings(Side& base, const diagnose::Diagnosis& bd, Side& next, const diagnose::Diagnosis& nd, TraceDiff& d) {
+void compare_findings(const Side& base, const diagnose::Diagnosis& bd, const Side& next, const diagnose::Diagnosis& nd, TraceDiff& d) {
   d.findings_compared = true;
   std::multimap<std::pair<std::string, std::string>, const diagnose::Finding*> before;
   for (const diagnose::Finding& f : bd.findings) before.emplace(std::make_pair(f.id, scope_key(f.scope, base)), &f);
@@ -315,37 +325,26 @@ struct SideRanks {
   int64_t skew_p50_ns = 0, collectives = 0;
 };
 
-SideRanks side_ranks(Side& side) {
+// `unit_compute_ns`: each GPU unit's computation time, as split_time found it.
+SideRanks side_ranks(Side& side, std::vector<int64_t> unit_compute_ns) {
   SideRanks out;
   const pytorch::GpuWork& work = side.ctx.gpu_work();
-  std::vector<int64_t> pids;
-  for (const GpuUnit& u : work.units) {
-    if (std::find(pids.begin(), pids.end(), u.pid) == pids.end()) pids.push_back(u.pid);
-  }
-  std::sort(pids.begin(), pids.end());
   const CrossRankSkew skew = collective_skew(side.trace, work);
-  std::vector<int64_t> compute;
+  const ComputeBalance balance = compute_balance(std::move(unit_compute_ns));
   for (size_t i = 0; i < work.units.size(); ++i) {
     const GpuUnit& u = work.units[i];
     RankFigures g;
-    const auto place = std::find(pids.begin(), pids.end(), u.pid) - pids.begin() + 1;
-    g.key = u.rank >= 0 ? fmt::format("rank {}", u.rank) : fmt::format("process #{} GPU {}", place, u.device);
+    g.key = u.rank >= 0 ? fmt::format("rank {}", u.rank) : fmt::format("process #{} GPU {}", side.place_of(u.pid), u.device);
     g.label = side.ctx.unit_label(u);
     std::vector<int64_t> steps;
     for (const Interval& w : side.ctx.windows_of(u.owner)) steps.push_back(w.length());
     g.step_median_ns = diagnose::median_of(std::move(steps));
-    g.compute_ns = u.busy(1u << static_cast<int>(WorkClass::kComputation)).total();
+    g.compute_ns = balance.compute_ns[i];
     g.wait_ns = skew.participants[i].wait_ns;
     g.last = skew.participants[i].last;
-    compute.push_back(g.compute_ns);
     out.gpus.push_back(std::move(g));
   }
-  if (!compute.empty()) {
-    const int64_t longest = *std::max_element(compute.begin(), compute.end());
-    std::sort(compute.begin(), compute.end());
-    const int64_t median = compute[(compute.size() - 1) / 2];
-    out.imbalance = median > 0 ? static_cast<double>(longest) / static_cast<double>(median) : 0;
-  }
+  out.imbalance = balance.ratio();
   out.skew_p50_ns = skew.median_skew_ns;
   out.collectives = skew.matched;
   return out;
@@ -356,6 +355,10 @@ RanksDiff compare_ranks(const SideRanks& b, const SideRanks& n) {
   d.base_imbalance = b.imbalance, d.new_imbalance = n.imbalance;
   d.base_skew_p50_ns = b.skew_p50_ns, d.new_skew_p50_ns = n.skew_p50_ns;
   d.base_collectives = b.collectives, d.new_collectives = n.collectives;
+  auto set_base = [](RankChange& c, const RankFigures& g) {
+    c.in_base = true;
+    c.base_step_median_ns = g.step_median_ns, c.base_compute_ns = g.compute_ns, c.base_wait_ns = g.wait_ns, c.base_last = g.last;
+  };
   std::vector<bool> used(b.gpus.size(), false);
   for (const RankFigures& g : n.gpus) {
     RankChange c;
@@ -363,9 +366,8 @@ RanksDiff compare_ranks(const SideRanks& b, const SideRanks& n) {
     c.new_step_median_ns = g.step_median_ns, c.new_compute_ns = g.compute_ns, c.new_wait_ns = g.wait_ns, c.new_last = g.last;
     for (size_t i = 0; i < b.gpus.size(); ++i) {
       if (used[i] || b.gpus[i].key != g.key) continue;
-      used[i] = true, c.in_base = true;
-      c.base_step_median_ns = b.gpus[i].step_median_ns, c.base_compute_ns = b.gpus[i].compute_ns;
-      c.base_wait_ns = b.gpus[i].wait_ns, c.base_last = b.gpus[i].last;
+      used[i] = true;
+      set_base(c, b.gpus[i]);
       break;
     }
     d.gpus.push_back(std::move(c));
@@ -373,9 +375,8 @@ RanksDiff compare_ranks(const SideRanks& b, const SideRanks& n) {
   for (size_t i = 0; i < b.gpus.size(); ++i) {
     if (used[i]) continue;
     RankChange c;
-    c.gpu = b.gpus[i].label, c.in_base = true;
-    c.base_step_median_ns = b.gpus[i].step_median_ns, c.base_compute_ns = b.gpus[i].compute_ns;
-    c.base_wait_ns = b.gpus[i].wait_ns, c.base_last = b.gpus[i].last;
+    c.gpu = b.gpus[i].label;
+    set_base(c, b.gpus[i]);
     d.gpus.push_back(std::move(c));
   }
   return d;
@@ -396,7 +397,7 @@ SideWork work_of(Side& side, bool both_steps, const DiffOptions& options) {
   w.kernels = kernel_samples(side.trace);
   w.operators = operator_samples(side.trace);
   w.ranges = range_samples(side.trace);
-  if (side.ctx.gpu_work().units.size() >= 2) w.ranks = side_ranks(side);
+  if (side.ctx.gpu_work().units.size() >= 2) w.ranks = side_ranks(side, w.parts.unit_compute_ns);
   if (options.findings) {
     diagnose::DiagnoseOptions o = options.diagnose;
     o.steps = options.steps;
@@ -413,7 +414,8 @@ void side_by_side(A base_fn, B next_fn) {
   other.join();
 }
 
-SideInfo side_info(const Trace& t, Side& side) {
+SideInfo side_info(Side& side) {
+  const Trace& t = side.trace;
   SideInfo s;
   s.input = t.source.path;
   s.format = t.source.format;
@@ -497,8 +499,8 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
   const bool both_steps = base.steps_per_owner > 0 && next.steps_per_owner > 0;
   SideWork bw, nw;
   side_by_side([&] { bw = work_of(base, both_steps, options); }, [&] { nw = work_of(next, both_steps, options); });
-  d.base = side_info(base_trace, base);
-  d.next = side_info(next_trace, next);
+  d.base = side_info(base);
+  d.next = side_info(next);
 
   if (both_steps) {
     StepDiff s;
@@ -506,10 +508,7 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
     s.p_value = mann_whitney_u(base.step_ns, next.step_ns).p_value;
     s.base = figures_of(base.step_ns, 0);
     s.next = figures_of(next.step_ns, 0);
-    const double change = s.median_change_pct();
-    if (s.p_value < options.alpha && std::abs(change) >= options.min_change_pct) {
-      s.verdict = change > 0 ? Verdict::kSlower : Verdict::kFaster;
-    }
+    s.verdict = timing_verdict(s.p_value, s.median_change_pct(), options);
     d.steps = s;
   } else if (base.steps_per_owner > 0 || next.steps_per_owner > 0) {
     d.steps_note = fmt::format("only {} has steps", base.steps_per_owner > 0 ? "BASE" : "NEW");

@@ -45,7 +45,7 @@ const pytorch::OpLinks& Context::op_links() {
 }
 
 int64_t Context::owner_of(int64_t global_id) const {
-  return pytorch() ? (global_id >> 48) : global_pid_of(global_id);
+  return pytorch::owner_of_id(pytorch(), global_id);
 }
 
 void Context::ensure_steps() {

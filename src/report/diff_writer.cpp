@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "analysis/checked_math.h"
 #include "common/human_units.h"
@@ -45,12 +46,7 @@ std::string p_text(double p) {
 // Names in column and markdown output: C++ kernel names run to a thousand characters; csv and json
 // carry them whole.
 constexpr size_t kNameWidth = 100;
-std::string short_name(const std::string& name) {
-  if (name.size() <= kNameWidth) return name;
-  size_t cut = kNameWidth;
-  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return name.substr(0, cut) + "...";
-}
+std::string short_name(const std::string& name) { return clip_text(name, kNameWidth); }
 
 std::string ratio_text(double r) { return std::isnan(r) ? "-" : fmt::format("{:.2f}x", r); }
 
@@ -195,7 +191,7 @@ std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
     out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", "GPU", "step p50 base -> new", "compute base -> new",
                        "waited base -> new", "last at");
     for (const compare::RankChange* g : shown_ranks(r)) {
-      out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", short_name(g->gpu).substr(0, 44),
+      out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", clip_text(g->gpu, 44),
                          side_pair(*g, g->base_step_median_ns, g->new_step_median_ns), side_pair(*g, g->base_compute_ns, g->new_compute_ns),
                          side_pair(*g, g->base_wait_ns, g->new_wait_ns), fmt::format("{} -> {}", g->base_last, g->new_last));
     }
@@ -423,38 +419,65 @@ std::string diff_json(const TraceDiff& d) {
   return out;
 }
 
+namespace {
+
+// One CSV row of any kind (docs/diff.md): the cells a kind has no figure for stay empty.
+struct CsvRow {
+  std::string_view kind, name, verdict, timing, calls;
+  std::optional<int64_t> base_count, new_count;
+  int64_t base_total = 0, new_total = 0;
+  std::string ratio, base_median, new_median, change, base_per_step, new_per_step, p, q;
+};
+
+// A real with `spec`, or an empty cell for NaN (not applicable).
+std::string real_cell(double v, std::string_view spec) {
+  return std::isnan(v) ? std::string() : fmt::format(fmt::runtime(spec), v);
+}
+
+void emit(RowSink& sink, const CsvRow& r) {
+  auto count = [](const std::optional<int64_t>& c) { return c ? Cell::integer(*c) : Cell::null(); };
+  const Cell cells[] = {Cell::text(r.kind), Cell::text(r.name), Cell::text(r.verdict), Cell::text(r.timing), Cell::text(r.calls),
+                        count(r.base_count), count(r.new_count), Cell::integer(r.base_total), Cell::integer(r.new_total),
+                        Cell::integer(sat_sub(r.new_total, r.base_total)), Cell::text(r.ratio), Cell::text(r.base_median),
+                        Cell::text(r.new_median), Cell::text(r.change), Cell::text(r.base_per_step), Cell::text(r.new_per_step),
+                        Cell::text(r.p), Cell::text(r.q)};
+  sink.row(cells);
+}
+
+// A step or item row: counts, totals, medians, per step and the test.
+CsvRow figures_row(std::string_view kind, std::string_view name, const compare::SideFigures& b, const compare::SideFigures& n,
+                   double ratio, double change, double p, double q) {
+  CsvRow r;
+  r.kind = kind, r.name = name;
+  r.base_count = b.count, r.new_count = n.count;
+  r.base_total = b.total_ns, r.new_total = n.total_ns;
+  r.ratio = real_cell(ratio, "{:.4f}");
+  r.base_median = fmt::format("{:.1f}", b.median_ns), r.new_median = fmt::format("{:.1f}", n.median_ns);
+  r.change = real_cell(change, "{:.2f}");
+  r.base_per_step = real_cell(b.per_step_ns, "{:.1f}"), r.new_per_step = real_cell(n.per_step_ns, "{:.1f}");
+  r.p = real_cell(p, "{:.6g}"), r.q = real_cell(q, "{:.6g}");
+  return r;
+}
+
+}  // namespace
+
 void diff_rows(const TraceDiff& d, RowSink& sink) {
   sink.begin({{"Kind"}, {"Name"}, {"Verdict"}, {"Timing"}, {"Calls"}, {"Base Count"}, {"New Count"}, {"Base Total (ns)"}, {"New Total (ns)"},
               {"Delta Total (ns)"}, {"Ratio"}, {"Base Median (ns)"}, {"New Median (ns)"}, {"Median Change (%)"},
               {"Base Per Step (ns)"}, {"New Per Step (ns)"}, {"p-value"}, {"q-value"}});
-  auto item_row = [&](std::string_view kind, std::string_view name, std::string_view verdict, std::string_view timing,
-                      std::string_view calls, const compare::SideFigures& b,
-                      const compare::SideFigures& n, double ratio, double change, double p, double q) {
-    const std::string ratio_s = std::isnan(ratio) ? "" : fmt::format("{:.4f}", ratio);
-    const std::string change_s = std::isnan(change) ? "" : fmt::format("{:.2f}", change);
-    const std::string p_s = std::isnan(p) ? "" : fmt::format("{:.6g}", p), q_s = std::isnan(q) ? "" : fmt::format("{:.6g}", q);
-    const std::string bm = fmt::format("{:.1f}", b.median_ns), nm = fmt::format("{:.1f}", n.median_ns);
-    const std::string bs = std::isnan(b.per_step_ns) ? "" : fmt::format("{:.1f}", b.per_step_ns);
-    const std::string ns = std::isnan(n.per_step_ns) ? "" : fmt::format("{:.1f}", n.per_step_ns);
-    const Cell cells[] = {Cell::text(kind), Cell::text(name), Cell::text(verdict), Cell::text(timing), Cell::text(calls),
-                          Cell::integer(b.count), Cell::integer(n.count),
-                          Cell::integer(b.total_ns), Cell::integer(n.total_ns), Cell::integer(sat_sub(n.total_ns, b.total_ns)),
-                          Cell::text(ratio_s), Cell::text(bm), Cell::text(nm), Cell::text(change_s), Cell::text(bs),
-                          Cell::text(ns), Cell::text(p_s), Cell::text(q_s)};
-    sink.row(cells);
-  };
   if (d.steps) {
     const compare::StepDiff& s = *d.steps;
     const double ratio = s.base.total_ns > 0 ? static_cast<double>(s.next.total_ns) / static_cast<double>(s.base.total_ns) : NAN;
-    item_row("step", "step", compare::verdict_name(s.verdict), compare::verdict_name(s.verdict), "", s.base, s.next, ratio, s.median_change_pct(), s.p_value, NAN);
+    CsvRow r = figures_row("step", "step", s.base, s.next, ratio, s.median_change_pct(), s.p_value, NAN);
+    r.verdict = r.timing = compare::verdict_name(s.verdict);
+    emit(sink, r);
   }
   auto part_row = [&](const std::string& name, int64_t base_ns, int64_t new_ns, double base_mean, double new_mean) {
-    const std::string bs = fmt::format("{:.1f}", base_mean), ns = fmt::format("{:.1f}", new_mean);
-    const Cell cells[] = {Cell::text("time"), Cell::text(name), Cell::text(""), Cell::text(""), Cell::text(""), Cell::null(),
-                          Cell::null(), Cell::integer(base_ns),
-                          Cell::integer(new_ns), Cell::integer(sat_sub(new_ns, base_ns)), Cell::text(""), Cell::text(""), Cell::text(""),
-                          Cell::text(""), Cell::text(bs), Cell::text(ns), Cell::text(""), Cell::text("")};
-    sink.row(cells);
+    CsvRow r;
+    r.kind = "time", r.name = name;
+    r.base_total = base_ns, r.new_total = new_ns;
+    r.base_per_step = fmt::format("{:.1f}", base_mean), r.new_per_step = fmt::format("{:.1f}", new_mean);
+    emit(sink, r);
   };
   int64_t base_sum = 0, new_sum = 0;
   for (const TimePart& p : d.parts) {
@@ -464,27 +487,24 @@ void diff_rows(const TraceDiff& d, RowSink& sink) {
   part_row("total", base_sum, new_sum, d.base_time_mean_ns, d.new_time_mean_ns);
   if (d.ranks) {
     for (const compare::RankChange& g : d.ranks->gpus) {
-      const std::string bm = fmt::format("{}", g.base_step_median_ns), nm = fmt::format("{}", g.new_step_median_ns);
-      const Cell cells[] = {Cell::text("rank"), Cell::text(g.gpu), Cell::text(""), Cell::text(""), Cell::text(""), Cell::null(),
-                            Cell::null(), Cell::integer(g.base_compute_ns), Cell::integer(g.new_compute_ns),
-                            Cell::integer(sat_sub(g.new_compute_ns, g.base_compute_ns)), Cell::text(""), Cell::text(bm), Cell::text(nm),
-                            Cell::text(""), Cell::text(""), Cell::text(""), Cell::text(""), Cell::text("")};
-      sink.row(cells);
+      CsvRow r;
+      r.kind = "rank", r.name = g.gpu;
+      r.base_total = g.base_compute_ns, r.new_total = g.new_compute_ns;
+      r.base_median = fmt::format("{}", g.base_step_median_ns), r.new_median = fmt::format("{}", g.new_step_median_ns);
+      emit(sink, r);
     }
   }
   for (const ItemDiff& i : d.items) {
-    item_row(compare::item_kind_name(i.kind), i.name, compare::verdict_name(i.verdict), compare::verdict_name(i.timing),
-             compare::verdict_name(i.calls), i.base, i.next, i.ratio(),
-             i.median_change_pct(), i.p_value, i.q_value);
+    CsvRow r = figures_row(compare::item_kind_name(i.kind), i.name, i.base, i.next, i.ratio(), i.median_change_pct(), i.p_value, i.q_value);
+    r.verdict = compare::verdict_name(i.verdict), r.timing = compare::verdict_name(i.timing), r.calls = compare::verdict_name(i.calls);
+    emit(sink, r);
   }
   for (const FindingChange& f : d.findings) {
     const std::string name = f.id + " [" + f.scope + "]";
-    const Cell cells[] = {Cell::text("finding"), Cell::text(name), Cell::text(compare::finding_status_name(f.status)), Cell::text(""),
-                          Cell::text(""), Cell::null(),
-                          Cell::null(), Cell::integer(f.base_savings_ns), Cell::integer(f.new_savings_ns),
-                          Cell::integer(sat_sub(f.new_savings_ns, f.base_savings_ns)), Cell::text(""), Cell::text(""), Cell::text(""),
-                          Cell::text(""), Cell::text(""), Cell::text(""), Cell::text(""), Cell::text("")};
-    sink.row(cells);
+    CsvRow r;
+    r.kind = "finding", r.name = name, r.verdict = compare::finding_status_name(f.status);
+    r.base_total = f.base_savings_ns, r.new_total = f.new_savings_ns;
+    emit(sink, r);
   }
   sink.end();
 }

@@ -35,8 +35,6 @@ std::string gpu_label(int64_t rank, int64_t pid, int32_t device, const std::stri
 std::string device_label(const DeviceSummary& d) { return gpu_label(d.rank, d.pid, d.device, d.name); }
 std::string rank_label(const RankRow& r) { return gpu_label(r.rank, r.pid, r.device, r.name); }
 
-std::string clip(const std::string& s, size_t width);  // below
-
 // "Ranks: ..." with a row per GPU and the collectives the others waited longest in.
 std::string ranks_text(const RanksSummary& r) {
   std::string out = fmt::format("\nRanks: {} GPUs; {} computes longest ({:.2f}x the median GPU)", r.rows.size(),
@@ -56,7 +54,7 @@ std::string ranks_text(const RanksSummary& r) {
   }
   for (const RankRow* p : shown) {
     const RankRow& row = *p;
-    out += fmt::format("  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", clip(rank_label(row), 44),
+    out += fmt::format("  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", clip_text(rank_label(row), 44),
                        row.steps ? human_duration(row.step_median_ns) : "-", human_duration(row.compute_ns),
                        human_duration(row.exposed_comm_ns), row.collectives ? fmt::format("{}/{}", row.last, row.collectives) : "-",
                        row.collectives ? human_duration(row.wait_ns) : "-");
@@ -70,7 +68,7 @@ std::string ranks_text(const RanksSummary& r) {
   out += "\n";
   for (const CollectiveSkew& c : r.collectives) {
     out += fmt::format("    median {:>9}, max {:>9}, waited {:>9} in {:>6}x  {}\n", human_duration(c.median_skew_ns),
-                       human_duration(c.max_skew_ns), human_duration(c.wait_ns), c.matched, clip(c.name, 60));
+                       human_duration(c.max_skew_ns), human_duration(c.wait_ns), c.matched, clip_text(c.name, 60));
   }
   return out;
 }
@@ -110,13 +108,6 @@ std::string launch_line(const DeviceSummary& d) {
   return "    " + parts[0] + (parts.size() > 1 ? "; " + parts[1] : "") + "\n";
 }
 
-std::string clip(const std::string& s, size_t width) {
-  if (s.size() <= width) return s;
-  size_t cut = width - 1;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
-  return s.substr(0, cut) + "…";
-}
-
 void totals_json(JsonObject& o, const NamedTotal& t) {
   o.field("name", t.name);
   o.field("count", t.count);
@@ -143,7 +134,7 @@ std::string summary_text(const TraceSummary& s) {
     for (const DeviceSummary& d : s.devices) {
       std::string peak;
       if (memory) peak = fmt::format(" {:>9}", d.peak_allocated == kNoValue ? "-" : human_bytes(d.peak_allocated));
-      out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}{}\n", clip(device_label(d), 44),
+      out += fmt::format("{:<44} {:>6} {:>8} {:>8} {:>7} {:>7} {:>{}} {:>8}{}\n", clip_text(device_label(d), 44),
                          percent(d.busy_pct()), human_duration(sat_sub(d.last_end, d.first_start)), d.kernels,
                          d.memcpys + d.memsets, d.streams, d.gaps_over_threshold, std::max<size_t>(gaps.size(), 4),
                          d.longest_gap_ns ? human_duration(d.longest_gap_ns) : "-", peak);
@@ -155,7 +146,7 @@ std::string summary_text(const TraceSummary& s) {
     out += fmt::format("\nTop kernels (of {} kernel time)\n", human_duration(s.kernel_total_ns));
     for (const NamedTotal& k : s.top_kernels) {
       const double pct = s.kernel_total_ns ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(s.kernel_total_ns) : 0;
-      out += fmt::format("  {:>6} {:>9} {:>8}x  {}\n", percent(pct), human_duration(k.total_ns), k.count, clip(k.name, 70));
+      out += fmt::format("  {:>6} {:>9} {:>8}x  {}\n", percent(pct), human_duration(k.total_ns), k.count, clip_text(k.name, 70));
     }
   }
   if (!s.copies.empty()) {
@@ -164,14 +155,14 @@ std::string summary_text(const TraceSummary& s) {
       std::string what = c.direction + (c.host_memory.empty() ? "" : " (" + c.host_memory + ")");
       std::string link;
       if (!c.link.empty() && c.total_ns) link = fmt::format("  {:.0f}% of {} ({:.1f} GB/s)", c.link_use_pct(), c.link, c.link_peak_gb_per_s);
-      out += fmt::format("  {:<34} {:>7}x {:>9} {:>9} {:>11}{}\n", clip(what, 34), c.count, human_bytes(c.bytes),
+      out += fmt::format("  {:<34} {:>7}x {:>9} {:>9} {:>11}{}\n", clip_text(what, 34), c.count, human_bytes(c.bytes),
                          human_duration(c.total_ns), c.total_ns ? fmt::format("{:.1f} GB/s", c.gb_per_s()) : "-", link);
     }
   }
   if (!s.top_api.empty()) {
     out += "\nTop API calls\n";
     for (const NamedTotal& a : s.top_api) {
-      out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(a.total_ns), a.count, clip(a.name, 70));
+      out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(a.total_ns), a.count, clip_text(a.name, 70));
     }
   }
   if (s.steps) {
@@ -197,7 +188,7 @@ std::string summary_text(const TraceSummary& s) {
                        "against {} of GPU time launched\n",
                        human_duration(d.framework_ns), human_duration(d.cuda_api_ns), human_duration(d.gpu_ns));
     for (const NamedTotal& op : d.top_ops) {
-      out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(op.total_ns), op.count, clip(op.name, 70));
+      out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(op.total_ns), op.count, clip_text(op.name, 70));
     }
   }
   if (!s.threads.empty()) {

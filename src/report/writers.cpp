@@ -1,5 +1,7 @@
 #include "report/writers.h"
 
+#include "common/human_units.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -208,27 +210,8 @@ class ColumnWriter : public RowSink {
   static constexpr size_t kAutoLines = 100;
   static constexpr size_t kColMax = 100;
 
-  static size_t display_width(std::string_view s) {
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;  // count UTF-8 code points
-    return n;
-  }
-  static std::string clip(const std::string& s, size_t width) {
-    if (display_width(s) <= width) return s;
-    std::string out;
-    size_t n = 0;
-    for (size_t i = 0; i < s.size(); ++i) {
-      unsigned char c = static_cast<unsigned char>(s[i]);
-      if ((c & 0xC0) != 0x80) {
-        if (n + 1 == width) break;
-        ++n;
-      }
-      out.push_back(s[i]);
-    }
-    return out + "\xE2\x80\xA6";
-  }
   static std::string pad(const std::string& s, size_t width, char align) {
-    std::string c = clip(s, width);
+    std::string c = clip_text(s, width);
     size_t w = display_width(c);
     size_t margin = width > w ? width - w : 0;
     if (align == 'r') return std::string(margin, ' ') + c;

@@ -21,7 +21,7 @@ bool contains(std::string_view s, std::string_view p, size_t from = 0) {
 // with rank + 1 in their top bits (a single file with 0); nsys exports group by process.
 struct Owners {
   bool pytorch;
-  int64_t owner_of_pid(int64_t global_pid) const { return pytorch ? (global_pid >> 48) : global_pid_of(global_pid); }
+  int64_t owner_of_pid(int64_t global_pid) const { return owner_of_id(pytorch, global_pid); }
 };
 
 // Correlation id -> API call of the same owner, for the synchronization records (the other GPU
