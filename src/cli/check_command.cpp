@@ -19,7 +19,6 @@
 #include "budget/measures.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
-#include "ingest/nsys_sqlite_reader.h"
 #include "report/check_writer.h"
 
 namespace tracedoc::cli {

@@ -15,7 +15,6 @@
 #include "cli/commands.h"
 #include "cli/report_output.h"
 #include "diagnose/engine.h"
-#include "ingest/nsys_sqlite_reader.h"
 #include "report/diagnose_writer.h"
 
 namespace tracedoc::cli {

@@ -22,7 +22,6 @@
 #include "cli/commands.h"
 #include "cli/report_output.h"
 #include "compare/trace_diff.h"
-#include "ingest/nsys_sqlite_reader.h"
 #include "report/diff_writer.h"
 #include "report/writers.h"
 
