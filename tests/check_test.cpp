@@ -36,25 +36,7 @@ const fs::path kExample = fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_trai
 const char* const kResnetSlow = "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
 const char* const kResnetFast = "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz";
 
-// Budget files in a fresh folder per test.
-class BudgetDir {
- public:
-  BudgetDir() : path_(fs::temp_directory_path() / ("tracedoc-check-" + std::to_string(getpid()) + "-" + std::to_string(counter_++))) {
-    fs::create_directories(path_);
-  }
-  ~BudgetDir() { fs::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name) << text;
-    return (path_ / name).string();
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
-
-Budget load(const BudgetDir& dir, const std::string& text) {
+Budget load(const tracedoc::testing::ScratchDir& dir, const std::string& text) {
   auto b = budget::load_budget(dir.write("budget.toml", text));
   EXPECT_TRUE(b.ok()) << b.status().message();
   return b.ok() ? std::move(*b) : Budget{};
@@ -121,7 +103,7 @@ std::pair<int64_t, int64_t> kern_sum(const Trace& t, const std::string& regex) {
 }
 
 TEST(CheckBudget, ReadsEveryKeyAndResolvesPathsAgainstItsFolder) {
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   dir.write("diagnose.toml", "[rules.comb_pattern]\nmin_gap_share = 0.25\n");
   const Budget b = load(dir, R"([steps]
 p50_max_ms = 120
@@ -178,7 +160,7 @@ busy_drop_max_pct = 5
 }
 
 TEST(CheckBudget, EmptyBudgetChecksNothing) {
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, "# no limits yet\n");
   EXPECT_TRUE(b.empty());
   const CheckReport r = check(load_nsys(kExample.string()), b);
@@ -189,7 +171,7 @@ TEST(CheckBudget, EmptyBudgetChecksNothing) {
 }
 
 TEST(CheckBudget, ErrorsNameTheFileAndTheKey) {
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   dir.write("bad_diagnose.toml", "[rules.gpu_idle]\nmin_idel = 0.2\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"[stepz]\np50_max_ms = 1\n", "stepz: unknown section"},
@@ -228,7 +210,7 @@ TEST(CheckBudget, ErrorsNameTheFileAndTheKey) {
 // The bundled example: every figure equals what the reports and the diagnosis say.
 TEST(CheckMeasures, BundledExampleMatchesTheReports) {
   const Trace& t = load_nsys(kExample.string());
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, R"([memory]
 peak_max_gb = 1
 [[kernel]]
@@ -295,7 +277,7 @@ forbid = ["comb_pattern", "straggler"]
 // Each check type passes at its limit and fails just past it.
 TEST(CheckEvaluate, PassAndFailPerCheckType) {
   const Trace& t = load_nsys(kExample.string());
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   // Limits at the example's own figures (exact in decimal): every check passes.
   const Budget at = load(dir, R"([steps]
 p50_max_ms = 25.148544
@@ -367,7 +349,7 @@ min_severity = "critical"
 
 TEST(CheckEvaluate, BaselineComparison) {
   const Trace& t = load_nsys(kExample.string());
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, "[baseline]\nstep_p50_regression_max_pct = 0\nstep_p95_regression_max_pct = 0\nbusy_drop_max_pct = 0\n");
   // The trace against itself: 0% regression, 0 points drop, at the tightest limits.
   const CheckReport same = check(t, b, &t);
@@ -409,7 +391,7 @@ TEST(CheckEvaluate, BaselineComparison) {
 TEST(CheckMeasures, PyTorchTraceMatchesTheReports) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const Trace& t = load_kineto((shared_dir() / kResnetSlow).string());
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, R"([steps]
 p50_max_ms = 180
 p95_max_ms = 180
@@ -468,7 +450,7 @@ forbid = ["dataloader_bound", "straggler"]
 
 TEST(CheckWriter, ColumnJsonMarkdown) {
   const Trace& t = load_nsys(kExample.string());
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, "[steps]\np50_max_ms = 20\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
   const CheckReport r = check(t, b);
   const std::string text = check_text(r);
@@ -493,7 +475,7 @@ TEST(CheckWriter, ColumnJsonMarkdown) {
 // [ranks]: the straggler loop's rank 1 computes 1.5x as long as rank 0 and starts every all-reduce
 // last; the clean two-rank loop is balanced. One GPU cannot be measured, which fails the check.
 TEST(CheckEvaluate, RanksImbalanceAndCollectiveSkew) {
-  BudgetDir dir;
+  tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, "[ranks]\ncompute_imbalance_max = 1.2\nskew_p50_max_ms = 1\n");
   auto straggler = open_trace(synth_rank_directory("straggler").string());
   auto clean = open_trace(synth_rank_directory("clean_2ranks").string());

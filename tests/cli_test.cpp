@@ -54,23 +54,6 @@ const fs::path kSource(TRACEDOC_SOURCE_DIR);
 const fs::path kExample = kSource / "examples" / "toy_training.sqlite";
 const fs::path kGolden = kSource / "tests" / "golden" / "toy_training";
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("tracedoc-test-" + std::to_string(getpid()) + "-" + std::to_string(counter_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path_ / name, std::ios::binary) << bytes;
-    return path_ / name;
-  }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
-
 size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST(Cli, CsvOnStdoutIsExactlyTheNsysReport) {
@@ -97,7 +80,7 @@ TEST(Cli, TimeUnitsConvertAsNsysDoes) {
 }
 
 TEST(Cli, OutputFilesAreWrittenWholeWithNsysNames) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string base = (dir.path() / "run").string();
   CliRun r = tracedoc({"stats", "-r", "cuda_api_sum,cuda_gpu_mem_size_sum,nvtx_startend_sum", "-f", "csv", "-o", base,
                     kExample.string()});
@@ -131,7 +114,7 @@ TEST(Cli, DefaultReportsAndColumnFormat) {
 }
 
 TEST(Cli, InputIsNeverModified) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path copy = dir.path() / "input.sqlite";
   fs::copy_file(kExample, copy);
   const auto before_time = fs::last_write_time(copy);
@@ -147,7 +130,7 @@ TEST(Cli, InputIsNeverModified) {
 
 // Every bad input: exit code 2, one line on stderr naming the file, nothing on stdout, no file.
 void expect_rejected(const fs::path& input, const std::string& what, const std::string& path_env = "") {
-  TempDir out;
+  ScratchDir out;
   CliRun r = tracedoc({"stats", "-f", "csv", "-o", (out.path() / "base").string(), input.string()}, path_env);
   EXPECT_EQ(r.exit_code, 2) << what << ": " << r.err;
   EXPECT_EQ(line_count(r.err), 1u) << what << ": " << r.err;
@@ -157,7 +140,7 @@ void expect_rejected(const fs::path& input, const std::string& what, const std::
 }
 
 TEST(Cli, BadInputsAreRejectedCleanly) {
-  TempDir dir;
+  ScratchDir dir;
   expect_rejected(dir.path() / "missing.sqlite", "missing file");
   expect_rejected(dir.path(), "a directory");
   expect_rejected(dir.write("empty.sqlite", ""), "zero-length file");
@@ -185,7 +168,7 @@ TEST(Cli, BadInputsAreRejectedCleanly) {
 }
 
 std::string gzip_bytes(const std::string& text) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path p = dir.path() / "x.gz";
   gzFile f = gzopen(p.c_str(), "wb");
   gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
@@ -202,7 +185,7 @@ const char* kTinyKineto = R"J({"traceEvents": [
 ], "baseTimeNanoseconds": 1000000000})J";
 
 TEST(Cli, BadPyTorchTracesAreRejectedCleanly) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string doc = kTinyKineto;
   expect_rejected(dir.write("cut.json", doc.substr(0, doc.size() / 2)), "truncated JSON");
   const std::string gz = gzip_bytes(doc + std::string(100000, ' '));
@@ -215,13 +198,13 @@ TEST(Cli, BadPyTorchTracesAreRejectedCleanly) {
 }
 
 TEST(Cli, PyTorchInputsAreNeverModified) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path gz = dir.write("rank0.pt.trace.json.gz", gzip_bytes(kTinyKineto));
   const fs::path plain = dir.write("rank1.pt.trace.json", kTinyKineto);
   std::vector<std::pair<fs::path, std::string>> before;
   for (const fs::path& p : {gz, plain}) before.emplace_back(p, read_file(p));
   const auto gz_time = fs::last_write_time(gz), plain_time = fs::last_write_time(plain);
-  TempDir out;
+  ScratchDir out;
   for (const auto& input : {gz.string(), plain.string(), dir.path().string()}) {
     for (const auto* def : {"cuda_gpu_trace", "op_sum,step_sum", "cuda_gpu_kern_sum:base"}) {
       CliRun r = tracedoc({"stats", "-r", def, "-f", "csv", "-o", (out.path() / "out").string(), input});
@@ -235,7 +218,7 @@ TEST(Cli, PyTorchInputsAreNeverModified) {
 }
 
 TEST(Cli, PyTorchTraceReports) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path trace = dir.write("tiny.pt.trace.json.gz", gzip_bytes(kTinyKineto));
   CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum,op_sum", "-f", "csv", trace.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -254,7 +237,7 @@ TEST(Cli, PyTorchTraceReports) {
 }
 
 TEST(Cli, MaxMemoryStopsReadingCleanly) {
-  TempDir dir;
+  ScratchDir dir;
   std::string doc = "{\"traceEvents\": [\n";
   for (int i = 0; i < 300000; ++i) {
     doc += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(i % 50) + "\", \"pid\": 0, \"tid\": 7, \"ts\": " +
@@ -263,7 +246,7 @@ TEST(Cli, MaxMemoryStopsReadingCleanly) {
   doc += "{}]}";
   const fs::path trace = dir.write("big.json", doc);
   // 24 MiB: the 16 MiB read window plus the process itself already come close; 300,000 kernels do not fit.
-  TempDir out;
+  ScratchDir out;
   CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "-o", (out.path() / "base").string(),
                        "--max-memory", "24M", trace.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -277,7 +260,7 @@ TEST(Cli, MaxMemoryStopsReadingCleanly) {
 }
 
 TEST(Cli, NsysRepWithoutNsysSaysHowToExport) {
-  TempDir dir;
+  ScratchDir dir;
   CliRun r = tracedoc({"stats", dir.write("r.nsys-rep", "x").string()}, "/nonexistent-dir");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nsys export --type sqlite"), std::string::npos) << r.err;
@@ -347,7 +330,7 @@ TEST(CliAnalyze, CsvOnStdoutIsExactlyTheNsysRule) {
 }
 
 TEST(CliAnalyze, OutputFilesCarryRuleOptionsAsNsysNamesThem) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string base = (dir.path() / "run").string();
   CliRun r = tracedoc({"analyze", "-r", "gpu_gaps:gap=1:rows=3,cuda_memset_sync,gpu_gaps", "-f", "csv", "-o", base,
                        kExample.string()});
@@ -400,7 +383,7 @@ TEST(CliAnalyze, UsageAndInputErrorsExitWithTwo) {
     EXPECT_EQ(line_count(r.err), 1u) << r.err;
     EXPECT_EQ(r.out, "");
   }
-  TempDir dir;
+  ScratchDir dir;
   const fs::path bad = dir.write("bad.sqlite", "not a database");
   CliRun r = tracedoc({"analyze", "-f", "csv", "-o", (dir.path() / "out").string(), bad.string()});
   EXPECT_EQ(r.exit_code, 2);
@@ -409,7 +392,7 @@ TEST(CliAnalyze, UsageAndInputErrorsExitWithTwo) {
 }
 
 TEST(CliAnalyze, InputIsNeverModified) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path copy = dir.path() / "input.sqlite";
   fs::copy_file(kExample, copy);
   const auto before_time = fs::last_write_time(copy);
@@ -438,7 +421,7 @@ TEST(CliSummary, TextAndJson) {
 }
 
 TEST(CliSummary, StepMarkerAndOutputFile) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path out = dir.path() / "summary.json";
   CliRun r = tracedoc({"summary", "-f", "json", "--step-marker", "train_step*", "-o", out.string(), kExample.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -449,7 +432,7 @@ TEST(CliSummary, StepMarkerAndOutputFile) {
 }
 
 TEST(CliSummary, BadInputAndUsage) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path bad = dir.write("bad.json", "{\"traceEvents\": [");
   const fs::path out = dir.path() / "s.txt";
   CliRun r = tracedoc({"summary", "-o", out.string(), kExample.string(), bad.string()});
@@ -464,7 +447,7 @@ TEST(CliSummary, BadInputAndUsage) {
 // `tracedoc export --to sqlite`: what it writes reads back as the same reports, for a PyTorch trace,
 // an nsys export and (with ../shared) a real A100 trace; bad input and usage leave no file.
 TEST(CliExport, ExportReadsBackAsTheSameReports) {
-  TempDir dir;
+  ScratchDir dir;
   std::vector<fs::path> inputs = {dir.write("tiny.pt.trace.json.gz", gzip_bytes(kTinyKineto)), kExample};
   if (!shared_dir().empty()) {
     inputs.push_back(shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
@@ -501,7 +484,7 @@ TEST(CliExport, ExportReadsBackAsTheSameReports) {
 }
 
 TEST(CliExport, BadInputAndUsageLeaveNoFile) {
-  TempDir dir, out;
+  ScratchDir dir, out;
   const fs::path target = out.path() / "out.sqlite";
   const std::string doc = kTinyKineto;
   for (const fs::path& bad : {dir.path() / "missing.json", dir.write("cut.json", doc.substr(0, doc.size() / 2)),
@@ -558,7 +541,7 @@ TEST(CliDiagnose, FormatsAndFailOn) {
 }
 
 TEST(CliDiagnose, BadInputConfigAndUsage) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path out = dir.path() / "d.json";
   const fs::path bad = dir.write("bad.json", "{\"traceEvents\": [");
   CliRun r = tracedoc({"diagnose", "-o", out.string(), bad.string()});
@@ -587,7 +570,7 @@ namespace tracedoc::testing {
 namespace {
 
 TEST(CliCheck, ExitCodesFormatsAndBaseline) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path pass = dir.write("pass.toml", "[steps]\np50_max_ms = 30\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
   CliRun r = tracedoc({"check", kExample.string(), "--budget", pass.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -629,7 +612,7 @@ TEST(CliCheck, ExitCodesFormatsAndBaseline) {
 }
 
 TEST(CliCheck, RefusedBudgetsAndUsage) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path out = dir.path() / "check.txt";
   const std::vector<std::pair<std::string, std::string>> budgets = {
       {"[gpu]\nbusy_min = 80\n", "budget.toml: gpu.busy_min: unknown key"},
@@ -673,7 +656,7 @@ namespace tracedoc::testing {
 namespace {
 
 TEST(CliExport, ChromeTraceReadsBackAsTheSameReports) {
-  TempDir dir;
+  ScratchDir dir;
   const fs::path json = dir.path() / "toy.json";
   CliRun r = tracedoc({"export", kExample.string(), "--to", "chrome", "-o", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -701,7 +684,7 @@ TEST(CliSql, QueryFormatsAndErrors) {
   CliRun json = tracedoc({"sql", kExample.string(), "SELECT id FROM findings WHERE severity = 'critical' ORDER BY id", "-f", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"comb_pattern\""), std::string::npos) << json.out;
-  TempDir dir;
+  ScratchDir dir;
   const std::string base = (dir.path() / "q").string();
   for (const char* bad : {"DELETE FROM kernels", "SELEC 1", "SELECT 1; SELECT 2", "SELECT * FROM no_such_table", "SELECT 1 AS a, 2 AS a"}) {
     CliRun b = tracedoc({"sql", kExample.string(), bad, "-o", base});
@@ -722,7 +705,7 @@ namespace {
 
 // The clean loop and the same loop with its DataLoader 15x slower, as PyTorch traces and exports.
 struct SynthPair {
-  TempDir dir;
+  ScratchDir dir;
   fs::path clean_json, clean_sqlite, slow_json;
   SynthPair() {
     const fs::path specs = kSource / "examples" / "synth";
@@ -775,7 +758,7 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
 
 TEST(CliDiff, BadInputAndUsageLeaveNoFile) {
   SynthPair p;
-  TempDir out;
+  ScratchDir out;
   const fs::path target = out.path() / "diff.txt";
   const fs::path broken = p.dir.write("broken.json", "{\"traceEvents\": [");
   for (const fs::path& bad : {p.dir.path() / "missing.json", broken}) {
@@ -800,6 +783,68 @@ TEST(CliDiff, BadInputAndUsageLeaveNoFile) {
     EXPECT_EQ(line_count(r.err) >= 1, true);
     EXPECT_TRUE(r.out.empty()) << args.back();
   }
+}
+
+TEST(CliView, PageSvgAndColourSchemes) {
+  ScratchDir out;
+  const std::string example = (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string();
+  const fs::path page = out.path() / "toy.html";
+  CliRun r = tracedoc({"view", example, "-o", page.string(), "--colors", "critical"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string html = read_file(page);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("\"tool\":\"tracedoc view\""), std::string::npos);
+  EXPECT_NE(html.find("\"colors\":\"critical\""), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "self-contained: nothing to fetch";
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  // A budget smaller than the trace: the page says what is exact, stderr says it once.
+  CliRun small = tracedoc({"view", example, "-o", (out.path() / "small.html").string(), "--max-events", "10"});
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_NE(small.err.find("events embedded exactly (--max-events 10)"), std::string::npos) << small.err;
+  // A TOML scheme and an SVG of a window.
+  const fs::path scheme = out.write("scheme.toml", "[[rule]]\ncategory = \"kernel\"\nname = \"gemm\"\nignore_case = true\ncolor = \"#00ff00\"\nlabel = \"GEMM\"\n");
+  const fs::path svg = out.path() / "toy.svg";
+  CliRun s = tracedoc({"view", example, "--svg", "-o", svg.string(), "--colors", scheme.string(), "--window", "0/2ms", "--width", "900"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string picture = read_file(svg);
+  EXPECT_EQ(picture.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\"", 0), 0u) << picture.substr(0, 120);
+  EXPECT_NE(picture.find("0 ns – 2.00 ms"), std::string::npos) << picture.substr(0, 400);
+}
+
+TEST(CliView, BadInputAndUsageLeaveNoFile) {
+  ScratchDir out;
+  const std::string example = (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string();
+  const fs::path target = out.path() / "view.html";
+  const fs::path broken = out.write("broken.json", "{\"traceEvents\": [");
+  const fs::path bad_scheme = out.write("bad.toml", "[[rule]]\ncolor = \"#12345\"\n");
+  const fs::path bad_xml = out.write("bad.xml", "<ColorPreferences><Rule color=\"#ff0000\"</ColorPreferences>");
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;  // what the one-line message must mention
+  };
+  const std::vector<Case> cases = {
+      {{"view", (out.path() / "missing.json").string(), "-o", target.string()}, "missing.json"},
+      {{"view", broken.string(), "-o", target.string()}, "broken.json"},
+      {{"view", example, "-o", target.string(), "--colors", bad_scheme.string()}, "bad.toml"},
+      {{"view", example, "-o", target.string(), "--colors", bad_xml.string()}, "bad.xml"},
+      {{"view", example, "-o", target.string(), "--colors", (out.path() / "nope.toml").string()}, "nope.toml"},
+      {{"view", example, "-o", target.string(), "--window", "5ms/1ms"}, "--window"},
+      {{"view", example, "-o", target.string(), "-f", "png"}, "png"},
+      {{"view", example, "-o", "-"}, "-o"},
+      {{"view", example, "-o", example}, "replace the input"},
+  };
+  for (const Case& c : cases) {
+    CliRun r = tracedoc(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.names << ": " << r.err;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(target)) << c.names << ": output left behind";
+  }
+  // Removed files stay: only the bad ones and the schemes are in the folder.
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(out.path())) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"bad.toml", "bad.xml", "broken.json"}));
 }
 
 }  // namespace

@@ -46,6 +46,21 @@ bool csv_equal(const std::string& expected, const std::string& actual, std::stri
 
 std::string read_file(const std::filesystem::path& p);
 
+// A fresh folder for one test's files, removed with everything in it at the end of the test.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  // Writes `bytes` to a file of the folder; returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& bytes) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
 // A shared trace's path under traces/ as a gtest name part ([A-Za-z0-9_]): without "kineto/" and
 // the extension.
 std::string trace_test_name(std::string path);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   auto check = add_check_command(app);
   auto diff = add_diff_command(app);
   auto synth = add_synth_command(app);
+  auto view = add_view_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -44,5 +45,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("check")) return check();
   if (app.got_subcommand("diff")) return diff();
   if (app.got_subcommand("synth")) return synth();
+  if (app.got_subcommand("view")) return view();
   return kExitBadInput;
 }

@@ -22,7 +22,10 @@ namespace tracedoc::compare {
 namespace {
 
 using pytorch::GpuUnit;
+using pytorch::TimeParts;
 using pytorch::WorkClass;
+using pytorch::kTimePartNames;
+using pytorch::time_parts;
 
 int64_t duration_of(TimeNs start, TimeNs end) { return end > start ? sat_sub(end, start) : 0; }  // as cuda_gpu_kern_sum
 
@@ -219,7 +222,6 @@ struct PartSums {
   double time_mean = 0;
   std::vector<int64_t> unit_compute_ns;  // each unit's union of computation kernels, whole trace (for the ranks)
 };
-constexpr std::array<const char*, 5> kPartNames = {"compute", "communication", "copies", "other", "idle"};
 
 PartSums split_time(Side& side, bool use_steps) {
   PartSums s;
@@ -236,17 +238,9 @@ PartSums split_time(Side& side, bool use_steps) {
     }
     int64_t window = 0;
     for (const Interval& w : windows) window = sat_add(window, w.length());
-    const IntervalSet compute = u.busy(1u << static_cast<int>(WorkClass::kComputation));
-    s.unit_compute_ns.push_back(compute.total());
-    const IntervalSet comm = u.busy(1u << static_cast<int>(WorkClass::kCommunication)).subtract(compute);
-    const IntervalSet taken = compute.unite(comm);
-    const IntervalSet copies = u.busy(1u << static_cast<int>(WorkClass::kMemory)).subtract(taken);
-    const IntervalSet other = u.busy(1u << static_cast<int>(WorkClass::kOther)).subtract(taken.unite(copies));
-    std::array<int64_t, 5> part = {compute.covered_within(windows), comm.covered_within(windows), copies.covered_within(windows),
-                                   other.covered_within(windows), 0};
-    int64_t busy = 0;
-    for (size_t i = 0; i < 4; ++i) busy = sat_add(busy, part[i]);
-    part[4] = sat_sub(window, busy);
+    const TimeParts parts = time_parts(u);
+    s.unit_compute_ns.push_back(parts.compute.total());
+    const std::array<int64_t, 5> part = parts.within(windows);
     const double per = windows.empty() ? 1.0 : static_cast<double>(windows.size());
     for (size_t i = 0; i < 5; ++i) {
       s.total[i] = sat_add(s.total[i], part[i]);
@@ -518,8 +512,8 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
   d.time_basis = both_steps ? "step" : "span";
   const PartSums& bp = bw.parts;
   const PartSums& np = nw.parts;
-  for (size_t i = 0; i < kPartNames.size(); ++i) {
-    d.parts.push_back({kPartNames[i], bp.total[i], np.total[i], bp.mean[i], np.mean[i]});
+  for (size_t i = 0; i < kTimePartNames.size(); ++i) {
+    d.parts.push_back({kTimePartNames[i], bp.total[i], np.total[i], bp.mean[i], np.mean[i]});
   }
   d.base_time_mean_ns = bp.time_mean, d.new_time_mean_ns = np.time_mean;
 

@@ -51,6 +51,10 @@ std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out)
 // The text a writer makes of the rows `produce` emits (a whole document held in memory).
 std::string render_rows(const WriterOptions& options, const std::function<void(RowSink&)>& produce);
 
+// `s` as HTML / XML text or attribute value: & < > " ' as character references, and control
+// characters (which XML 1.0 forbids even escaped) as spaces.
+std::string escape_markup(std::string_view s);
+
 // Appends `s` as a JSON string literal (quoted, escaped; invalid UTF-8 becomes U+FFFD).
 void append_json_string(std::string& out, std::string_view s);
 

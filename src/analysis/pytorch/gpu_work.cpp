@@ -146,6 +146,26 @@ IntervalSet GpuUnit::busy(uint32_t class_mask) const {
   return IntervalSet::busy_union(std::move(v));
 }
 
+TimeParts time_parts(const GpuUnit& unit) {
+  TimeParts p;
+  p.compute = unit.busy(1u << static_cast<int>(WorkClass::kComputation));
+  p.communication = unit.busy(1u << static_cast<int>(WorkClass::kCommunication)).subtract(p.compute);
+  const IntervalSet taken = p.compute.unite(p.communication);
+  p.copies = unit.busy(1u << static_cast<int>(WorkClass::kMemory)).subtract(taken);
+  p.other = unit.busy(1u << static_cast<int>(WorkClass::kOther)).subtract(taken.unite(p.copies));
+  return p;
+}
+
+std::array<int64_t, 5> TimeParts::within(std::span<const Interval> windows) const {
+  std::array<int64_t, 5> part = {compute.covered_within(windows), communication.covered_within(windows),
+                                 copies.covered_within(windows), other.covered_within(windows), 0};
+  int64_t window = 0, busy = 0;
+  for (const Interval& w : windows) window = sat_add(window, w.length());
+  for (size_t i = 0; i < 4; ++i) busy = sat_add(busy, part[i]);
+  part[4] = sat_sub(window, busy);
+  return part;
+}
+
 GpuWork collect_gpu_work(const Trace& trace, const GpuWorkOptions& options) {
   GpuWork out;
   out.pytorch = trace.source.format == "kineto-json";

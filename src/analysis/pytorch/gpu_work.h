@@ -9,7 +9,9 @@
 // PyTorch trace a rank drives one device, so the two agree there.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -73,6 +75,17 @@ struct GpuUnit {
   // Union of the items' time, of every class or of the classes in `mask` (bit 1 << class).
   IntervalSet busy(uint32_t class_mask = 0xF) const;
 };
+
+// A unit's GPU time split into the parts a step's time is made of, each part taking only the time
+// no part before it took: computation kernels; communication not under computation; copies and
+// memsets under neither; other work under none of those. What is left of a window is idle.
+struct TimeParts {
+  IntervalSet compute, communication, copies, other;
+  // Within the windows (sorted, disjoint): {compute, communication, copies, other, idle}.
+  std::array<int64_t, 5> within(std::span<const Interval> windows) const;
+};
+inline constexpr std::array<const char*, 5> kTimePartNames = {"compute", "communication", "copies", "other", "idle"};
+TimeParts time_parts(const GpuUnit& unit);
 
 struct GpuWork {
   bool pytorch = false;  // units are ranks (PyTorch trace) rather than processes (nsys export)

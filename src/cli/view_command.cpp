@@ -1,0 +1,149 @@
+// `tracedoc view`: an interactive timeline and report in one self-contained HTML file, or a static
+// SVG picture of a time window.
+//
+//   tracedoc view INPUT... -o OUT [-f html|svg] [--svg] [--colors critical|default|FILE]
+//                 [--window START/END] [--max-events N] [--width PX] [--rank N] [--no-findings]
+//                 [--config FILE] [--step-marker NAME] [--max-memory SIZE]
+//
+// --window takes times from the start of the timeline (what the page's axis shows), in nsys's
+// --filter-time syntax ("1.2s/1.3s", "120ms/", "/5ms"). With several inputs, -o is a directory
+// and each input gets its own page named after it. Every output is written whole or not at all.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "analysis/trace_filter.h"
+#include "cli/commands.h"
+#include "cli/report_output.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "report/html_view_writer.h"
+#include "report/svg_timeline_writer.h"
+#include "view/view_model.h"
+
+namespace tracedoc::cli {
+
+namespace {
+
+struct ViewCommandOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string format = "html";
+  bool svg = false;
+  std::string colors = "default";
+  std::string window;
+  int64_t max_events = 500'000;
+  int width = 1600;
+  int64_t rank = -1;
+  bool no_findings = false;
+  std::string config, step_marker, max_memory;
+};
+
+std::string output_for(const ViewCommandOptions& opt, const std::string& input, const std::string& ext) {
+  if (opt.inputs.size() == 1) return opt.output;
+  std::filesystem::path in(input);
+  std::string stem = in.filename().string();
+  if (stem.empty()) stem = in.parent_path().filename().string();
+  for (const char* suffix : {".gz", ".json", ".sqlite", ".nsys-rep"}) {
+    if (stem.size() > std::strlen(suffix) && stem.ends_with(suffix)) stem.resize(stem.size() - std::strlen(suffix));
+  }
+  return (std::filesystem::path(opt.output) / (stem + "." + ext)).string();
+}
+
+int run_view(ViewCommandOptions opt) {
+  if (opt.svg) opt.format = "svg";
+  if (opt.format != "html" && opt.format != "svg") return fail(UsageError(fmt::format("view: unknown format '{}' (html or svg)", opt.format)));
+  if (opt.inputs.empty()) return fail(UsageError("view: at least one INPUT is required"));
+  if (opt.output.empty() || opt.output == "-") return fail(UsageError("view: -o OUT is required (the page is written whole or not at all)"));
+  if (opt.max_events < 0) return fail(UsageError("view: --max-events must be 0 or more"));
+  if (opt.width < 400 || opt.width > 20000) return fail(UsageError("view: --width must be between 400 and 20000 pixels"));
+  if (opt.inputs.size() > 1) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.output, ec);
+    if (ec || !std::filesystem::is_directory(opt.output)) {
+      return fail(UsageError(fmt::format("view: {}: with several inputs -o must be a directory ({})", opt.output, ec ? ec.message() : "not a directory")));
+    }
+  }
+  view::ViewOptions options;
+  auto colors = view::ColorScheme::load(opt.colors);
+  if (!colors.ok()) return fail(colors.status());
+  options.colors = std::move(*colors);
+  options.findings = !opt.no_findings;
+  options.lod.max_events = opt.max_events;
+  if (!opt.config.empty()) {
+    if (Status st = diagnose::load_config(opt.config, options.diagnose); !st.ok()) return fail(st);
+  }
+  if (!opt.step_marker.empty()) options.diagnose.steps.marker = opt.step_marker;
+  if (!opt.window.empty()) {
+    auto w = parse_time_window(opt.window);
+    if (!w.ok()) return fail(UsageError(fmt::format("view: --window {}: {}", opt.window, w.status().message())));
+    if (w->start != std::numeric_limits<int64_t>::min()) options.lod.window_start = w->start;
+    if (w->end != std::numeric_limits<int64_t>::max()) options.lod.window_end = w->end;
+  }
+  for (const std::string& input : opt.inputs) {
+    std::error_code ec;
+    const std::string output = output_for(opt, input, opt.format);
+    if (std::filesystem::equivalent(input, output, ec)) return fail(UsageError(fmt::format("view: {}: the output would replace the input", output)));
+    auto trace = read_trace(input, opt.rank, opt.max_memory, kLoadAll);  // prints its own timing
+    if (!trace.ok()) return fail(trace.status());
+    // TRACEDOC_TIMING=1 prints where the time goes on stderr.
+    const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
+    auto lap = [timing, began = std::chrono::steady_clock::now()](const char* what) mutable {
+      if (!timing) return;
+      const auto now = std::chrono::steady_clock::now();
+      std::fprintf(stderr, "timing: %s %.3f s\n", what, std::chrono::duration<double>(now - began).count());
+      began = now;
+    };
+    const view::ViewModel vm = view::build_view(*trace, options);
+    lap("timeline, levels of detail, panels");
+    if (opt.format == "svg") {
+      SvgOptions svg;
+      if (options.lod.window_start != kNoTime) svg.start = vm.timeline.start + options.lod.window_start;
+      if (options.lod.window_end != kNoTime) svg.end = vm.timeline.start + options.lod.window_end;
+      svg.width = opt.width;
+      if (Status st = write_text(output, render_timeline_svg(vm, svg)); !st.ok()) return fail(st);
+      continue;
+    }
+    if (!vm.lod.raw.complete) {
+      std::fprintf(stderr, "tracedoc: view: %s: %lld of %lld events embedded exactly (--max-events %lld); the rest is drawn aggregated\n",
+                   input.c_str(), static_cast<long long>(vm.lod.raw.events), static_cast<long long>(vm.timeline.events),
+                   static_cast<long long>(opt.max_events));
+    }
+    const std::string page = render_view_html(*trace, vm);
+    lap("page");
+    if (Status st = write_text(output, page); !st.ok()) return fail(st);
+    lap("write");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_view_command(CLI::App& app) {
+  auto opt = std::make_shared<ViewCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("view", "Write an interactive timeline and report as one self-contained HTML file (or an SVG picture)");
+  cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one page each)");
+  cmd->add_option("-o,--output", opt->output, "Output file (a directory with several inputs), written whole or not at all")->required();
+  cmd->add_option("-f,--format", opt->format, "html (default) or svg");
+  cmd->add_flag("--svg", opt->svg, "The same as -f svg: a static picture of the timeline (of --window when given)");
+  cmd->add_option("--colors", opt->colors, "Colour scheme: critical, default, or a TOML / ColorPreferences XML file");
+  cmd->add_option("--window", opt->window, "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");
+  cmd->add_option("--max-events", opt->max_events, "Events embedded exactly (default 500000); the rest is drawn from aggregated levels of detail");
+  cmd->add_option("--width", opt->width, "SVG width in pixels (default 1600)");
+  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (default: all ranks, merged)");
+  cmd->add_flag("--no-findings", opt->no_findings, "Leave out the diagnose findings");
+  cmd->add_option("--config", opt->config, "diagnose's TOML configuration for the findings");
+  cmd->add_option("--step-marker", opt->step_marker, "Steps are these ranges (NAME* for a prefix)");
+  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  return [opt] { return run_view(*opt); };
+}
+
+}  // namespace tracedoc::cli
