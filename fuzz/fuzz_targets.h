@@ -34,9 +34,12 @@
 #include "model/trace.h"
 #include "report/diagnose_writer.h"
 #include "report/diff_writer.h"
+#include "report/html_view_writer.h"
+#include "report/svg_timeline_writer.h"
 #include "compare/trace_diff.h"
 #include "report/summary_writer.h"
 #include "report/writers.h"
+#include "view/view_model.h"
 
 namespace tracedoc::fuzz {
 
@@ -82,6 +85,14 @@ inline void run_report_variants(const Trace& trace) {
   // The diff against itself (every item on both sides) and against an empty trace (every item on one).
   (void)diff_json(compare::diff_traces(trace, trace));
   (void)diff_json(compare::diff_traces(Trace{}, trace));
+  // The viewer's page and picture, with the critical path and a tiny exact-event budget (the
+  // window selection, the buckets and every writer path).
+  view::ViewOptions view_options;
+  view_options.colors = view::ColorScheme::critical_preset();
+  view_options.lod.max_events = 3;
+  const view::ViewModel vm = view::build_view(trace, view_options);
+  (void)render_view_html(trace, vm);
+  (void)render_timeline_svg(vm, SvgOptions{});
 }
 
 // Kineto / Chrome-trace JSON, plain or gzip (read_kineto_bytes inflates when the bytes start with

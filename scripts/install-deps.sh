@@ -7,7 +7,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev libtomlplusplus-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema
-  chromium python3-websocket python3-pil fonts-dejavu-core
+  chromium firefox-esr python3-websocket python3-pil fonts-dejavu-core
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -802,6 +802,13 @@ TEST(CliView, PageSvgAndColourSchemes) {
   CliRun small = tracedoc({"view", example, "-o", (out.path() / "small.html").string(), "--max-events", "10"});
   ASSERT_EQ(small.exit_code, 0) << small.err;
   EXPECT_NE(small.err.find("events embedded exactly (--max-events 10)"), std::string::npos) << small.err;
+  // --window: the page opens there and embeds the window's events exactly.
+  const fs::path windowed = out.path() / "window.html";
+  CliRun w = tracedoc({"view", example, "-o", windowed.string(), "--window", "1ms/2ms", "--max-events", "50"});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  const std::string wpage = read_file(windowed);
+  EXPECT_NE(wpage.find("\"view\":{\"start\":1000000,\"end\":2000000}"), std::string::npos);
+  EXPECT_NE(wpage.find("\"raw\":{\"start\":1000000,"), std::string::npos);
   // A TOML scheme and an SVG of a window.
   const fs::path scheme = out.write("scheme.toml", "[[rule]]\ncategory = \"kernel\"\nname = \"gemm\"\nignore_case = true\ncolor = \"#00ff00\"\nlabel = \"GEMM\"\n");
   const fs::path svg = out.path() / "toy.svg";

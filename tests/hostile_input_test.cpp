@@ -17,9 +17,12 @@
 #include "diagnose/engine.h"
 #include "report/diagnose_writer.h"
 #include "report/diff_writer.h"
+#include "report/html_view_writer.h"
+#include "report/svg_timeline_writer.h"
 #include "compare/trace_diff.h"
 #include "analysis/summary.h"
 #include "report/summary_writer.h"
+#include "view/view_model.h"
 #include "analysis/nsys_stats/registry.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
@@ -77,6 +80,14 @@ void run_every_report(const Trace& trace) {
   // The diff against itself (every item on both sides) and against an empty trace (every item on one).
   (void)diff_json(compare::diff_traces(trace, trace));
   (void)diff_json(compare::diff_traces(Trace{}, trace));
+  // The viewer's page and picture, with the critical path and a tiny exact-event budget.
+  view::ViewOptions o;
+  o.colors = view::ColorScheme::critical_preset();
+  o.lod.max_events = 3;
+  const view::ViewModel vm = view::build_view(trace, o);
+  (void)render_view_html(trace, vm);
+  (void)render_timeline_svg(vm, SvgOptions{});
+  (void)render_view_html(Trace{}, view::build_view(Trace{}, o));
 }
 
 std::string small_real_trace() {

@@ -41,7 +41,7 @@ def validator(name):
     return Draft202012Validator(schema)
 
 
-VALIDATORS = {n: validator(n) for n in ("report", "summary", "diagnose", "check", "diff")}
+VALIDATORS = {n: validator(n) for n in ("report", "summary", "diagnose", "check", "diff", "view")}
 passed, failed = 0, 0
 
 
@@ -85,6 +85,53 @@ def check(schema, label, args, expect_rc=(0,)):
         print(f"PASS {schema}: {label}")
 
 
+# Bytes per value of each base64 column of a view page's tracks and bucket rows.
+TRACK_COLUMNS = {"s": 8, "d": 8, "c": 8, "name": 4, "detail": 4, "color": 2, "depth": 1, "cat": 1}
+LOD_COLUMNS = {"b": 2, "busy": 2, "color": 2, "count": 4}
+
+
+def check_view(label, path, tmp, extra=()):
+    """`tracedoc view`: the page's data document validates, and every column holds its row count."""
+    global passed, failed
+    page = os.path.join(tmp, "view.html")
+    run = subprocess.run([BINARY, "view", path, "-o", page] + list(extra), capture_output=True, text=True)
+    problems = []
+    if run.returncode != 0:
+        problems.append(f"exit {run.returncode}: {run.stderr.strip()}")
+    else:
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        start_tag = '<script type="application/json" id="tracedoc-data">'
+        begin = html.index(start_tag) + len(start_tag)
+        doc = json.loads(html[begin:html.index("</script>", begin)])
+        for error in sorted(VALIDATORS["view"].iter_errors(doc), key=lambda e: list(e.absolute_path)):
+            problems.append("/".join(str(p) for p in error.absolute_path) + ": " + error.message[:300])
+        if not problems:
+            import base64
+            for t in doc["tracks"]:
+                for key, size in TRACK_COLUMNS.items():
+                    if len(base64.b64decode(t[key])) != t["n"] * size:
+                        problems.append(f"track {t['label']}: column {key} does not hold {t['n']} values")
+            for r in doc["lod"]["rows"]:
+                n = len(base64.b64decode(r["b"])) // 2
+                for key, size in LOD_COLUMNS.items():
+                    if len(base64.b64decode(r[key])) != n * size:
+                        problems.append(f"lod row {r['track']}/{r['row']}: column {key} does not hold {n} values")
+            for lane in doc["utilization"]:
+                if len(base64.b64decode(lane["busy"])) != doc["lod"]["buckets"] * 2:
+                    problems.append(f"utilization {lane['label']}: not one value per bucket")
+            if sum(t["n"] for t in doc["tracks"]) != doc["raw"]["events"]:
+                problems.append("raw.events is not the sum of the tracks' embedded events")
+    if problems:
+        failed += 1
+        print(f"FAIL view: {label}")
+        for p in problems[:10]:
+            print(f"     {p}")
+    else:
+        passed += 1
+        print(f"PASS view: {label}")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tracedoc-json-schema-")
     synth = {}
@@ -113,6 +160,7 @@ def main():
         check("diagnose", name, ["diagnose", path])
         check("report", name + " stats", ["stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,step_sum,gpu_mem_sum", path])
         check("report", name + " analyze", ["analyze", path])
+        check_view(name, path, tmp, ["--colors", "critical"])
     check("summary", "two inputs", ["summary", EXAMPLE, clean_json])
     check("diagnose", "two inputs", ["diagnose", EXAMPLE, clean_json])
     check("report", "op_sum", ["stats", "-r", "op_sum,tb_step_breakdown,gpu_time_breakdown", clean_json])
@@ -147,6 +195,7 @@ def main():
             name = os.path.relpath(path, t)
             check("summary", name, ["summary", path])
             check("diagnose", name, ["diagnose", path])
+            check_view(name, path, tmp, ["--colors", "critical", "--max-events", "5000"])
         check("diff", "HTA trace_diff pair", ["diff", os.path.join(hta, "control"), os.path.join(hta, "test")])
         check("diff", "2-process nsys export", ["diff", mfu, mfu])
         check("diff", "CPU-only trace", ["diff", cpu_only, cpu_only])

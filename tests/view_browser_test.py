@@ -613,6 +613,38 @@ def hostile_trace(path):
     Path(path).write_text(json.dumps(doc), encoding="utf-8")
 
 
+def check_firefox(binary, source, tmp):
+    """The same page in Firefox (Debian firefox-esr, headless): its screenshot shows the timeline
+    the viewer drew, in the critical preset's colours (the canvas stays empty if the script fails)."""
+    exe = shutil.which("firefox-esr") or shutil.which("firefox")
+    if not exe:
+        print("view_browser_test: no firefox-esr on PATH: the Firefox check is skipped")
+        return
+    from PIL import Image
+    page = make_page(binary, Path(source) / "examples" / "toy_training.sqlite", tmp / "firefox.html")
+    shot = tmp / "firefox.png"
+    home = tmp / "firefox-home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), MOZ_HEADLESS="1")
+    began = time.monotonic()
+    run = subprocess.run([exe, "--headless", "--no-remote", "--profile", str(home), f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
+                          "--screenshot", str(shot), page.resolve().as_uri()], env=env, capture_output=True, timeout=120)
+    took = time.monotonic() - began
+    if not check(run.returncode == 0 and shot.is_file(), f"firefox: screenshot of the example's page ({took:.1f} s)",
+                 run.stderr.decode("utf-8", "replace")[-400:]):
+        return
+    img = Image.open(shot).convert("RGB")
+    # Only the canvas draws events: count the critical preset's red (kernels on the critical path)
+    # and purple (sync waits) there.
+    red = purple = 0
+    for r, g, b in img.getdata():
+        if abs(r - 0xd6) < 12 and abs(g - 0x27) < 12 and abs(b - 0x28) < 12:
+            red += 1
+        elif abs(r - 0x8e) < 12 and abs(g - 0x44) < 12 and abs(b - 0xad) < 12:
+            purple += 1
+    check(red > 500 and purple > 50, f"firefox: the timeline is drawn ({red} red and {purple} purple pixels)")
+
+
 def check_hostile(page, binary, tmp):
     label = "hostile names"
     trace = tmp / "hostile.pt.trace.json"
@@ -717,6 +749,7 @@ def main():
             check_finding(page, doc, label)
             check_no_problems(page, label)
         check_hostile(page, binary, tmp)
+        check_firefox(binary, source, tmp)
     except Exception as e:  # a broken page or browser: report it as a failure, not a traceback only
         import traceback
         traceback.print_exc()

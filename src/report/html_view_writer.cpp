@@ -359,6 +359,11 @@ std::string render_view_data(const Trace& trace, const view::ViewModel& vm) {
   j.field("events", tl.events);
   j.field("clipped_depth", tl.clipped_depth);
   j.field("colors", vm.colors.name());
+  j.key("view");
+  j.open('{');
+  j.field("start", rel(vm.view_start, tl.start));
+  j.field("end", rel(vm.view_end, tl.start));
+  j.close('}');
   j.key("raw");
   j.open('{');
   j.field("start", rel(vm.lod.raw.start, tl.start));

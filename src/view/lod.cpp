@@ -59,50 +59,50 @@ struct Cell {
   }
 };
 
-void fill_row(const Track& track, uint8_t row, const Buckets& b, std::vector<Cell>& cells, LodRow& out) {
-  std::fill(cells.begin(), cells.end(), Cell{});
-  uint32_t lo = b.count, hi = 0;
+// One pass over a track's items fills the cells of all its rows.
+void fill_track(const Track& track, uint32_t index, const Buckets& b, std::vector<std::vector<Cell>>& cells,
+                std::vector<LodRow>& out) {
+  for (uint8_t r = 0; r < track.rows; ++r) std::fill(cells[r].begin(), cells[r].end(), Cell{});
+  std::vector<uint32_t> lo(track.rows, b.count), hi(track.rows, 0);
   for (const TrackItem& item : track.items) {
-    if (item.depth != row) continue;
+    std::vector<Cell>& row = cells[item.depth];
     const uint32_t first = b.index_of(item.start), last = b.index_of(item.end);
-    cells[first].count += 1;
-    lo = std::min(lo, first);
-    hi = std::max(hi, last);
+    row[first].count += 1;
+    lo[item.depth] = std::min(lo[item.depth], first);
+    hi[item.depth] = std::max(hi[item.depth], last);
     if (item.end == item.start) {
-      cells[first].add_color(item.color, 1e-3);  // an instant: visible, outweighed by any duration
+      row[first].add_color(item.color, 1e-3);  // an instant: visible, outweighed by any duration
       continue;
     }
     for (uint32_t k = first; k <= last; ++k) {
       const double s = std::max(static_cast<double>(item.start), b.begin_of(k));
       const double e = std::min(static_cast<double>(item.end), b.begin_of(k + 1));
       if (e <= s) continue;
-      cells[k].busy += e - s;
-      cells[k].add_color(item.color, e - s);
+      row[k].busy += e - s;
+      row[k].add_color(item.color, e - s);
     }
   }
-  out.row = row;
-  for (uint32_t k = lo; k <= hi && k < b.count; ++k) {
-    const Cell& c = cells[k];
-    if (c.count == 0 && c.busy <= 0) continue;
-    out.bucket.push_back(static_cast<uint16_t>(k));
-    const double share = std::clamp(c.busy / b.width, 0.0, 1.0);
-    out.busy.push_back(static_cast<uint16_t>(std::lround(share * 65535.0)));
-    out.color.push_back(c.dominant());
-    out.count.push_back(c.count);
+  for (uint8_t r = 0; r < track.rows; ++r) {
+    LodRow row;
+    row.track = index;
+    row.row = r;
+    for (uint32_t k = lo[r]; k <= hi[r] && k < b.count; ++k) {
+      const Cell& c = cells[r][k];
+      if (c.count == 0 && c.busy <= 0) continue;
+      row.bucket.push_back(static_cast<uint16_t>(k));
+      const double share = std::clamp(c.busy / b.width, 0.0, 1.0);
+      row.busy.push_back(static_cast<uint16_t>(std::lround(share * 65535.0)));
+      row.color.push_back(c.dominant());
+      row.count.push_back(c.count);
+    }
+    if (!row.bucket.empty()) out.push_back(std::move(row));
   }
 }
 
 std::vector<LodRow> bucket_rows(const Timeline& tl, const Buckets& b) {
   std::vector<LodRow> rows;
-  std::vector<Cell> cells(b.count + 1);
-  for (uint32_t t = 0; t < tl.tracks.size(); ++t) {
-    for (uint8_t r = 0; r < tl.tracks[t].rows; ++r) {
-      LodRow row;
-      row.track = t;
-      fill_row(tl.tracks[t], r, b, cells, row);
-      if (!row.bucket.empty()) rows.push_back(std::move(row));
-    }
-  }
+  std::vector<std::vector<Cell>> cells(kMaxTrackRows, std::vector<Cell>(b.count + 1));
+  for (uint32_t t = 0; t < tl.tracks.size(); ++t) fill_track(tl.tracks[t], t, b, cells, rows);
   return rows;
 }
 

@@ -111,6 +111,8 @@ ViewModel build_view(const Trace& trace, const ViewOptions& options) {
   }
   vm.timeline = build_timeline(trace, vm.colors, vm.critical_computed ? &vm.critical : nullptr, options.timeline);
   vm.lod = build_lod(trace, vm.timeline, work, unit_labels, options.lod);
+  vm.view_start = options.lod.window_start != kNoTime ? sat_add(vm.timeline.start, options.lod.window_start) : vm.timeline.start;
+  vm.view_end = options.lod.window_end != kNoTime ? sat_add(vm.timeline.start, options.lod.window_end) : vm.timeline.end;
   const bool pytorch = work.pytorch;
   for (UtilizationLane& u : vm.lod.utilization) u.group = lane_group(vm.timeline, pytorch, u.global_pid, u.device, false);
   for (MemoryLane& m : vm.lod.memory) m.group = lane_group(vm.timeline, pytorch, m.global_pid, m.device, true);

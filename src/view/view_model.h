@@ -47,6 +47,7 @@ struct ViewModel {
   ColorScheme colors;
   Timeline timeline;
   Lod lod;
+  TimeNs view_start = 0, view_end = 0;  // what the page opens on: --window, else the whole run
   CriticalPath critical;            // empty flags when the scheme does not use it
   bool critical_computed = false;
   TraceSummary summary;

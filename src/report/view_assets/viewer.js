@@ -74,7 +74,7 @@
         const k = fine.b[i] >> 1;
         const last = b.length - 1;
         if (last >= 0 && b[last] === k) {
-          if (fine.busy[i] > busy[last] * 2 - fine.busy[i - 1]) color[last] = fine.color[i];
+          if (fine.busy[i] > fine.busy[i - 1]) color[last] = fine.color[i];  // i - 1 is the pair's first
           busy[last] = (busy[last] * 2 + fine.busy[i]) / 2;
           count[last] += fine.count[i];
         } else {
@@ -734,7 +734,8 @@
   }
   window.addEventListener("hashchange", fromHash);
   resize();
-  if (!fromHash()) fit();
+  // The window the page was made for (--window), else the whole run.
+  if (!fromHash()) setWindow(data.view.start, data.view.end > data.view.start ? data.view.end : span);
   updateWindowInfo();
   // What tests and scripts read: the window, what the last frame drew, the selection.
   window.tracedoc = {
