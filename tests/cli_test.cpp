@@ -17,39 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-// Runs this build's tracedoc (TRACEDOC_BINARY_DIR: build/, or build-asan/ for the sanitized suite)
-// with `args`; `path_env` replaces PATH when given.
-CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "") {
-  const fs::path dir = fs::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::string out = (dir / "out").string(), err = (dir / "err").string();
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) _exit(126);
-    if (!path_env.empty()) setenv("PATH", path_env.c_str(), 1);
-    std::vector<std::string> full = {std::string(TRACEDOC_BINARY_DIR) + "/tracedoc"};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CliRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(out);
-  r.err = read_file(err);
-  fs::remove_all(dir);
-  return r;
-}
-
 const fs::path kSource(TRACEDOC_SOURCE_DIR);
 const fs::path kExample = kSource / "examples" / "toy_training.sqlite";
 const fs::path kGolden = kSource / "tests" / "golden" / "toy_training";

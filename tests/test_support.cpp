@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -328,6 +329,32 @@ ScratchDir::~ScratchDir() {
 std::filesystem::path ScratchDir::write(const std::string& name, const std::string& bytes) const {
   std::ofstream(path_ / name, std::ios::binary) << bytes;
   return path_ / name;
+}
+
+CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) _exit(126);
+    if (!path_env.empty()) setenv("PATH", path_env.c_str(), 1);
+    std::vector<std::string> full = {std::string(TRACEDOC_BINARY_DIR) + "/tracedoc"};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : full) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  std::filesystem::remove_all(dir);
+  return r;
 }
 
 }  // namespace tracedoc::testing

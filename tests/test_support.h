@@ -46,6 +46,15 @@ bool csv_equal(const std::string& expected, const std::string& actual, std::stri
 
 std::string read_file(const std::filesystem::path& p);
 
+// What a run of the tracedoc binary printed and returned.
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+// Runs this build's tracedoc (TRACEDOC_BINARY_DIR: build/, or build-asan/ for the sanitized suite)
+// with `args`; `path_env` replaces PATH when given. A signal N is exit code 128 + N.
+CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "");
+
 // A fresh folder for one test's files, removed with everything in it at the end of the test.
 class ScratchDir {
  public:

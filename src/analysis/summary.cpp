@@ -353,6 +353,8 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   s.format = trace.source.format;
   if (trace.source.format == "kineto-json") {
     s.producer = fmt::format("PyTorch profiler (trace era {})", trace.pytorch.era);
+  } else if (trace.source.format == "tracedoc-capture") {
+    s.producer = "tracedoc capture";
   } else if (!trace.source.product_version.empty()) {
     s.producer = "Nsight Systems " + trace.source.product_version;
   } else {

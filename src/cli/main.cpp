@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   auto diff = add_diff_command(app);
   auto synth = add_synth_command(app);
   auto view = add_view_command(app);
+  auto capture = add_capture_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -46,5 +47,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("diff")) return diff();
   if (app.got_subcommand("synth")) return synth();
   if (app.got_subcommand("view")) return view();
+  if (app.got_subcommand("capture")) return capture();
   return kExitBadInput;
 }

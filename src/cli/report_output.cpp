@@ -46,6 +46,10 @@ class DeferredSink : public RowSink {
 // Per-event problems of a trace, one line on stderr: counted, never fatal.
 void report_read_warnings(const Trace& trace) {
   const auto& w = trace.warnings;
+  if (w.torn_frames > 0) {
+    std::fprintf(stderr, "tracedoc: warning: %s: %lld capture frame(s) cut short (a process died while writing); the rest is read\n",
+                 trace.source.path.c_str(), static_cast<long long>(w.torn_frames));
+  }
   if (!w.any()) return;
   std::vector<std::string> parts;
   const bool json = trace.source.format == "kineto-json";

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ingest/capture_reader.h"
 #include "ingest/kineto_reader.h"
 
 namespace tracedoc {
@@ -89,7 +90,10 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   kineto.python_functions = (options.nsys.tables & kLoadPythonFunctions) != 0;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
-  if (S_ISDIR(st.st_mode)) return read_kineto_directory(path, options.rank, /*threads=*/2, kineto);
+  if (S_ISDIR(st.st_mode)) {
+    if (is_capture_directory(path)) return read_capture(path);
+    return read_kineto_directory(path, options.rank, /*threads=*/2, kineto);
+  }
   if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));
   if (looks_like_sqlite(path)) {
@@ -105,6 +109,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     return read_nsys_sqlite(path, options.nsys);
   }
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) return open_nsys_rep(path, options);
+  if (looks_like_capture(path)) return read_capture(path);
   if (looks_like_kineto(path)) {
     auto trace = read_kineto_trace(path, kineto);
     if (trace.ok() && options.rank >= 0 && trace->pytorch.rank != options.rank) {
@@ -113,8 +118,8 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     return trace;
   }
   return BadInput(fmt::format(
-      "{}: unrecognized input: not an Nsight Systems export (.sqlite, .nsys-rep) or a PyTorch profiler trace "
-      "(.json, .json.gz)", path));
+      "{}: unrecognized input: not an Nsight Systems export (.sqlite, .nsys-rep), a PyTorch profiler trace "
+      "(.json, .json.gz) or a tracedoc capture (.tdcap)", path));
 }
 
 }  // namespace tracedoc

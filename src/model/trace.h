@@ -270,6 +270,7 @@ struct ReadWarnings {
   int64_t absurd_durations = 0;    // dur longer than a week (or past int64): the event is dropped
   int64_t missing_times = 0;       // events without a usable ts (absent, not a number, past int64): dropped
   int64_t unknown_events = 0;      // phases/categories tracedoc does not model
+  int64_t torn_frames = 0;         // captures: frames cut short or damaged (the process died writing)
   bool any() const { return negative_durations || absurd_durations || missing_times; }
 };
 

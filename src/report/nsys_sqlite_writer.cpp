@@ -215,11 +215,18 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     }
   }
   if (const auto& n = tr.ranges; table(n.size(), kNvtxSchema)) {
-    SqlInsert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,textId,globalTid,endGlobalTid,domainId) "
-                   "VALUES (?,?,?,?,?,?,?,?)");
+    SqlInsert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,text,textId,globalTid,endGlobalTid,domainId) "
+                   "VALUES (?,?,?,?,?,?,?,?,?)");
     for (size_t r = 0; r < n.size(); ++r) {
-      ins.i(at(n.start[r])).maybe(at(n.end[r]), kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue).maybe(n.text[r], kNoStr)
-          .i(n.global_tid[r]).maybe(n.end_global_tid[r], kNoValue).maybe(n.domain_id[r], kNoValue);
+      ins.i(at(n.start[r])).maybe(at(n.end[r]), kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue);
+      // nsys names a domain by the inline text of its creation row (its reports read `text` there,
+      // not the string table), and ranges by their registered string.
+      if (n.kind[r] == static_cast<uint16_t>(RangeKind::kNvtxDomainCreate) && n.text[r] != kNoStr) {
+        ins.t(tr.str(n.text[r])).null();
+      } else {
+        ins.null().maybe(n.text[r], kNoStr);
+      }
+      ins.i(n.global_tid[r]).maybe(n.end_global_tid[r], kNoValue).maybe(n.domain_id[r], kNoValue);
       ok &= ins.run();
     }
   }

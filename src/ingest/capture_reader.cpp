@@ -1,0 +1,335 @@
+#include "ingest/capture_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+#include <vector>
+
+#include "ingest/capture_format.h"
+#include "ingest/kineto_events.h"
+
+namespace tracedoc {
+
+namespace {
+
+using capture::BodyReader;
+using capture::RecordType;
+namespace fs = std::filesystem;
+
+constexpr int64_t kNoPid = -1;
+
+// One process's file into the shared Trace. Times stay absolute here; read_capture shifts every
+// table by the session start once all files are in.
+class FileReader {
+ public:
+  FileReader(Trace& trace, std::string path) : t_(trace), path_(std::move(path)) {}
+
+  Status read(int64_t* process_start) {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return IoError(fmt::format("{}: {}", path_, std::strerror(errno)));
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.size() < sizeof(capture::kFileMagic) || std::memcmp(bytes.data(), capture::kFileMagic, 6) != 0) {
+      return BadInput(fmt::format("{}: not a tracedoc capture file (no TDCAP header)", path_));
+    }
+    if (bytes[6] != capture::kFileMagic[6]) {
+      return BadInput(fmt::format("{}: capture format version {} (this tracedoc reads version {})", path_, int(bytes[6]),
+                                  int(capture::kFileMagic[6])));
+    }
+    size_t at = sizeof(capture::kFileMagic);
+    while (at < bytes.size()) {
+      if (bytes.size() - at < capture::kFrameHeader) {
+        ++t_.warnings.torn_frames;
+        break;
+      }
+      BodyReader header(std::string_view(bytes).substr(at, capture::kFrameHeader));
+      const uint32_t magic = header.get<uint32_t>(), length = header.get<uint32_t>(), crc = header.get<uint32_t>();
+      if (magic != capture::kFrameMagic || length > capture::kMaxFrame || length > bytes.size() - at - capture::kFrameHeader) {
+        ++t_.warnings.torn_frames;
+        break;
+      }
+      const std::string_view payload = std::string_view(bytes).substr(at + capture::kFrameHeader, length);
+      if (capture::crc32_of(payload) != crc) {
+        ++t_.warnings.torn_frames;
+        break;
+      }
+      read_payload(payload);
+      at += capture::kFrameHeader + length;
+    }
+    close_open_ranges();
+    *process_start = start_;
+    return Status::Ok();
+  }
+
+ private:
+  void read_payload(std::string_view payload) {
+    size_t at = 0;
+    while (payload.size() - at >= 4) {
+      BodyReader head(payload.substr(at, 4));
+      const auto type = static_cast<RecordType>(head.get<uint16_t>());
+      const uint16_t size = head.get<uint16_t>();
+      if (size > payload.size() - at - 4) break;  // cannot happen in a frame whose CRC matched
+      BodyReader body(payload.substr(at + 4, size));
+      read_record(type, body);
+      at += 4 + size;
+    }
+  }
+
+  StrId str(uint32_t id) const {
+    auto it = strings_.find(id);
+    return it != strings_.end() ? it->second : kNoStr;
+  }
+  int64_t tid_of(int64_t tid) const { return make_global_tid(0, pid_, tid); }
+  int64_t gpid() const { return make_global_tid(0, pid_, 0); }
+
+  void read_record(RecordType type, BodyReader& r) {
+    switch (type) {
+      case RecordType::kProcess: {
+        pid_ = r.get<int64_t>();
+        r.get<int64_t>();  // parent pid
+        start_ = r.get<int64_t>();
+        const std::string_view name = r.rest();
+        t_.processes.push_back(ProcessInfo{gpid(), pid_, t_.strings.intern(name)});
+        break;
+      }
+      case RecordType::kThreadName: {
+        const int64_t tid = r.get<int64_t>();
+        t_.threads.push_back(ThreadInfo{tid_of(tid), t_.strings.intern(r.rest()), 0});
+        break;
+      }
+      case RecordType::kString: {
+        const uint32_t id = r.get<uint32_t>();
+        strings_[id] = t_.strings.intern(r.rest());
+        break;
+      }
+      case RecordType::kDomain: {
+        const uint32_t id = r.get<uint32_t>();
+        const StrId name = t_.strings.intern(r.rest());
+        // nsys keeps a domain-creation row (eventType 75) whose text is the domain's name.
+        add_range(RangeKind::kNvtxDomainCreate, start_, kNoTime, 0, name, id, kNoValue);
+        break;
+      }
+      case RecordType::kNvtxPush: {
+        const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
+        const uint32_t domain = r.get<uint32_t>(), text = r.get<uint32_t>();
+        const size_t row = add_range(RangeKind::kNvtxPushPop, time, kNoTime, tid, str(text), domain, kNoValue);
+        stacks_[{tid, domain}].push_back(row);
+        break;
+      }
+      case RecordType::kNvtxPop: {
+        const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
+        const uint32_t domain = r.get<uint32_t>();
+        auto& stack = stacks_[{tid, domain}];
+        if (!stack.empty()) {
+          t_.ranges.end[stack.back()] = time;
+          stack.pop_back();
+        }
+        break;
+      }
+      case RecordType::kNvtxStart: {
+        const uint64_t id = r.get<uint64_t>();
+        const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
+        const uint32_t domain = r.get<uint32_t>(), text = r.get<uint32_t>();
+        open_[id] = add_range(RangeKind::kNvtxStartEnd, time, kNoTime, tid, str(text), domain, static_cast<int64_t>(id));
+        break;
+      }
+      case RecordType::kNvtxEnd: {
+        const uint64_t id = r.get<uint64_t>();
+        const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
+        auto it = open_.find(id);
+        if (it == open_.end()) break;
+        t_.ranges.end[it->second] = time;
+        if (tid_of(tid) != t_.ranges.global_tid[it->second]) t_.ranges.end_global_tid[it->second] = tid_of(tid);
+        open_.erase(it);
+        break;
+      }
+      case RecordType::kNvtxMark: {
+        const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
+        const uint32_t domain = r.get<uint32_t>(), text = r.get<uint32_t>();
+        add_range(RangeKind::kNvtxMark, time, kNoTime, tid, str(text), domain, kNoValue);
+        break;
+      }
+      case RecordType::kKernel: add_kernel(capture::get_kernel(r)); break;
+      case RecordType::kMemcpy: add_memcpy(capture::get_memcpy(r)); break;
+      case RecordType::kMemset: add_memset(capture::get_memset(r)); break;
+      case RecordType::kApi: add_api(capture::get_api(r)); break;
+      case RecordType::kSync: add_sync(capture::get_sync(r)); break;
+      case RecordType::kMemory: add_memory(capture::get_memory(r)); break;
+      case RecordType::kDevice: add_device(capture::get_device(r)); break;
+      case RecordType::kOverhead: {
+        const int64_t tid = r.get<int64_t>(), start = r.get<int64_t>(), end = r.get<int64_t>();
+        r.get<uint32_t>();
+        OverheadTable& o = t_.overhead;
+        o.start.push_back(start), o.end.push_back(end), o.global_tid.push_back(tid_of(tid));
+        o.name.push_back(t_.strings.intern("CUPTI overhead"));
+        break;
+      }
+      case RecordType::kDropped:
+      case RecordType::kCaptureRange:
+        break;
+      default:
+        ++t_.warnings.unknown_events;  // a newer recorder's record: skipped by its size
+    }
+  }
+
+  size_t add_range(RangeKind kind, TimeNs start, TimeNs end, int64_t tid, StrId text, uint32_t domain, int64_t range_id) {
+    RangeTable& g = t_.ranges;
+    g.start.push_back(start), g.end.push_back(end);
+    g.global_tid.push_back(tid_of(tid)), g.end_global_tid.push_back(kNoValue);
+    g.kind.push_back(static_cast<uint16_t>(kind)), g.text.push_back(text);
+    g.domain_id.push_back(domain), g.range_id.push_back(range_id), g.row_id.push_back(static_cast<int64_t>(g.start.size()));
+    t_.source.tables.insert("NVTX_EVENTS");
+    return g.start.size() - 1;
+  }
+
+  // Ranges the process never closed keep a NULL end; nothing to do but forget them.
+  void close_open_ranges() {
+    stacks_.clear();
+    open_.clear();
+  }
+
+  void add_kernel(const capture::KernelBody& b) {
+    KernelTable& k = t_.kernels;
+    const StrId name = str(b.name);
+    k.start.push_back(b.start), k.end.push_back(b.end), k.global_pid.push_back(gpid()), k.correlation.push_back(b.correlation);
+    k.device.push_back(b.device), k.context.push_back(b.context), k.green_context.push_back(kNoGreen), k.stream.push_back(b.stream);
+    k.name.push_back(name), k.short_name.push_back(name), k.mangled_name.push_back(name);
+    k.grid_x.push_back(b.grid_x), k.grid_y.push_back(b.grid_y), k.grid_z.push_back(b.grid_z);
+    k.block_x.push_back(b.block_x), k.block_y.push_back(b.block_y), k.block_z.push_back(b.block_z);
+    k.registers_per_thread.push_back(b.registers), k.static_smem.push_back(b.static_smem), k.dynamic_smem.push_back(b.dynamic_smem);
+    k.graph_node_id.push_back(b.graph_node != 0 ? b.graph_node : kNoValue);
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_KERNEL");
+  }
+  void add_memcpy(const capture::MemcpyBody& b) {
+    MemcpyTable& m = t_.memcpys;
+    m.start.push_back(b.start), m.end.push_back(b.end), m.global_pid.push_back(gpid()), m.correlation.push_back(b.correlation);
+    m.bytes.push_back(b.bytes), m.device.push_back(b.device), m.context.push_back(b.context), m.green_context.push_back(kNoGreen);
+    m.stream.push_back(b.stream), m.src_device.push_back(b.src_device), m.dst_device.push_back(b.dst_device);
+    m.copy_kind.push_back(b.copy_kind), m.src_kind.push_back(b.src_kind), m.dst_kind.push_back(b.dst_kind);
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_MEMCPY");
+  }
+  void add_memset(const capture::MemsetBody& b) {
+    MemsetTable& m = t_.memsets;
+    m.start.push_back(b.start), m.end.push_back(b.end), m.global_pid.push_back(gpid()), m.correlation.push_back(b.correlation);
+    m.bytes.push_back(b.bytes), m.value.push_back(b.value), m.device.push_back(b.device), m.context.push_back(b.context);
+    m.green_context.push_back(kNoGreen), m.stream.push_back(b.stream), m.mem_kind.push_back(b.mem_kind);
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_MEMSET");
+  }
+  void add_api(const capture::ApiBody& b) {
+    ApiTable& a = t_.api;
+    a.start.push_back(b.start), a.end.push_back(b.end), a.global_tid.push_back(tid_of(b.tid)), a.correlation.push_back(b.correlation);
+    a.return_value.push_back(b.return_value), a.name.push_back(str(b.name));
+    a.api_class.push_back(b.api_class <= 1 ? b.api_class : static_cast<uint8_t>(ApiClass::kOther));
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_RUNTIME");
+  }
+  void add_sync(const capture::SyncBody& b) {
+    SyncTable& y = t_.syncs;
+    y.start.push_back(b.start), y.end.push_back(b.end), y.global_pid.push_back(gpid()), y.correlation.push_back(b.correlation);
+    y.event_id.push_back(b.event >= 0 ? b.event : kNoValue), y.device.push_back(b.device), y.context.push_back(b.context);
+    y.stream.push_back(b.stream), y.sync_type.push_back(b.sync_type);
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+  }
+  void add_memory(const capture::MemoryBody& b) {
+    MemoryEventTable& m = t_.memory;
+    m.time.push_back(b.time), m.global_pid.push_back(gpid()), m.address.push_back(b.address), m.bytes.push_back(b.bytes);
+    m.correlation.push_back(b.correlation), m.device.push_back(b.device), m.mem_kind.push_back(b.mem_kind), m.operation.push_back(b.operation);
+    t_.source.tables.insert("CUDA_GPU_MEMORY_USAGE_EVENTS");
+  }
+  void add_device(const capture::DeviceBody& b) {
+    for (const DeviceInfo& d : t_.devices) {
+      if (d.id == b.id) return;  // every process reports the devices it sees
+    }
+    t_.devices.push_back(DeviceInfo{b.id, str(b.name), b.sm_count, b.total_memory, b.compute_major, b.compute_minor});
+    t_.source.tables.insert("TARGET_INFO_GPU");
+  }
+
+  Trace& t_;
+  std::string path_;
+  int64_t pid_ = kNoPid;
+  int64_t start_ = std::numeric_limits<int64_t>::max();
+  std::unordered_map<uint32_t, StrId> strings_;
+  std::map<std::pair<int64_t, uint32_t>, std::vector<size_t>> stacks_;  // (tid, domain) -> open push rows
+  std::unordered_map<uint64_t, size_t> open_;                            // start/end range id -> row
+};
+
+template <typename... Columns>
+void shift(TimeNs origin, Columns&... columns) {
+  for (auto* column : {&columns...}) {
+    for (TimeNs& t : *column) {
+      if (t != kNoTime) t -= origin;
+    }
+  }
+}
+
+// Every time relative to the session start, as nsys writes them.
+void shift_times(Trace& t, TimeNs origin) {
+  shift(origin, t.kernels.start, t.kernels.end, t.memcpys.start, t.memcpys.end, t.memsets.start, t.memsets.end, t.api.start,
+        t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time, t.overhead.start, t.overhead.end);
+}
+
+void sort_memory(MemoryEventTable& m) {
+  std::vector<size_t> order(m.time.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m.time[a] < m.time[b]; });
+  auto apply = [&](auto& column) {
+    auto copy = column;
+    for (size_t i = 0; i < order.size(); ++i) column[i] = copy[order[i]];
+  };
+  apply(m.time), apply(m.global_pid), apply(m.address), apply(m.bytes), apply(m.correlation), apply(m.device), apply(m.mem_kind),
+      apply(m.operation);
+}
+
+std::vector<std::string> capture_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file(ec) && e.path().extension() == ".tdcap") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+bool looks_like_capture(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[6] = {};
+  return in.read(head, 6) && std::memcmp(head, capture::kFileMagic, 6) == 0;
+}
+
+bool is_capture_directory(const std::string& path) { return !capture_files(path).empty(); }
+
+Result<Trace> read_capture(const std::string& path) {
+  std::error_code ec;
+  const bool dir = fs::is_directory(path, ec);
+  const std::vector<std::string> files = dir ? capture_files(path) : std::vector<std::string>{path};
+  if (files.empty()) return BadInput(fmt::format("{}: no .tdcap files (not a tracedoc capture directory)", path));
+  Trace t;
+  t.source.path = path;
+  t.source.format = "tracedoc-capture";
+  t.source.product_version = "tracedoc capture 1";
+  t.source.tables.insert("StringIds");
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const std::string& file : files) {
+    int64_t start = 0;
+    if (Status st = FileReader(t, file).read(&start); !st.ok()) return st;
+    origin = std::min(origin, start);
+  }
+  if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
+  // Whole seconds, as nsys's session start: times stay small and exact.
+  origin -= origin % 1'000'000'000;
+  t.source.session_start_utc_ns = origin;
+  shift_times(t, origin);
+  kineto::sort_by_time(t);
+  sort_memory(t.memory);
+  return t;
+}
+
+}  // namespace tracedoc

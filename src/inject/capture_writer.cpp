@@ -1,0 +1,371 @@
+#include "inject/capture_writer.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "inject/capture_hooks.h"
+
+namespace tracedoc::inject {
+
+namespace {
+
+using capture::BodyWriter;
+using capture::RecordType;
+
+constexpr size_t kFlushBytes = 256 * 1024;
+constexpr int kFlushEveryMs = 100;
+
+std::mutex g_mutex;                            // the buffer, the string table, the file
+std::unordered_map<std::string, uint32_t> g_strings;
+std::atomic<bool> g_flusher_started{false};
+int g_wake[2] = {-1, -1};                      // the flusher's self-pipe (signals write to it)
+std::atomic<int> g_pending_signal{0};
+std::atomic<uint64_t> g_fork_generation{0};  // bumped in a forked child: thread-local caches start over
+
+// Per-thread cache of string ids, looked up without building a std::string; a miss goes to the
+// process's table (under the lock), which writes the kString record.
+struct TransparentHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+struct StringCache {
+  uint64_t generation = ~uint64_t{0};
+  std::unordered_map<std::string, uint32_t, TransparentHash, std::equal_to<>> ids;
+};
+// initial-exec: a thread-local in a library loaded with dlopen otherwise costs a __tls_get_addr
+// call per access, which is most of an event's cost.
+__attribute__((tls_model("initial-exec"))) thread_local StringCache t_strings;
+
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == 0) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  return end != nullptr && *end == 0 ? static_cast<int64_t>(x) : fallback;
+}
+
+bool write_all(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Signals whose default action kills the process: the handler wakes the flusher, which writes
+// everything (CUPTI's buffers included, which is not safe inside a handler) and re-raises.
+void on_fatal_signal(int sig) {
+  g_pending_signal.store(sig);
+  const char byte = 1;
+  if (g_wake[1] >= 0) (void)!::write(g_wake[1], &byte, 1);
+  else CaptureWriter::get().flush_from_signal();
+}
+
+void install_signal_handlers() {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    // An application's own handler (Python turns SIGINT into KeyboardInterrupt and exits normally,
+    // which flushes through atexit) is left alone.
+    if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+void final_flush() {
+  run_final_flush_hooks();  // CUPTI: hand over the activity buffers still held
+  CaptureWriter::get().flush();
+}
+
+void flusher_loop() {
+  // Every 10th wake-up (about a second) CUPTI is also made to hand over its partly filled
+  // buffers, so a crash loses at most about a second of CUDA activity.
+  for (int tick = 1;; ++tick) {
+    pollfd p{g_wake[0], POLLIN, 0};
+    const int r = ::poll(&p, 1, kFlushEveryMs);
+    if (r > 0) {
+      char drain[64];
+      (void)!::read(g_wake[0], drain, sizeof(drain));
+    }
+    const int sig = g_pending_signal.exchange(0);
+    if (sig != 0) {
+      final_flush();
+      signal(sig, SIG_DFL);
+      raise(sig);
+      return;
+    }
+    if (tick % 10 == 0) run_final_flush_hooks();
+    CaptureWriter::get().flush();
+  }
+}
+
+void start_flusher() {
+  if (g_flusher_started.load(std::memory_order_relaxed)) return;  // the usual case: one plain load
+  bool expected = false;
+  if (!g_flusher_started.compare_exchange_strong(expected, true)) return;
+  if (::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    g_wake[0] = g_wake[1] = -1;
+    return;
+  }
+  std::thread(flusher_loop).detach();
+}
+
+void atfork_prepare() { g_mutex.lock(); }
+void atfork_parent() { g_mutex.unlock(); }
+void atfork_child() {
+  g_mutex.unlock();
+  g_fork_generation.fetch_add(1);
+  CaptureWriter::get().reopen_in_child();
+}
+
+}  // namespace
+
+int64_t now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t current_tid() noexcept {
+  // A system call per event would cost more than everything else together; a thread keeps its id
+  // (a forked child's thread gets a new one: atfork_child resets the cache's generation).
+  __attribute__((tls_model("initial-exec"))) thread_local int64_t tid = -1;
+  __attribute__((tls_model("initial-exec"))) thread_local uint64_t seen = 0;
+  if (tid < 0 || seen != g_fork_generation.load(std::memory_order_relaxed)) {
+    tid = static_cast<int64_t>(::syscall(SYS_gettid));
+    seen = g_fork_generation.load(std::memory_order_relaxed);
+  }
+  return tid;
+}
+
+CaptureWriter& CaptureWriter::get() noexcept {
+  static CaptureWriter* writer = [] {
+    auto* w = new CaptureWriter();  // never destroyed: threads may still record during exit
+    if (w->enabled()) {
+      start_flusher();  // now, not inside the first recorded range, where it would cost that range
+      std::atexit(final_flush);
+      pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+      install_signal_handlers();
+    }
+    return w;
+  }();
+  return *writer;
+}
+
+CaptureWriter::CaptureWriter() noexcept {
+  const char* dir = std::getenv("TRACEDOC_CAPTURE_DIR");
+  if (dir == nullptr || *dir == 0) return;
+  dir_ = dir;
+  process_start_ = now_ns();
+  delay_ns_ = env_int("TRACEDOC_CAPTURE_DELAY_NS", 0);
+  duration_ns_ = env_int("TRACEDOC_CAPTURE_DURATION_NS", -1);
+  if (const char* r = std::getenv("TRACEDOC_CAPTURE_NVTX_RANGE"); r != nullptr && *r != 0) {
+    range_kind_ = RangeKind::kNvtx;
+    const std::string spec = r;
+    const size_t at = spec.rfind('@');
+    range_text_ = at == std::string::npos ? spec : spec.substr(0, at);
+    range_domain_ = at == std::string::npos ? std::string() : spec.substr(at + 1);
+  } else if (env_int("TRACEDOC_CAPTURE_PROFILER_API", 0) != 0) {
+    range_kind_ = RangeKind::kProfilerApi;
+  }
+  open_file();
+}
+
+void CaptureWriter::open_file() noexcept {
+  const int64_t pid = ::getpid();
+  std::string name = "pid" + std::to_string(pid);
+  if (const char* rank = std::getenv("RANK"); rank != nullptr && *rank != 0) name = "rank" + std::string(rank) + "." + name;
+  const std::string path = dir_ + "/" + name + ".tdcap";
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;
+  if (!write_all(fd_, capture::kFileMagic, sizeof(capture::kFileMagic))) {
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+  // The process record: its pid, parent and the first word of its command line.
+  std::string cmd;
+  if (int f = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC); f >= 0) {
+    char buf[4096];
+    const ssize_t n = ::read(f, buf, sizeof(buf) - 1);
+    ::close(f);
+    if (n > 0) cmd.assign(buf, strnlen(buf, static_cast<size_t>(n)));
+    const size_t slash = cmd.rfind('/');
+    if (slash != std::string::npos) cmd = cmd.substr(slash + 1);
+  }
+  std::string body;
+  BodyWriter(body).put<int64_t>(pid).put<int64_t>(::getppid()).put<int64_t>(process_start_).bytes(cmd);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  buffer_.clear();
+  capture::append_record(buffer_, RecordType::kProcess, body);
+  write_frame_locked();
+}
+
+bool CaptureWriter::recording(int64_t t) const noexcept {
+  if (!enabled()) return false;
+  const int64_t begin = process_start_ + delay_ns_;
+  if (t < begin) return false;
+  if (duration_ns_ >= 0 && t >= begin + duration_ns_) return false;
+  if (range_kind_ != RangeKind::kNone && (t < range_start_ || t > range_end_)) return false;
+  return true;
+}
+
+void CaptureWriter::record(RecordType type, std::string_view body) noexcept {
+  if (!enabled() || body.size() > 0xFFFF) return;
+  try {
+    start_flusher();
+    std::lock_guard<std::mutex> lock(g_mutex);
+    capture::append_record(buffer_, type, body);
+    if (buffer_.size() >= kFlushBytes) write_frame_locked();
+  } catch (...) {
+    // Out of memory while recording: the event is lost, the application goes on.
+  }
+}
+
+uint32_t CaptureWriter::string_id(std::string_view text) noexcept {
+  if (!enabled()) return 0;
+  text = text.substr(0, 0xFFF0);
+  StringCache& cache = t_strings;
+  const uint64_t generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (cache.generation != generation) {
+    cache.ids.clear();
+    cache.generation = generation;
+  }
+  if (auto hit = cache.ids.find(text); hit != cache.ids.end()) return hit->second;
+  try {
+    const uint32_t id = intern_locked(text);
+    if (cache.ids.size() < 65536) cache.ids.emplace(std::string(text), id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+uint32_t CaptureWriter::intern_locked(std::string_view text) {
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const std::string key(text);
+    auto [it, added] = g_strings.try_emplace(key, static_cast<uint32_t>(g_strings.size() + 1));
+    if (added) {
+      std::string body;
+      BodyWriter(body).put(it->second).bytes(key);
+      capture::append_record(buffer_, RecordType::kString, body);
+    }
+    return it->second;
+  }
+}
+
+void CaptureWriter::flush() noexcept {
+  if (!enabled()) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  write_frame_locked();
+}
+
+void CaptureWriter::flush_from_signal() noexcept {
+  if (!enabled() || !g_mutex.try_lock()) return;
+  write_frame_locked();
+  g_mutex.unlock();
+}
+
+void CaptureWriter::write_frame_locked() noexcept {
+  if (fd_ < 0 || buffer_.empty()) return;
+  // Header and payload in one write: a frame is on disk whole or torn at its end, never interleaved.
+  std::string frame;
+  try {
+    frame = capture::frame_of(buffer_);
+  } catch (...) {
+    buffer_.clear();
+    return;
+  }
+  (void)write_all(fd_, frame.data(), frame.size());
+  buffer_.clear();
+}
+
+bool CaptureWriter::nvtx_range_begins(std::string_view text, std::string_view domain, int64_t t) noexcept {
+  if (range_kind_ != RangeKind::kNvtx || text != range_text_ || domain != range_domain_) return false;
+  if (range_start_ == INT64_MAX) range_start_ = t;
+  return true;
+}
+
+bool CaptureWriter::nvtx_range_ends(std::string_view text, std::string_view domain, int64_t t) noexcept {
+  if (range_kind_ != RangeKind::kNvtx || text != range_text_ || domain != range_domain_) return false;
+  if (range_start_ != INT64_MAX && range_end_ == INT64_MAX) {
+    range_end_ = t;
+    std::string body;
+    BodyWriter(body).put(range_start_.load()).put(range_end_.load());
+    record(RecordType::kCaptureRange, body);
+  }
+  return true;
+}
+
+void CaptureWriter::profiler_api(bool start, int64_t t) noexcept {
+  if (range_kind_ != RangeKind::kProfilerApi) return;
+  if (start && range_start_ == INT64_MAX) range_start_ = t;
+  if (!start && range_start_ != INT64_MAX && range_end_ == INT64_MAX) {
+    range_end_ = t;
+    std::string body;
+    BodyWriter(body).put(range_start_.load()).put(range_end_.load());
+    record(RecordType::kCaptureRange, body);
+  }
+}
+
+void CaptureWriter::reopen_in_child() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  buffer_.clear();
+  g_strings.clear();
+  // The parent's flusher thread and pipe do not exist here: the child starts its own on first use.
+  if (g_wake[0] >= 0) ::close(g_wake[0]);
+  if (g_wake[1] >= 0) ::close(g_wake[1]);
+  g_wake[0] = g_wake[1] = -1;
+  g_flusher_started.store(false);
+  process_start_ = now_ns();
+  open_file();
+}
+
+}  // namespace tracedoc::inject
+
+namespace tracedoc::inject {
+
+namespace {
+std::atomic<FlushHook> g_hooks[4];
+}  // namespace
+
+void add_final_flush_hook(FlushHook hook) noexcept {
+  for (auto& slot : g_hooks) {
+    FlushHook empty = nullptr;
+    if (slot.compare_exchange_strong(empty, hook)) return;
+  }
+}
+
+void run_final_flush_hooks() noexcept {
+  for (auto& slot : g_hooks) {
+    if (FlushHook h = slot.load()) h();
+  }
+}
+
+}  // namespace tracedoc::inject

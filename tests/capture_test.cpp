@@ -1,0 +1,248 @@
+// `tracedoc capture` without a GPU: a real NVTX-annotated program (tests/capture/nvtx_program.cpp)
+// run under the real injection library, its capture read back into the model, the reports on it,
+// forked children, the NVTX capture range, the exit code passed through, a kill -9 in the middle,
+// a torn last frame, and the SQLite export (with the real `nsys stats` when one is installed).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "ingest/capture_reader.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "test_support.h"
+
+namespace tracedoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kBin(TRACEDOC_BINARY_DIR);
+const std::string kProgram = (kBin / "tracedoc_nvtx_program").string();
+
+#define REQUIRE_INJECTION()                                                                                      \
+  if (!fs::exists(kBin / "libtracedoc_inject.so") || !fs::exists(kProgram)) {                                    \
+    GTEST_SKIP() << "libtracedoc_inject.so was not built (no NVTX 3 headers from the CUDA toolkit)";           \
+  }
+
+struct Ranges {
+  std::multiset<std::string> push_pop, start_end, marks;
+  std::map<std::string, int64_t> domains;  // name -> id
+};
+
+Ranges ranges_of(const Trace& t) {
+  Ranges r;
+  for (size_t i = 0; i < t.ranges.size(); ++i) {
+    const std::string text(t.str(t.ranges.text[i]));
+    switch (static_cast<RangeKind>(t.ranges.kind[i])) {
+      case RangeKind::kNvtxPushPop: r.push_pop.insert(text); break;
+      case RangeKind::kNvtxStartEnd: r.start_end.insert(text); break;
+      case RangeKind::kNvtxMark: r.marks.insert(text); break;
+      case RangeKind::kNvtxDomainCreate: r.domains[text] = t.ranges.domain_id[i]; break;
+      default: break;
+    }
+  }
+  return r;
+}
+
+TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  CliRun r = tracedoc({"capture", "-o", out.string(), "--", kProgram, "ranges", "3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // the program's own exit code
+  EXPECT_NE(r.err.find("1 process, 16 NVTX events, 0 kernels"), std::string::npos) << r.err;
+  // No GPU here: the capture says why no CUDA activity came, in one line.
+  EXPECT_NE(r.err.find("tracedoc capture: no CUDA activity was recorded: "), std::string::npos) << r.err;
+
+  auto trace = read_capture(out.string());
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = *trace;
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(t.str(t.processes[0].name), "tracedoc_nvtx_program");
+  EXPECT_EQ(t.warnings.torn_frames, 0);
+  const Ranges got = ranges_of(t);
+  EXPECT_EQ(got.push_pop, (std::multiset<std::string>{"step 0", "step 1", "step 2", "forward", "forward", "forward", "backward", "backward",
+                                                      "backward", "optimizer.step", "optimizer.step", "optimizer.step"}));
+  EXPECT_EQ(got.start_end, (std::multiset<std::string>{"data load"}));
+  EXPECT_EQ(got.marks, (std::multiset<std::string>{"loss computed", "loss computed", "loss computed"}));
+  ASSERT_EQ(got.domains.count("training"), 1u);
+  std::set<std::string> threads;
+  for (const ThreadInfo& th : t.threads) threads.insert(std::string(t.str(th.name)));
+  EXPECT_EQ(threads, (std::set<std::string>{"trainer", "loader"}));
+  for (size_t i = 0; i < t.ranges.size(); ++i) {
+    const std::string text(t.str(t.ranges.text[i]));
+    if (text == "optimizer.step") {
+      EXPECT_EQ(t.ranges.domain_id[i], got.domains.at("training"));
+    }
+    if (text == "data load") {
+      EXPECT_NE(t.ranges.end_global_tid[i], kNoValue) << "ended on the loader thread";
+      EXPECT_NE(t.ranges.end_global_tid[i], t.ranges.global_tid[i]);
+    }
+    if (text == "backward") {
+      EXPECT_GE(t.ranges.end[i] - t.ranges.start[i], 500'000);  // busy(500 µs) inside
+    }
+  }
+  // Every nsys report reads it: the NVTX summary names the domain's range as nsys does.
+  auto csv = report_csv(t, "nvtx_sum");
+  ASSERT_TRUE(csv.has_value());
+  const auto rows = parse_csv(*csv);
+  std::map<std::string, std::string> instances;
+  for (size_t i = 1; i < rows.size(); ++i) instances[rows[i].back()] = rows[i][2];
+  EXPECT_EQ(instances, (std::map<std::string, std::string>{{"backward", "3"}, {"data load", "1"}, {"forward", "3"}, {"step 0", "1"},
+                                                           {"step 1", "1"}, {"step 2", "1"}, {"training:optimizer.step", "3"}}));
+  // And the commands take the directory as an input.
+  CliRun summary = tracedoc({"summary", out.string()});
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("tracedoc capture"), std::string::npos) << summary.out;
+  CliRun view = tracedoc({"view", out.string(), "-o", (dir.path() / "v.html").string()});
+  EXPECT_EQ(view.exit_code, 0) << view.err;
+}
+
+TEST(Capture, ForkedChildrenWriteTheirOwnFiles) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  CliRun r = tracedoc({"capture", "-o", out.string(), "--trace", "nvtx", "--", kProgram, "fork"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(out)) files += e.path().extension() == ".tdcap";
+  EXPECT_EQ(files, 2u);
+  auto t = read_capture(out.string());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->processes.size(), 2u);
+  std::map<std::string, int64_t> pid_of_range;
+  for (size_t i = 0; i < t->ranges.size(); ++i) pid_of_range[std::string(t->str(t->ranges.text[i]))] = pid_of(t->ranges.global_tid[i]);
+  ASSERT_EQ(pid_of_range.size(), 2u);
+  EXPECT_NE(pid_of_range["parent"], pid_of_range["child work"]);
+  EXPECT_EQ(r.err.find("no CUDA activity"), std::string::npos) << "--trace nvtx asks for no CUDA";
+}
+
+TEST(Capture, NvtxCaptureRangeRecordsOnlyThatRange) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  CliRun r = tracedoc({"capture", "-o", out.string(), "--capture-range=nvtx", "--nvtx-capture=capture", "--", kProgram, "window"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_capture(out.string());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(ranges_of(*t).push_pop, (std::multiset<std::string>{"capture", "inside"}));
+  // A second capture into the same directory needs --force-overwrite.
+  CliRun again = tracedoc({"capture", "-o", out.string(), "--", kProgram, "window"});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("already holds a capture (--force-overwrite replaces it)"), std::string::npos) << again.err;
+  CliRun forced = tracedoc({"capture", "-o", out.string(), "--force-overwrite", "--", kProgram, "window"});
+  EXPECT_EQ(forced.exit_code, 0);
+  EXPECT_EQ(ranges_of(*read_capture(out.string())).push_pop.size(), 6u);
+}
+
+// kill -9 in the middle: the frames written so far are whole and read; nothing else is needed.
+TEST(Capture, KillNineLeavesAReadableCapture) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  const pid_t launcher = fork();
+  if (launcher == 0) {
+    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen((dir.path() / "err").c_str(), "w", stderr)) _exit(126);
+    const std::string bin = (kBin / "tracedoc").string();
+    execl(bin.c_str(), bin.c_str(), "capture", "-o", out.c_str(), "--", kProgram.c_str(), "forever", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The program's file is named after its pid: wait until it has a second of records, then kill it.
+  pid_t program = -1;
+  for (int i = 0; i < 400 && program < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+      const std::string name = e.path().stem().string();
+      if (name.rfind("pid", 0) == 0) program = std::stoi(name.substr(3));
+    }
+  }
+  ASSERT_GT(program, 0) << "the program never started recording";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_EQ(kill(program, SIGKILL), 0);
+  int status = 0;
+  waitpid(launcher, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL) << read_file(dir.path() / "err");
+  auto t = read_capture(out.string());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_LE(t->warnings.torn_frames, 1);
+  int64_t closed = 0, open = 0;
+  for (size_t i = 0; i < t->ranges.size(); ++i) (t->ranges.end[i] == kNoTime ? open : closed) += 1;
+  EXPECT_GT(closed, 1000) << "a second of 20 µs ticks, less what the last buffer held";
+  EXPECT_LE(open, 1);  // at most the tick the kill interrupted
+  CliRun stats = tracedoc({"stats", "-r", "nvtx_sum", "-f", "csv", out.string()});
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+
+  // A frame torn in the middle (the kill landing inside a write): everything before it is read.
+  fs::path file;
+  for (const auto& e : fs::directory_iterator(out)) file = e.path();
+  const std::string bytes = read_file(file);
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 100));
+  auto torn = read_capture(out.string());
+  ASSERT_TRUE(torn.ok()) << torn.status().message();
+  EXPECT_EQ(torn->warnings.torn_frames, 1);
+  EXPECT_GT(torn->ranges.size(), 0u);
+  EXPECT_LT(torn->ranges.size(), t->ranges.size());
+  CliRun warned = tracedoc({"summary", out.string()});
+  EXPECT_EQ(warned.exit_code, 0);
+  EXPECT_NE(warned.err.find("1 capture frame(s) cut short"), std::string::npos) << warned.err;
+}
+
+TEST(Capture, UsageErrorsAndAMissingCommand) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const std::string out = (dir.path() / "run").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"capture", "-o", out}, {"capture", "-o", out, "--trace", "gpu", "--", kProgram},
+        {"capture", "-o", out, "--capture-range=nvtx", "--", kProgram}, {"capture", "-o", out, "--capture-range=later", "--", kProgram},
+        {"capture", "-o", out, "--delay", "-1", "--", kProgram}, {"capture", "-o", out, "--export", "json", "--", kProgram}}) {
+    CliRun r = tracedoc(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("capture: "), std::string::npos) << r.err;
+  }
+  // A command that does not exist: the shell's 127, and why.
+  CliRun missing = tracedoc({"capture", "-o", out, "--", (dir.path() / "no-such-program").string()});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("cannot run"), std::string::npos) << missing.err;
+}
+
+// The capture as an Nsight Systems SQLite export: tracedoc reads it back the same, and the real
+// `nsys stats` (../shared/tools/install-nsys.sh) prints the same NVTX summary as tracedoc.
+TEST(Capture, SqliteExportReadsBackAndNsysAgrees) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  CliRun r = tracedoc({"capture", "-o", out.string(), "--export", "sqlite", "--", kProgram, "ranges"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path sqlite = dir.path() / "run.sqlite";
+  ASSERT_TRUE(fs::exists(sqlite)) << r.err;
+  CliRun direct = tracedoc({"stats", "-r", "nvtx_sum", "-f", "csv", out.string()});
+  CliRun exported = tracedoc({"stats", "-r", "nvtx_sum", "-f", "csv", sqlite.string()});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(direct.out, exported.out);
+  std::string path_env = std::getenv("PATH") ? std::getenv("PATH") : "";
+  bool have_nsys = std::system("command -v nsys > /dev/null 2>&1") == 0;
+  if (const char* home = std::getenv("HOME"); !have_nsys && home && fs::exists(fs::path(home) / ".cache/nsys-debian/nsys")) {
+    path_env = (fs::path(home) / ".cache/nsys-debian").string() + ":" + path_env;
+    have_nsys = true;
+  }
+  if (!have_nsys) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
+  const fs::path nsys_out = dir.path() / "nsys.csv";
+  const std::string cmd = "PATH='" + path_env + "' nsys stats -q -r nvtx_sum -f csv --force-export=false '" + sqlite.string() + "' > '" +
+                          nsys_out.string() + "' 2> /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string printed = read_file(nsys_out);
+  while (printed.size() >= 2 && printed.ends_with("\n\n")) printed.pop_back();  // nsys ends with a blank line
+  EXPECT_EQ(printed, direct.out);
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
