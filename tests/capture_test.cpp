@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -194,6 +196,54 @@ TEST(Capture, KillNineLeavesAReadableCapture) {
   CliRun warned = tracedoc({"summary", out.string()});
   EXPECT_EQ(warned.exit_code, 0);
   EXPECT_NE(warned.err.find("1 capture frame(s) cut short"), std::string::npos) << warned.err;
+}
+
+// SIGTERM (what a job scheduler sends): the recorder writes everything it holds before the
+// program dies of the signal, so no frame is torn and the exit code says which signal.
+TEST(Capture, SigtermFlushesEverything) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  const pid_t launcher = fork();
+  if (launcher == 0) {
+    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) _exit(126);
+    const std::string bin = (kBin / "tracedoc").string();
+    execl(bin.c_str(), bin.c_str(), "capture", "-o", out.c_str(), "--", kProgram.c_str(), "forever", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t program = -1;
+  for (int i = 0; i < 400 && program < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+      const std::string name = e.path().stem().string();
+      if (name.rfind("pid", 0) == 0) program = std::stoi(name.substr(3));
+    }
+  }
+  ASSERT_GT(program, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);  // the recorder's clock
+  const int64_t killed_at = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  ASSERT_EQ(kill(program, SIGTERM), 0);
+  int status = 0;
+  waitpid(launcher, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  auto t = read_capture(out.string());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->warnings.torn_frames, 0);
+  int64_t open = 0;
+  TimeNs last_end = 0;
+  for (size_t i = 0; i < t->ranges.size(); ++i) {
+    if (t->ranges.end[i] == kNoTime) ++open;
+    else last_end = std::max(last_end, t->ranges.end[i]);
+  }
+  EXPECT_LE(open, 1);
+  // The events up to the signal are on disk: the last recorded tick ended just before the kill,
+  // not up to a flush period (100 ms) earlier, which is what a lost final buffer would leave.
+  EXPECT_LT(killed_at - (t->source.session_start_utc_ns + last_end), 50'000'000);
+  EXPECT_GT(t->ranges.size(), 1000u);
 }
 
 TEST(Capture, UsageErrorsAndAMissingCommand) {

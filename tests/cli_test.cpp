@@ -761,6 +761,10 @@ TEST(CliView, PageSvgAndColourSchemes) {
   EXPECT_EQ(r.err, "");
   const std::string html = read_file(page);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  // An ordinary file (0666 less the umask), to be attached and shared, not a private temporary.
+  const mode_t mask = umask(0);
+  umask(mask);
+  EXPECT_EQ(static_cast<unsigned>(fs::status(page).permissions() & fs::perms::all), 0666u & ~static_cast<unsigned>(mask));
   EXPECT_NE(html.find("\"tool\":\"tracedoc view\""), std::string::npos);
   EXPECT_NE(html.find("\"colors\":\"critical\""), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "self-contained: nothing to fetch";

@@ -21,6 +21,7 @@
 #include <system_error>
 #include <vector>
 
+#include "analysis/checked_math.h"
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
@@ -106,8 +107,8 @@ int run_view(ViewCommandOptions opt) {
     lap("timeline, levels of detail, panels");
     if (opt.format == "svg") {
       SvgOptions svg;
-      if (options.lod.window_start != kNoTime) svg.start = vm.timeline.start + options.lod.window_start;
-      if (options.lod.window_end != kNoTime) svg.end = vm.timeline.start + options.lod.window_end;
+      if (options.lod.window_start != kNoTime) svg.start = sat_add(vm.timeline.start, options.lod.window_start);
+      if (options.lod.window_end != kNoTime) svg.end = sat_add(vm.timeline.start, options.lod.window_end);
       svg.width = opt.width;
       if (Status st = write_text(output, render_timeline_svg(vm, svg)); !st.ok()) return fail(st);
       continue;

@@ -1,6 +1,7 @@
 #include "report/atomic_file.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,11 @@ Status AtomicFile::open(const std::string& path) {
   int fd = mkstemp(templ.data());
   if (fd < 0) return IoError(fmt::format("{}: cannot create output file: {}", path, std::strerror(errno)));
   temp_path_ = templ;
+  // mkstemp makes the file private (0600); an output is an ordinary file, as `>` would make it:
+  // 0666 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
   file_ = fdopen(fd, "wb");
   if (!file_) {
     ::close(fd);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analysis/checked_math.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "common/human_units.h"
 #include "report/view_assets.h"
@@ -115,7 +116,8 @@ const char* track_kind(view::TrackKind k) {
   return "cpu";
 }
 
-double rel(TimeNs t, TimeNs origin) { return static_cast<double>(t - origin); }
+// Times of hostile traces may span past int64: differences saturate instead of overflowing.
+double rel(TimeNs t, TimeNs origin) { return static_cast<double>(sat_sub(t, origin)); }
 
 void write_tracks(Json& j, const Trace& trace, const view::ViewModel& vm, DetailTable& details) {
   const view::Timeline& tl = vm.timeline;
@@ -133,7 +135,7 @@ void write_tracks(Json& j, const Trace& trace, const view::ViewModel& vm, Detail
     for (uint32_t i : keep) {
       const TrackItem& item = track.items[i];
       start.push_back(rel(item.start, tl.start));
-      dur.push_back(static_cast<double>(item.end - item.start));
+      dur.push_back(static_cast<double>(sat_sub(item.end, item.start)));
       corr.push_back(static_cast<double>(view::item_correlation(trace, item)));
       name.push_back(item.name);
       detail.push_back(details.of(view::item_detail(trace, item)));
@@ -205,11 +207,11 @@ void write_panels(Json& j, const view::ViewModel& vm) {
     j.field("value", value);
     j.close('}');
   };
-  figure("Span", human_duration(vm.timeline.end - vm.timeline.start));
+  figure("Span", human_duration(sat_sub(vm.timeline.end, vm.timeline.start)));
   figure("Events", fmt::format("{}", vm.timeline.events));
   for (const DeviceSummary& d : s.devices) {
     const std::string who = d.rank >= 0 ? fmt::format("rank {} GPU {}", d.rank, d.device) : fmt::format("pid {} GPU {}", d.pid, d.device);
-    figure(who + " busy", fmt::format("{:.1f}% of {}", d.busy_pct(), human_duration(d.last_end - d.first_start)));
+    figure(who + " busy", fmt::format("{:.1f}% of {}", d.busy_pct(), human_duration(sat_sub(d.last_end, d.first_start))));
   }
   if (s.steps) {
     figure("Steps", fmt::format("{} ({})", s.steps->count, step_source_name(s.steps->source)));
@@ -355,7 +357,7 @@ std::string render_view_data(const Trace& trace, const view::ViewModel& vm) {
   j.field("format", vm.format);
   j.field("producer", vm.producer);
   j.field("origin_ns", std::to_string(tl.start));  // absolute, as text: past 2^53 for epoch clocks
-  j.field("span_ns", static_cast<double>(tl.end - tl.start));
+  j.field("span_ns", static_cast<double>(sat_sub(tl.end, tl.start)));
   j.field("events", tl.events);
   j.field("clipped_depth", tl.clipped_depth);
   j.field("colors", vm.colors.name());

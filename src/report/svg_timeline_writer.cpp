@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "analysis/checked_math.h"
 #include "common/human_units.h"
 #include "report/writers.h"
 
@@ -30,7 +31,7 @@ struct Canvas {
   TimeNs t0 = 0, t1 = 1;
   double plot = 1;
   std::set<uint16_t> colors_used;
-  double x_of(double t) const { return kGutter + (t - static_cast<double>(t0)) / static_cast<double>(t1 - t0) * plot; }
+  double x_of(double t) const { return kGutter + (t - static_cast<double>(t0)) / static_cast<double>(sat_sub(t1, t0)) * plot; }
   void rect(double x0, double y, double w, double h, const std::string& fill, double opacity = 1) {
     if (opacity < 1) body += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" fill-opacity=\"{:.2f}\"/>\n", x0, y, w, h, fill, opacity);
     else body += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", x0, y, w, h, fill);
@@ -55,7 +56,7 @@ void draw_row(Canvas& c, const view::ViewModel& vm, const view::Track& track, ui
     if (item.depth != row || item.end < c.t0 || item.start > c.t1) continue;
     const double x0 = std::max(kGutter, c.x_of(static_cast<double>(item.start)));
     const double x1 = std::min(right, c.x_of(static_cast<double>(item.end)));
-    const int64_t dur = item.end - item.start;
+    const int64_t dur = sat_sub(item.end, item.start);
     if (x1 - x0 < 1.5) {
       if (run0 >= 0 && x0 <= run1 + 1) {
         run1 = std::max(run1, x1);
@@ -98,8 +99,8 @@ std::string render_timeline_svg(const view::ViewModel& vm, const SvgOptions& opt
   const view::Timeline& tl = vm.timeline;
   Canvas c;
   c.t0 = options.start != kNoTime ? options.start : tl.start;
-  c.t1 = options.end != kNoTime ? options.end : std::max(tl.end, tl.start + 1);
-  if (c.t1 <= c.t0) c.t1 = c.t0 + 1;
+  c.t1 = options.end != kNoTime ? options.end : std::max(tl.end, sat_add(tl.start, 1));
+  if (c.t1 <= c.t0) c.t1 = sat_add(c.t0, 1);
   const int width = std::max(400, options.width);
   c.plot = width - kGutter - 8;
 
@@ -125,10 +126,13 @@ std::string render_timeline_svg(const view::ViewModel& vm, const SvgOptions& opt
     }
   }
   // Axis on top: ticks every "nice" step of about 120 px, times from the timeline's start.
-  const double step = nice_step(static_cast<double>(c.t1 - c.t0) / c.plot * 120);
+  const double step = nice_step(static_cast<double>(sat_sub(c.t1, c.t0)) / c.plot * 120);
   std::string axis;
-  const double rel0 = static_cast<double>(c.t0 - tl.start);
-  for (double t = std::ceil(rel0 / step) * step; t <= static_cast<double>(c.t1 - tl.start); t += step) {
+  const double rel0 = static_cast<double>(sat_sub(c.t0, tl.start));
+  const double rel1 = static_cast<double>(sat_sub(c.t1, tl.start));
+  // At most a few dozen ticks; the bound also ends the loop where t + step == t (times near 2^63).
+  int ticks = 0;
+  for (double t = std::ceil(rel0 / step) * step; t <= rel1 && ticks < 200; t += step, ++ticks) {
     const double x = c.x_of(t + static_cast<double>(tl.start));
     axis += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"0.6\" height=\"{:.1f}\" fill=\"#e3e5e9\"/>\n", x, kAxis, y - kAxis);
     axis += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"muted\">{}</text>\n", x + 3, kAxis - 10, escape_markup(human_duration(static_cast<int64_t>(t))));
@@ -153,7 +157,7 @@ std::string render_timeline_svg(const view::ViewModel& vm, const SvgOptions& opt
   out += "<style>text{fill:#1d1f23} .muted{fill:#6b7280} .group{font-weight:bold} .in{fill:#ffffff}</style>\n";
   out += fmt::format("<rect width=\"{}\" height=\"{:.0f}\" fill=\"#fbfbfc\"/>\n", width, height);
   out += fmt::format("<text x=\"6\" y=\"14\" class=\"group\">{} · {} – {} · colours: {}</text>\n", clipped(vm.input, 80),
-                     escape_markup(human_duration(c.t0 - tl.start)), escape_markup(human_duration(c.t1 - tl.start)), escape_markup(vm.colors.name()));
+                     escape_markup(human_duration(sat_sub(c.t0, tl.start))), escape_markup(human_duration(sat_sub(c.t1, tl.start))), escape_markup(vm.colors.name()));
   out += axis;
   out += c.body;
   out += legend;

@@ -21,7 +21,7 @@ struct Buckets {
   double width = 1;
   uint32_t count = 1;
   uint32_t index_of(TimeNs t) const {
-    const double b = std::floor(static_cast<double>(t - start) / width);
+    const double b = std::floor((static_cast<double>(t) - static_cast<double>(start)) / width);  // no int64 overflow on hostile times
     if (b < 0) return 0;
     return b >= count ? count - 1 : static_cast<uint32_t>(b);
   }
@@ -215,13 +215,13 @@ Lod build_lod(const Trace& trace, const Timeline& tl, const pytorch::GpuWork& wo
   lod.end = std::max(sat_add(tl.end, 1), sat_add(tl.start, 1));
   uint32_t count = std::clamp<uint32_t>(options.buckets, 16, 65535);
   for (;;) {
-    Buckets b{lod.start, static_cast<double>(lod.end - lod.start) / count, count};
+    Buckets b{lod.start, static_cast<double>(sat_sub(lod.end, lod.start)) / count, count};
     lod.rows = bucket_rows(tl, b);
     if (cell_count(lod.rows) <= static_cast<int64_t>(options.max_cells) || count <= 256) break;
     count /= 2;
   }
   lod.buckets = count;
-  lod.bucket_ns = static_cast<double>(lod.end - lod.start) / count;
+  lod.bucket_ns = static_cast<double>(sat_sub(lod.end, lod.start)) / count;
   const Buckets b{lod.start, lod.bucket_ns, count};
   for (size_t u = 0; u < work.units.size(); ++u) {
     const pytorch::GpuUnit& unit = work.units[u];

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analysis/checked_math.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "common/human_units.h"
 
@@ -295,7 +296,7 @@ std::string item_detail(const Trace& trace, const TrackItem& item) {
       const MemcpyTable& m = trace.memcpys;
       std::string s = human_bytes(m.bytes[i]);
       if (m.src_kind[i] != kNoKind || m.dst_kind[i] != kNoKind) s += fmt::format(" · {} → {}", trace.mem_label(m.src_kind[i]), trace.mem_label(m.dst_kind[i]));
-      const int64_t ns = m.end[i] - m.start[i];
+      const int64_t ns = sat_sub(m.end[i], m.start[i]);
       if (ns > 0 && m.bytes[i] > 0) s += fmt::format(" · {:.2f} GB/s", static_cast<double>(m.bytes[i]) / static_cast<double>(ns));
       return s;
     }

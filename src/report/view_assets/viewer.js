@@ -315,7 +315,9 @@
     ctx.fillStyle = "#6b7280";
     ctx.strokeStyle = "#e3e5e9";
     ctx.font = "11px system-ui, sans-serif";
-    for (let t = Math.ceil(view.t0 / stepNs) * stepNs; t <= view.t1; t += stepNs) {
+    // At most a few dozen ticks; the bound also ends the loop where t + step === t (times near 2^63).
+    let ticks = 0;
+    for (let t = Math.ceil(view.t0 / stepNs) * stepNs; t <= view.t1 && ticks < 200; t += stepNs, ticks++) {
       const x = xOf(t);
       if (x < GUTTER) continue;
       ctx.fillRect(x, AXIS - 6, 1, 6);
