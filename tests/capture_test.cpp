@@ -59,7 +59,7 @@ TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
   const fs::path out = dir.path() / "run";
   CliRun r = tracedoc({"capture", "-o", out.string(), "--", kProgram, "ranges", "3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;  // the program's own exit code
-  EXPECT_NE(r.err.find("1 process, 16 NVTX events, 0 kernels"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 process, 17 NVTX events, 0 kernels"), std::string::npos) << r.err;
   // No GPU here: the capture says why no CUDA activity came, in one line.
   EXPECT_NE(r.err.find("tracedoc capture: no CUDA activity was recorded: "), std::string::npos) << r.err;
 
@@ -71,7 +71,8 @@ TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
   EXPECT_EQ(t.warnings.torn_frames, 0);
   const Ranges got = ranges_of(t);
   EXPECT_EQ(got.push_pop, (std::multiset<std::string>{"step 0", "step 1", "step 2", "forward", "forward", "forward", "backward", "backward",
-                                                      "backward", "optimizer.step", "optimizer.step", "optimizer.step"}));
+                                                      "backward", "optimizer.step", "optimizer.step", "optimizer.step",
+                                                      "\xC3\xA9valuation \xE2\x9C\x93"}));  // the wide-character range, as UTF-8
   EXPECT_EQ(got.start_end, (std::multiset<std::string>{"data load"}));
   EXPECT_EQ(got.marks, (std::multiset<std::string>{"loss computed", "loss computed", "loss computed"}));
   ASSERT_EQ(got.domains.count("training"), 1u);
@@ -98,7 +99,8 @@ TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
   std::map<std::string, std::string> instances;
   for (size_t i = 1; i < rows.size(); ++i) instances[rows[i].back()] = rows[i][2];
   EXPECT_EQ(instances, (std::map<std::string, std::string>{{"backward", "3"}, {"data load", "1"}, {"forward", "3"}, {"step 0", "1"},
-                                                           {"step 1", "1"}, {"step 2", "1"}, {"training:optimizer.step", "3"}}));
+                                                           {"step 1", "1"}, {"step 2", "1"}, {"training:optimizer.step", "3"},
+                                                           {"\xC3\xA9valuation \xE2\x9C\x93", "1"}}));
   // And the commands take the directory as an input.
   CliRun summary = tracedoc({"summary", out.string()});
   EXPECT_EQ(summary.exit_code, 0) << summary.err;

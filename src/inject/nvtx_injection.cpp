@@ -4,7 +4,7 @@
 // marks, domains, registered strings and thread names become capture records. NVTX needs no GPU,
 // so this half of `tracedoc capture` runs (and is tested) on any machine.
 //
-// Wide-character (W) variants are not handled: NVTX then treats them as no-ops, as without a tool.
+// Wide-character (W) variants and UNICODE messages are converted to UTF-8.
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
@@ -54,10 +54,41 @@ std::string domain_name(uint32_t id) {
 struct Message {
   uint32_t text = 0;            // kString id
   std::string_view ascii;       // the application's text, valid during the NVTX call
-  std::string registered;       // a registered string's text (a copy: the table may grow)
+  std::string registered;       // a registered string's text (a copy: the table may grow), or a wide text in UTF-8
   uint32_t argb = 0, category = 0;
   std::string_view name() const { return registered.empty() ? ascii : std::string_view(registered); }
 };
+
+// A wide-character NVTX text in UTF-8 (wchar_t holds UTF-32 on Linux; invalid code points become U+FFFD).
+std::string utf8_of(const wchar_t* w) {
+  std::string out;
+  if (w == nullptr) return out;
+  for (size_t n = 0; w[n] != 0 && out.size() < 0xFFF0; ++n) {
+    uint32_t c = static_cast<uint32_t>(w[n]);
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6)), out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12)), out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18)), out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F)), out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+
+Message message_of_wide(const wchar_t* text) {
+  Message m;
+  if (text != nullptr) {
+    m.registered = utf8_of(text);
+    m.text = CaptureWriter::get().string_id(m.registered);
+  }
+  return m;
+}
 
 Message message_of(const nvtxEventAttributes_t* a) {
   Message m;
@@ -68,6 +99,9 @@ Message message_of(const nvtxEventAttributes_t* a) {
   if (a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != nullptr) {
     m.ascii = a->message.ascii;
     m.text = w.string_id(m.ascii);
+  } else if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode != nullptr) {
+    m.registered = utf8_of(a->message.unicode);
+    m.text = w.string_id(m.registered);
   } else if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
     const uintptr_t handle = reinterpret_cast<uintptr_t>(a->message.registered);
     std::lock_guard<std::mutex> lock(names_mutex());
@@ -195,6 +229,9 @@ void end(nvtxRangeId_t id) {
 
 void NVTX_API MarkEx(const nvtxEventAttributes_t* a) { mark(0, message_of(a)); }
 void NVTX_API MarkA(const char* text) { mark(0, message_of(text)); }
+void NVTX_API MarkW(const wchar_t* text) { mark(0, message_of_wide(text)); }
+nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* text) { return start(0, message_of_wide(text)); }
+int NVTX_API RangePushW(const wchar_t* text) { return push(0, message_of_wide(text)); }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) { return start(0, message_of(a)); }
 nvtxRangeId_t NVTX_API RangeStartA(const char* text) { return start(0, message_of(text)); }
 void NVTX_API RangeEnd(nvtxRangeId_t id) { end(id); }
@@ -207,6 +244,9 @@ void NVTX_API NameOsThreadA(uint32_t tid, const char* name) {
   std::string body;
   BodyWriter(body).put<int64_t>(tid).bytes(std::string_view(name).substr(0, 4000));
   CaptureWriter::get().record(RecordType::kThreadName, body);
+}
+void NVTX_API NameOsThreadW(uint32_t tid, const wchar_t* name) {
+  if (name != nullptr) NameOsThreadA(tid, utf8_of(name).c_str());
 }
 
 void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { mark(domain_id(d), message_of(a)); }
@@ -225,6 +265,11 @@ nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char
   }
   return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(names().strings.size() - 1));
 }
+
+nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* text);
+nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name);
+nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text) { return DomainRegisterStringA(d, utf8_of(text).c_str()); }
+nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) { return DomainCreateA(utf8_of(name).c_str()); }
 
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
   const std::string text = name != nullptr ? name : "";
@@ -266,8 +311,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
     }
   };
   const auto fn = [](auto f) { return reinterpret_cast<NvtxFunctionPointer>(f); };
-  fill(NVTX_CB_MODULE_CORE, {{NVTX_CBID_CORE_MarkEx, fn(MarkEx)}, {NVTX_CBID_CORE_MarkA, fn(MarkA)},
+  fill(NVTX_CB_MODULE_CORE, {{NVTX_CBID_CORE_MarkEx, fn(MarkEx)}, {NVTX_CBID_CORE_MarkA, fn(MarkA)}, {NVTX_CBID_CORE_MarkW, fn(MarkW)},
                              {NVTX_CBID_CORE_RangeStartEx, fn(RangeStartEx)}, {NVTX_CBID_CORE_RangeStartA, fn(RangeStartA)},
+                             {NVTX_CBID_CORE_RangeStartW, fn(RangeStartW)}, {NVTX_CBID_CORE_RangePushW, fn(RangePushW)},
+                             {NVTX_CBID_CORE_NameOsThreadW, fn(NameOsThreadW)},
                              {NVTX_CBID_CORE_RangeEnd, fn(RangeEnd)}, {NVTX_CBID_CORE_RangePushEx, fn(RangePushEx)},
                              {NVTX_CBID_CORE_RangePushA, fn(RangePushA)}, {NVTX_CBID_CORE_RangePop, fn(RangePop)},
                              {NVTX_CBID_CORE_NameOsThreadA, fn(NameOsThreadA)}});
@@ -275,6 +322,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
                               {NVTX_CBID_CORE2_DomainRangeEnd, fn(DomainRangeEnd)}, {NVTX_CBID_CORE2_DomainRangePushEx, fn(DomainRangePushEx)},
                               {NVTX_CBID_CORE2_DomainRangePop, fn(DomainRangePop)},
                               {NVTX_CBID_CORE2_DomainRegisterStringA, fn(DomainRegisterStringA)},
+                              {NVTX_CBID_CORE2_DomainRegisterStringW, fn(DomainRegisterStringW)}, {NVTX_CBID_CORE2_DomainCreateW, fn(DomainCreateW)},
                               {NVTX_CBID_CORE2_DomainCreateA, fn(DomainCreateA)}, {NVTX_CBID_CORE2_DomainDestroy, fn(DomainDestroy)}});
   return 1;
 }

@@ -3,7 +3,7 @@
 //
 //   nvtx_program ranges [EXIT]   push/pop ranges nested in three steps, marks, a named domain with a
 //                                registered string, a start/end range ended on another thread,
-//                                named threads; exits with EXIT (default 0)
+//                                named threads, a wide-character range; exits with EXIT (default 0)
 //   nvtx_program fork            the parent and a forked child each push ranges
 //   nvtx_program window          "warmup", then "capture" (nesting "inside"), then "after"
 //   nvtx_program forever         pushes ranges until killed (the crash test), printing "ready"
@@ -70,6 +70,8 @@ int ranges(int exit_code) {
     nvtxDomainRangePop(domain);
     nvtxRangePop();
   }
+  nvtxRangePushW(L"évaluation ✓");  // wide characters: recorded as UTF-8
+  nvtxRangePop();
   return exit_code;
 }
 
