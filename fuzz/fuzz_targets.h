@@ -63,6 +63,24 @@ inline void run_report(const Trace& trace, std::string_view name, std::vector<st
   if (const auto* def = nsys_stats::find_report(name)) run_report(trace, *def, std::move(args));
 }
 
+// What the commands past the reports compute, rendered: the summary, which gathers every analysis,
+// the diagnosis rules, the diff against itself (every item on both sides) and against an empty
+// trace (every item on one), and the viewer's page and picture with the critical path and a tiny
+// exact-event budget (the window selection, the buckets and every writer path). The hostile-input
+// tests run the same.
+inline void run_analyses(const Trace& trace) {
+  (void)summary_json({summarize(trace)});
+  (void)diagnose_json({diagnose::diagnose(trace, {})});
+  (void)diff_json(compare::diff_traces(trace, trace));
+  (void)diff_json(compare::diff_traces(Trace{}, trace));
+  view::ViewOptions view_options;
+  view_options.colors = view::ColorScheme::critical_preset();
+  view_options.lod.max_events = 3;
+  const view::ViewModel vm = view::build_view(trace, view_options);
+  (void)render_view_html(trace, vm);
+  (void)render_timeline_svg(vm, SvgOptions{});
+}
+
 // Report argument variants that switch a report onto another code path (kernel naming, grouping).
 inline void run_report_variants(const Trace& trace) {
   run_report(trace, "cuda_gpu_kern_sum", {"base"});
@@ -70,8 +88,7 @@ inline void run_report_variants(const Trace& trace) {
   run_report(trace, "cuda_gpu_trace", {"mangled"});
   run_report(trace, "op_sum", {"shapes"});
   run_report(trace, "step_sum", {"detect"});
-  // The analyze rules with their extreme options, the summary, which gathers every analysis, and the
-  // diagnosis rules.
+  // The analyze rules with their extreme options, then everything past the reports.
   for (const auto& rule : nsys_analyze::all_rules()) {
     for (const std::vector<std::string>& args : {std::vector<std::string>{"rows=-1", "gap=0"},
                                                  std::vector<std::string>{"threshold=101", "chunks=1000"}}) {
@@ -80,19 +97,7 @@ inline void run_report_variants(const Trace& trace) {
       if (parsed.ok()) (void)rule.run(trace, *parsed, sink);
     }
   }
-  (void)summary_json({summarize(trace)});
-  (void)diagnose_json({diagnose::diagnose(trace, {})});
-  // The diff against itself (every item on both sides) and against an empty trace (every item on one).
-  (void)diff_json(compare::diff_traces(trace, trace));
-  (void)diff_json(compare::diff_traces(Trace{}, trace));
-  // The viewer's page and picture, with the critical path and a tiny exact-event budget (the
-  // window selection, the buckets and every writer path).
-  view::ViewOptions view_options;
-  view_options.colors = view::ColorScheme::critical_preset();
-  view_options.lod.max_events = 3;
-  const view::ViewModel vm = view::build_view(trace, view_options);
-  (void)render_view_html(trace, vm);
-  (void)render_timeline_svg(vm, SvgOptions{});
+  run_analyses(trace);
 }
 
 // Kineto / Chrome-trace JSON, plain or gzip (read_kineto_bytes inflates when the bytes start with

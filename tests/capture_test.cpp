@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "ingest/capture_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
@@ -146,19 +147,17 @@ TEST(Capture, NvtxCaptureRangeRecordsOnlyThatRange) {
   EXPECT_EQ(ranges_of(*read_capture(out.string())).push_pop.size(), 6u);
 }
 
-// kill -9 in the middle: the frames written so far are whole and read; nothing else is needed.
-TEST(Capture, KillNineLeavesAReadableCapture) {
-  REQUIRE_INJECTION();
-  ScratchDir dir;
-  const fs::path out = dir.path() / "run";
+// `tracedoc capture -o OUT -- nvtx_program forever` started in the background (its stderr to
+// `err`); returns the launcher's pid and the program's, read from the name of the file the
+// program starts writing (-1 when none appears within 4 s).
+std::pair<pid_t, pid_t> capture_forever(const fs::path& out, const fs::path& err) {
   const pid_t launcher = fork();
   if (launcher == 0) {
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen((dir.path() / "err").c_str(), "w", stderr)) _exit(126);
+    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) _exit(126);
     const std::string bin = (kBin / "tracedoc").string();
     execl(bin.c_str(), bin.c_str(), "capture", "-o", out.c_str(), "--", kProgram.c_str(), "forever", static_cast<char*>(nullptr));
     _exit(127);
   }
-  // The program's file is named after its pid: wait until it has a second of records, then kill it.
   pid_t program = -1;
   for (int i = 0; i < 400 && program < 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -168,7 +167,17 @@ TEST(Capture, KillNineLeavesAReadableCapture) {
       if (name.rfind("pid", 0) == 0) program = std::stoi(name.substr(3));
     }
   }
+  return {launcher, program};
+}
+
+// kill -9 in the middle: the frames written so far are whole and read; nothing else is needed.
+TEST(Capture, KillNineLeavesAReadableCapture) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  const auto [launcher, program] = capture_forever(out, dir.path() / "err");
   ASSERT_GT(program, 0) << "the program never started recording";
+  // A second of records, then the kill.
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   ASSERT_EQ(kill(program, SIGKILL), 0);
   int status = 0;
@@ -206,22 +215,7 @@ TEST(Capture, SigtermFlushesEverything) {
   REQUIRE_INJECTION();
   ScratchDir dir;
   const fs::path out = dir.path() / "run";
-  const pid_t launcher = fork();
-  if (launcher == 0) {
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr)) _exit(126);
-    const std::string bin = (kBin / "tracedoc").string();
-    execl(bin.c_str(), bin.c_str(), "capture", "-o", out.c_str(), "--", kProgram.c_str(), "forever", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  pid_t program = -1;
-  for (int i = 0; i < 400 && program < 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(out, ec)) {
-      const std::string name = e.path().stem().string();
-      if (name.rfind("pid", 0) == 0) program = std::stoi(name.substr(3));
-    }
-  }
+  const auto [launcher, program] = capture_forever(out, "/dev/null");
   ASSERT_GT(program, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   timespec now{};

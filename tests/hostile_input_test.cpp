@@ -13,12 +13,12 @@
 #include <random>
 #include <string>
 
+#include "../fuzz/fuzz_targets.h"
 #include "analysis/nsys_analyze/rules.h"
 #include "diagnose/engine.h"
 #include "report/diagnose_writer.h"
 #include "report/diff_writer.h"
 #include "report/html_view_writer.h"
-#include "report/svg_timeline_writer.h"
 #include "compare/trace_diff.h"
 #include "analysis/summary.h"
 #include "report/summary_writer.h"
@@ -63,8 +63,8 @@ std::string gunzip(const fs::path& p) {
   return out;
 }
 
-// Every report, every analyze rule, the summary and the diagnosis on a trace: whatever it holds, each
-// prints or says it has no data.
+// Every report, every analyze rule, and what the other commands compute (summary, diagnosis, diff,
+// view) on a trace: whatever it holds, each prints or says it has no data.
 void run_every_report(const Trace& trace) {
   for (const auto& def : nsys_stats::all_reports()) {
     SCOPED_TRACE(def.name);
@@ -75,19 +75,11 @@ void run_every_report(const Trace& trace) {
     (void)testing::rule_csv(trace, std::string(rule.name) + ":rows=-1:gap=0");
     (void)testing::rule_csv(trace, std::string(rule.name) + ":threshold=101:chunks=1000");
   }
-  (void)summary_json({summarize(trace)});
-  (void)diagnose_json({diagnose::diagnose(trace, {})});
-  // The diff against itself (every item on both sides) and against an empty trace (every item on one).
-  (void)diff_json(compare::diff_traces(trace, trace));
-  (void)diff_json(compare::diff_traces(Trace{}, trace));
-  // The viewer's page and picture, with the critical path and a tiny exact-event budget.
-  view::ViewOptions o;
-  o.colors = view::ColorScheme::critical_preset();
-  o.lod.max_events = 3;
-  const view::ViewModel vm = view::build_view(trace, o);
-  (void)render_view_html(trace, vm);
-  (void)render_timeline_svg(vm, SvgOptions{});
-  (void)render_view_html(Trace{}, view::build_view(Trace{}, o));
+  fuzz::run_analyses(trace);
+  // The viewer on an empty trace too: no tracks, no buckets, no lanes.
+  view::ViewOptions critical;
+  critical.colors = view::ColorScheme::critical_preset();
+  (void)render_view_html(Trace{}, view::build_view(Trace{}, critical));
 }
 
 std::string small_real_trace() {

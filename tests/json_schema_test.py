@@ -57,9 +57,26 @@ def documents(text):
         docs.append(doc)
 
 
+def schema_problems(schema, doc):
+    """Where `doc` breaks its schema, one line per error."""
+    return ["/".join(str(p) for p in error.absolute_path) + ": " + error.message[:300]
+            for error in sorted(VALIDATORS[schema].iter_errors(doc), key=lambda e: list(e.absolute_path))]
+
+
+def verdict(schema, label, problems):
+    global passed, failed
+    if problems:
+        failed += 1
+        print(f"FAIL {schema}: {label}")
+        for p in problems[:10]:
+            print(f"     {p}")
+    else:
+        passed += 1
+        print(f"PASS {schema}: {label}")
+
+
 def check(schema, label, args, expect_rc=(0,)):
     """Runs tracedoc with `args` (-f json added) and validates every document it prints."""
-    global passed, failed
     run = subprocess.run([BINARY] + args + ["-f", "json"], capture_output=True, text=True)
     problems = []
     if run.returncode not in expect_rc:
@@ -72,17 +89,8 @@ def check(schema, label, args, expect_rc=(0,)):
         if not docs and not problems:
             problems.append("no JSON document on stdout")
         for doc in docs:
-            for error in sorted(VALIDATORS[schema].iter_errors(doc), key=lambda e: list(e.absolute_path)):
-                where = "/".join(str(p) for p in error.absolute_path)
-                problems.append(f"{where}: {error.message[:300]}")
-    if problems:
-        failed += 1
-        print(f"FAIL {schema}: {label}")
-        for p in problems[:10]:
-            print(f"     {p}")
-    else:
-        passed += 1
-        print(f"PASS {schema}: {label}")
+            problems += schema_problems(schema, doc)
+    verdict(schema, label, problems)
 
 
 # Bytes per value of each base64 column of a view page's tracks and bucket rows.
@@ -92,7 +100,6 @@ LOD_COLUMNS = {"b": 2, "busy": 2, "color": 2, "count": 4}
 
 def check_view(label, path, tmp, extra=()):
     """`tracedoc view`: the page's data document validates, and every column holds its row count."""
-    global passed, failed
     page = os.path.join(tmp, "view.html")
     run = subprocess.run([BINARY, "view", path, "-o", page] + list(extra), capture_output=True, text=True)
     problems = []
@@ -104,8 +111,7 @@ def check_view(label, path, tmp, extra=()):
         start_tag = '<script type="application/json" id="tracedoc-data">'
         begin = html.index(start_tag) + len(start_tag)
         doc = json.loads(html[begin:html.index("</script>", begin)])
-        for error in sorted(VALIDATORS["view"].iter_errors(doc), key=lambda e: list(e.absolute_path)):
-            problems.append("/".join(str(p) for p in error.absolute_path) + ": " + error.message[:300])
+        problems += schema_problems("view", doc)
         if not problems:
             import base64
             for t in doc["tracks"]:
@@ -122,14 +128,7 @@ def check_view(label, path, tmp, extra=()):
                     problems.append(f"utilization {lane['label']}: not one value per bucket")
             if sum(t["n"] for t in doc["tracks"]) != doc["raw"]["events"]:
                 problems.append("raw.events is not the sum of the tracks' embedded events")
-    if problems:
-        failed += 1
-        print(f"FAIL view: {label}")
-        for p in problems[:10]:
-            print(f"     {p}")
-    else:
-        passed += 1
-        print(f"PASS view: {label}")
+    verdict("view", label, problems)
 
 
 def main():

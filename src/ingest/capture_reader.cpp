@@ -9,7 +9,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <unordered_map>
 #include <vector>
 
@@ -274,18 +273,6 @@ void shift_times(Trace& t, TimeNs origin) {
         t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time, t.overhead.start, t.overhead.end);
 }
 
-void sort_memory(MemoryEventTable& m) {
-  std::vector<size_t> order(m.time.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m.time[a] < m.time[b]; });
-  auto apply = [&](auto& column) {
-    auto copy = column;
-    for (size_t i = 0; i < order.size(); ++i) column[i] = copy[order[i]];
-  };
-  apply(m.time), apply(m.global_pid), apply(m.address), apply(m.bytes), apply(m.correlation), apply(m.device), apply(m.mem_kind),
-      apply(m.operation);
-}
-
 std::vector<std::string> capture_files(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;
@@ -328,7 +315,6 @@ Result<Trace> read_capture(const std::string& path) {
   t.source.session_start_utc_ns = origin;
   shift_times(t, origin);
   kineto::sort_by_time(t);
-  sort_memory(t.memory);
   return t;
 }
 

@@ -598,6 +598,12 @@ void sort_by_time(Trace& t_, int threads) {
   tables.push_back(table_sort(al.time, al.time, al.global_tid, al.address, al.bytes, al.total_allocated, al.total_reserved,
                               al.device_type, al.device_id));
   tables.push_back(table_sort(pf.start, pf.start, pf.end, pf.global_tid, pf.name, pf.python_id, pf.parent_id));
+  // Empty in PyTorch traces; captures (capture_reader) fill them.
+  auto& me = t_.memory;
+  tables.push_back(table_sort(me.time, me.time, me.global_pid, me.address, me.bytes, me.correlation, me.device, me.mem_kind,
+                              me.operation));
+  auto& ov = t_.overhead;
+  tables.push_back(table_sort(ov.start, ov.start, ov.end, ov.global_tid, ov.name));
   run_jobs(tables.size(), threads, [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
 
   // Column jobs, plus the two that only renumber: collectives (by the kernels' order) and range rows.

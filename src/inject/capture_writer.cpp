@@ -305,32 +305,36 @@ void CaptureWriter::write_frame_locked() noexcept {
   buffer_.clear();
 }
 
+void CaptureWriter::open_range(int64_t t) noexcept {
+  if (range_start_ == INT64_MAX) range_start_ = t;
+}
+
+// The first end after the start closes the capture range for good, as nsys's default
+// --capture-range-end=stop; the bounds are recorded for the reader.
+void CaptureWriter::close_range(int64_t t) noexcept {
+  if (range_start_ == INT64_MAX || range_end_ != INT64_MAX) return;
+  range_end_ = t;
+  std::string body;
+  BodyWriter(body).put(range_start_.load()).put(range_end_.load());
+  record(RecordType::kCaptureRange, body);
+}
+
 bool CaptureWriter::nvtx_range_begins(std::string_view text, std::string_view domain, int64_t t) noexcept {
   if (range_kind_ != RangeKind::kNvtx || text != range_text_ || domain != range_domain_) return false;
-  if (range_start_ == INT64_MAX) range_start_ = t;
+  open_range(t);
   return true;
 }
 
 bool CaptureWriter::nvtx_range_ends(std::string_view text, std::string_view domain, int64_t t) noexcept {
   if (range_kind_ != RangeKind::kNvtx || text != range_text_ || domain != range_domain_) return false;
-  if (range_start_ != INT64_MAX && range_end_ == INT64_MAX) {
-    range_end_ = t;
-    std::string body;
-    BodyWriter(body).put(range_start_.load()).put(range_end_.load());
-    record(RecordType::kCaptureRange, body);
-  }
+  close_range(t);
   return true;
 }
 
 void CaptureWriter::profiler_api(bool start, int64_t t) noexcept {
   if (range_kind_ != RangeKind::kProfilerApi) return;
-  if (start && range_start_ == INT64_MAX) range_start_ = t;
-  if (!start && range_start_ != INT64_MAX && range_end_ == INT64_MAX) {
-    range_end_ = t;
-    std::string body;
-    BodyWriter(body).put(range_start_.load()).put(range_end_.load());
-    record(RecordType::kCaptureRange, body);
-  }
+  if (start) open_range(t);
+  else close_range(t);
 }
 
 void CaptureWriter::reopen_in_child() noexcept {

@@ -64,6 +64,8 @@ class CaptureWriter {
   void open_file() noexcept;
   uint32_t intern_locked(std::string_view text);  // may throw (allocation): string_id catches
   void write_frame_locked() noexcept;
+  void open_range(int64_t t) noexcept;
+  void close_range(int64_t t) noexcept;
 
   int fd_ = -1;
   std::string dir_;

@@ -174,15 +174,9 @@ void select_window(const Timeline& tl, TimeNs start, TimeNs end, RawSelection& r
 }
 
 RawSelection choose_raw(const Timeline& tl, const LodOptions& o) {
-  RawSelection raw;
   const TimeNs start = o.window_start != kNoTime ? std::max(sat_add(tl.start, o.window_start), tl.start) : tl.start;
-  const TimeNs end = o.window_end != kNoTime ? std::min(sat_add(tl.start, o.window_end), sat_add(tl.end, 1)) : sat_add(tl.end, 1);
-  select_window(tl, start, end, raw);
-  raw.start = start;
-  raw.end = end;
-  raw.complete = start <= tl.start && end > tl.end;
-  if (raw.events <= o.max_events) return raw;
-  // Over budget: end the window where the budget runs out (at the start of the first event left out).
+  TimeNs end = o.window_end != kNoTime ? std::min(sat_add(tl.start, o.window_end), sat_add(tl.end, 1)) : sat_add(tl.end, 1);
+  // One counting pass: the events open at the start, and the starts inside the window.
   int64_t open = 0;
   std::vector<TimeNs> starts;
   for (const Track& t : tl.tracks) {
@@ -191,16 +185,24 @@ RawSelection choose_raw(const Timeline& tl, const LodOptions& o) {
       else if (item.start >= start && item.start < end) starts.push_back(item.start);
     }
   }
-  const int64_t room = std::max<int64_t>(0, o.max_events - open);
-  TimeNs cut = start;
-  if (room < static_cast<int64_t>(starts.size())) {
-    std::nth_element(starts.begin(), starts.begin() + room, starts.end());
-    cut = starts[static_cast<size_t>(room)];
+  bool complete = start <= tl.start && end > tl.end;
+  if (open + static_cast<int64_t>(starts.size()) > o.max_events) {
+    // Over budget: end the window where the budget runs out (at the start of the first event left out).
+    // With more open events than the budget, only they are kept (the window is empty).
+    const int64_t room = std::max<int64_t>(0, o.max_events - open);
+    if (room < static_cast<int64_t>(starts.size())) {
+      std::nth_element(starts.begin(), starts.begin() + room, starts.end());
+      end = starts[static_cast<size_t>(room)];
+    } else {
+      end = start;
+    }
+    complete = false;
   }
-  select_window(tl, start, cut, raw);
+  RawSelection raw;
+  select_window(tl, start, end, raw);
   raw.start = start;
-  raw.end = cut;
-  raw.complete = false;
+  raw.end = end;
+  raw.complete = complete;
   return raw;
 }
 
