@@ -3,10 +3,15 @@
 //  * per NVTX range: 2 M empty push/pop pairs of a real NVTX 3 program, without a tool (NVTX's
 //    no-op), and under `tracedoc capture` (recorded): ns per range, both in the same run;
 //  * on a step-shaped loop: 200 steps of 100 ranges around 20 µs of work each (2 ms steps, 50,000
-//    ranges a second, denser than a training step's annotations): the slowdown of the step.
+//    ranges a second, denser than a training step's annotations): the slowdown of the step;
+//  * per OS call with --trace osrt-lite: 2 M poll(no fds, 0 ms) calls without a tool, interposed
+//    but shorter than the threshold (the usual case), and each recorded (--osrt-threshold 0);
+//  * per kernel, tracedoc's own share: CUpti_ActivityKernel10 records, laid out by the real CUPTI
+//    headers, converted into capture records and framed as the injection library does with each
+//    buffer CUPTI completes (built when cupti.h is found).
 //
-// The per-kernel cost of CUDA activity recording needs a GPU: tools/gpu_capture_check.py measures it
-// there.
+// CUPTI's own cost per kernel launch needs a GPU: tools/gpu_capture_check.py measures the whole
+// per-launch cost there.
 //
 //   capture_overhead [--build DIR] [--runs R]
 #include <cstdio>
@@ -16,6 +21,14 @@
 #include <vector>
 
 #include "bench_process.h"
+
+#ifdef TRACEDOC_WITH_CUPTI
+#include <chrono>
+#include <unordered_map>
+
+#include "ingest/capture_format.h"
+#include "inject/cupti_records.h"
+#endif
 
 namespace fs = std::filesystem;
 
@@ -36,6 +49,64 @@ double best(const std::vector<std::string>& argv, const std::string& key, int ru
   }
   return best;
 }
+
+#ifdef TRACEDOC_WITH_CUPTI
+// The process writer's work for converted records: strings interned once, records appended to a
+// buffer that becomes a CRC'd frame every 256 KB.
+class FramingSink final : public tracedoc::inject::RecordSink {
+ public:
+  void emit(tracedoc::capture::RecordType type, std::string_view body) override {
+    tracedoc::capture::append_record(buffer_, type, body);
+    if (buffer_.size() >= 256 * 1024) {
+      bytes_ += tracedoc::capture::frame_of(buffer_).size();
+      buffer_.clear();
+    }
+  }
+  uint32_t intern(std::string_view text) override {
+    if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+    return ids_.emplace(std::string(text), static_cast<uint32_t>(ids_.size() + 1)).first->second;
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  std::string buffer_;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const noexcept { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;  // as the writer's per-thread cache
+  size_t bytes_ = 0;
+};
+
+// ns per kernel record: 20 distinct kernel names, as a training step's few dozen kernels repeat.
+double ns_per_kernel_record(int runs) {
+  constexpr int kRecords = 1'000'000;
+  const char* names[20];
+  std::vector<std::string> storage;
+  for (int i = 0; i < 20; ++i) storage.push_back("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_" + std::to_string(i));
+  for (int i = 0; i < 20; ++i) names[i] = storage[static_cast<size_t>(i)].c_str();
+  std::vector<CUpti_ActivityKernel10> records(kRecords);
+  for (int i = 0; i < kRecords; ++i) {
+    CUpti_ActivityKernel10& k = records[static_cast<size_t>(i)];
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 1'000'000'000ull + 5'000ull * static_cast<uint64_t>(i), k.end = k.start + 3'000;
+    k.deviceId = 0, k.contextId = 1, k.streamId = 7, k.correlationId = static_cast<uint32_t>(i);
+    k.gridX = 128, k.gridY = k.gridZ = 1, k.blockX = 256, k.blockY = k.blockZ = 1, k.registersPerThread = 32;
+    k.name = names[i % 20];
+  }
+  double best = -1;
+  for (int r = 0; r < runs; ++r) {
+    FramingSink sink;
+    tracedoc::inject::ActivityConverter convert(sink, nullptr);
+    const auto began = std::chrono::steady_clock::now();
+    for (const auto& k : records) convert.convert(reinterpret_cast<const CUpti_Activity*>(&k));
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - began).count() / kRecords;
+    if (sink.bytes() == 0) return -1;
+    if (best < 0 || ns < best) best = ns;
+  }
+  return best;
+}
+#endif
 
 }  // namespace
 
@@ -67,6 +138,19 @@ int main(int argc, char** argv) {
   const double step_recorded = best(captured({"steps", "200", "100", "20"}), "step_ns", runs, dir);
   std::printf("2 ms step with 100 ranges: %.3f ms without a tool, %.3f ms recorded: %+.2f%%\n", step / 1e6, step_recorded / 1e6,
               100.0 * (step_recorded - step) / step);
+  auto osrt = [&](const std::string& threshold) {
+    return std::vector<std::string>{tracedoc, "capture", "-o", (dir / "capture").string(), "--force-overwrite", "--trace", "osrt-lite",
+                                    "--osrt-threshold", threshold, "--", program, "syscalls", "2000000"};
+  };
+  const double call = best({program, "syscalls", "2000000"}, "ns_per_call", runs, dir);
+  const double passed = best(osrt("1000"), "ns_per_call", runs, dir);
+  const double every = best(osrt("0"), "ns_per_call", runs, dir);
+  std::printf("poll(no fds, 0 ms): %.1f ns without a tool, %.1f ns under osrt-lite below the threshold (+%.1f ns), %.1f ns recorded "
+              "(+%.1f ns)\n", call, passed, passed - call, every, every - call);
+#ifdef TRACEDOC_WITH_CUPTI
+  std::printf("kernel record (CUpti_ActivityKernel10) converted and framed: %.1f ns per kernel, tracedoc's share of the "
+              "per-launch cost (target 2 µs)\n", ns_per_kernel_record(runs));
+#endif
   fs::remove_all(dir);
   return 0;
 }

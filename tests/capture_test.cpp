@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "ingest/capture_format.h"
 #include "ingest/capture_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "test_support.h"
@@ -52,6 +53,14 @@ Ranges ranges_of(const Trace& t) {
     }
   }
   return r;
+}
+
+// The frame checksum is the standard CRC-32 (zlib's, PNG's): its check value, and a length that
+// takes both the 8-byte steps and the byte tail.
+TEST(CaptureFormat, FrameChecksumIsCrc32) {
+  EXPECT_EQ(capture::crc32_of("123456789"), 0xCBF43926u);
+  EXPECT_EQ(capture::crc32_of(""), 0u);
+  EXPECT_EQ(capture::crc32_of("The quick brown fox jumps over the lazy dog"), 0x414FA339u);
 }
 
 TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
@@ -260,6 +269,59 @@ TEST(Capture, UsageErrorsAndAMissingCommand) {
   EXPECT_NE(missing.err.find("cannot run"), std::string::npos) << missing.err;
 }
 
+// --trace osrt-lite: the blocking OS calls of a real program, on the threads and in the processes
+// that made them, with the recorder's own calls (its thread polls every 100 ms) left out; the
+// export's OS runtime summary printed by the real nsys equals tracedoc's.
+TEST(Capture, OsRuntimeWaitsAreRecorded) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path out = dir.path() / "run";
+  // 1 ms: only the waits, whatever the machine's speed.
+  CliRun r = tracedoc({"capture", "-o", out.string(), "--trace", "nvtx,osrt-lite", "--osrt-threshold", "1000000", "--export", "sqlite",
+                       "--", kProgram, "waits"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = read_capture(out.string());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->processes.size(), 2u) << "the forked child writes its own file";
+  int64_t parent = -1;
+  for (const ProcessInfo& p : t->processes) parent = parent < 0 || p.pid < parent ? p.pid : parent;  // the child's pid is larger
+  int64_t loader = -1;
+  for (const ThreadInfo& th : t->threads) loader = t->str(th.name) == "loader" ? th.global_tid : loader;
+  ASSERT_GE(loader, 0);
+  std::map<std::string, int> main_calls, loader_calls, child_calls, other_calls;
+  const OsCallTable& o = t->os_calls;
+  for (size_t i = 0; i < o.size(); ++i) {
+    const std::string name(t->str(o.name[i]));
+    EXPECT_GE(o.end[i] - o.start[i], 1'000'000) << name;
+    EXPECT_EQ(o.event_class[i], 27);
+    if (pid_of(o.global_tid[i]) != parent) ++child_calls[name];
+    else if (tid_of(o.global_tid[i]) == parent) ++main_calls[name];
+    else if (o.global_tid[i] == loader) ++loader_calls[name];
+    else ++other_calls[name];
+  }
+  EXPECT_EQ(main_calls, (std::map<std::string, int>{{"usleep", 3}, {"nanosleep", 1}, {"waitpid", 1}, {"poll", 5}, {"pthread_join", 1}}));
+  EXPECT_EQ(loader_calls, (std::map<std::string, int>{{"clock_nanosleep", 6}}));
+  EXPECT_EQ(child_calls, (std::map<std::string, int>{{"usleep", 1}}));
+  EXPECT_TRUE(other_calls.empty()) << "the recorder's own thread is not the application's: " << other_calls.begin()->first;
+  // Every poll lies inside its "step" range.
+  size_t polls_in_steps = 0;
+  for (size_t i = 0; i < o.size(); ++i) {
+    if (t->str(o.name[i]) != "poll") continue;
+    for (size_t k = 0; k < t->ranges.size(); ++k) {
+      if (t->str(t->ranges.text[k]) == "step" && t->ranges.start[k] <= o.start[i] && o.end[i] <= t->ranges.end[k]) ++polls_in_steps;
+    }
+  }
+  EXPECT_EQ(polls_in_steps, 5u);
+
+  CliRun direct = tracedoc({"stats", "-r", "osrt_sum", "-f", "csv", out.string()});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_NE(direct.out.find(",poll\n"), std::string::npos) << direct.out;
+  const fs::path sqlite = dir.path() / "run.sqlite";
+  const std::optional<std::string> printed = real_nsys_stats("osrt_sum", sqlite);
+  if (!printed) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
+  EXPECT_EQ(*printed, direct.out);
+}
+
 // The capture as an Nsight Systems SQLite export: tracedoc reads it back the same, and the real
 // `nsys stats` (../shared/tools/install-nsys.sh) prints the same NVTX summary as tracedoc.
 TEST(Capture, SqliteExportReadsBackAndNsysAgrees) {
@@ -274,20 +336,9 @@ TEST(Capture, SqliteExportReadsBackAndNsysAgrees) {
   CliRun exported = tracedoc({"stats", "-r", "nvtx_sum", "-f", "csv", sqlite.string()});
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
   EXPECT_EQ(direct.out, exported.out);
-  std::string path_env = std::getenv("PATH") ? std::getenv("PATH") : "";
-  bool have_nsys = std::system("command -v nsys > /dev/null 2>&1") == 0;
-  if (const char* home = std::getenv("HOME"); !have_nsys && home && fs::exists(fs::path(home) / ".cache/nsys-debian/nsys")) {
-    path_env = (fs::path(home) / ".cache/nsys-debian").string() + ":" + path_env;
-    have_nsys = true;
-  }
-  if (!have_nsys) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
-  const fs::path nsys_out = dir.path() / "nsys.csv";
-  const std::string cmd = "PATH='" + path_env + "' nsys stats -q -r nvtx_sum -f csv --force-export=false '" + sqlite.string() + "' > '" +
-                          nsys_out.string() + "' 2> /dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
-  std::string printed = read_file(nsys_out);
-  while (printed.size() >= 2 && printed.ends_with("\n\n")) printed.pop_back();  // nsys ends with a blank line
-  EXPECT_EQ(printed, direct.out);
+  const std::optional<std::string> printed = real_nsys_stats("nvtx_sum", sqlite);
+  if (!printed) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
+  EXPECT_EQ(*printed, direct.out);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #ifdef TRACEDOC_WITH_CUPTI
 
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,7 +15,11 @@
 
 #include "ingest/capture_format.h"
 #include "ingest/capture_reader.h"
+#include "analysis/summary.h"
+#include "ingest/nsys_sqlite_reader.h"
 #include "inject/cupti_records.h"
+#include "report/nsys_sqlite_writer.h"
+#include "view/timeline.h"
 #include "test_support.h"
 
 namespace tracedoc::testing {
@@ -44,12 +49,30 @@ class FileSink final : public inject::RecordSink {
 
 // The names CUPTI gives these callback ids (cuptiGetCallbackName), from cupti_runtime_cbid.h.
 const char* api_names(bool driver, uint32_t cbid) {
+  if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020) return "cudaEventRecord_v3020";
+  if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) return "cudaGraphLaunch_v10000";
   if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) return "cudaLaunchKernel_v7000";
   if (!driver && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020) return "cudaMemcpyAsync_v3020";
   return nullptr;
 }
 
 constexpr uint64_t kT0 = 1'764'590'400'000'000'000ull;  // 2025-12-01 12:00:00 UTC, CLOCK_REALTIME ns
+
+// The file the injection library would have written for process 4242 ("python"): the process
+// record, then one frame of the converted records; read back as every command reads it.
+Result<Trace> read_converted(const FileSink& sink, const ScratchDir& dir) {
+  std::string process;
+  capture::BodyWriter(process).put<int64_t>(4242).put<int64_t>(1).put<int64_t>(static_cast<int64_t>(kT0)).bytes("python");
+  std::string first;
+  capture::append_record(first, RecordType::kProcess, process);
+  const fs::path file = dir.path() / "pid4242.tdcap";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(capture::kFileMagic, sizeof(capture::kFileMagic));
+    out << capture::frame_of(first) << capture::frame_of(sink.payload);
+  }
+  return read_capture(file.string());
+}
 
 TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   FileSink sink;
@@ -112,19 +135,8 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   EXPECT_EQ(convert.converted(), 9);
   EXPECT_EQ(convert.skipped(), 1);
 
-  // The file the injection library would have written: the process record, then one frame.
   ScratchDir dir;
-  std::string process;
-  capture::BodyWriter(process).put<int64_t>(4242).put<int64_t>(1).put<int64_t>(static_cast<int64_t>(kT0)).bytes("python");
-  std::string first;
-  capture::append_record(first, RecordType::kProcess, process);
-  const fs::path file = dir.path() / "pid4242.tdcap";
-  {
-    std::ofstream out(file, std::ios::binary);
-    out.write(capture::kFileMagic, sizeof(capture::kFileMagic));
-    out << capture::frame_of(first) << capture::frame_of(sink.payload);
-  }
-  auto trace = read_capture(file.string());
+  auto trace = read_converted(sink, dir);
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   const Trace& t = *trace;
   EXPECT_EQ(t.source.session_start_utc_ns, static_cast<int64_t>(kT0));
@@ -174,11 +186,103 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   EXPECT_NE(sizes->find("4.194"), std::string::npos) << *sizes;
 }
 
+
+// Graph-level records and CUDA event records: a graph launched from the host (CUPTI gives INT_MAX
+// for the first node's device and context) lands on its last node's device; an event record whose
+// cudaEventRecord call was not captured is dropped; the stream a wait waited for is found.
+TEST(CuptiRecords, GraphLaunchesAndEventRecords) {
+  FileSink sink;
+  inject::ActivityConverter convert(sink, api_names);
+  CUpti_ActivityAPI record_call{};
+  record_call.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  record_call.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020;
+  record_call.start = kT0 + 1'000, record_call.end = kT0 + 1'400, record_call.processId = 4242, record_call.threadId = 4242;
+  record_call.correlationId = 50;
+  EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&record_call)));
+  CUpti_ActivityAPI graph_call = record_call;
+  graph_call.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph_call.start = kT0 + 2'000, graph_call.end = kT0 + 2'600;
+  graph_call.correlationId = 51;
+  EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&graph_call)));
+
+  CUpti_ActivityCudaEvent2 event{};
+  event.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  event.correlationId = 50, event.contextId = 1, event.streamId = 21, event.eventId = 41, event.deviceId = 0;
+  event.cudaEventSyncId = 7;
+  EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&event)));
+  CUpti_ActivityCudaEvent2 uncaptured = event;  // its record call lies outside the capture
+  uncaptured.correlationId = 49, uncaptured.streamId = 22;
+  EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&uncaptured)));
+
+  CUpti_ActivityGraphTrace2 graph{};
+  graph.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  graph.correlationId = 51, graph.start = kT0 + 3'000, graph.end = kT0 + 503'000, graph.graphId = 5, graph.streamId = 14;
+  graph.deviceId = static_cast<uint32_t>(INT32_MAX), graph.contextId = static_cast<uint32_t>(INT32_MAX);
+  graph.endDeviceId = 1, graph.endContextId = 2;
+  EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&graph)));
+
+  CUpti_ActivitySynchronization2 wait{};
+  wait.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  wait.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+  wait.start = kT0 + 1'500, wait.end = kT0 + 1'600, wait.correlationId = 52, wait.contextId = 1, wait.streamId = 7;
+  wait.cudaEventId = 41;
+  EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&wait)));
+
+  ScratchDir dir;
+  auto trace = read_converted(sink, dir);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = *trace;
+  ASSERT_EQ(t.cuda_events.size(), 1u);
+  EXPECT_EQ(t.cuda_events.stream[0], 21);
+  EXPECT_EQ(t.cuda_events.event_id[0], 41);
+  EXPECT_EQ(t.cuda_events.sync_id[0], 7);
+  EXPECT_EQ(t.cuda_events.time[0], kNoTime);  // device timestamps are off by default
+  ASSERT_EQ(t.graph_traces.size(), 1u);
+  EXPECT_EQ(t.graph_traces.device[0], 1);
+  EXPECT_EQ(t.graph_traces.context[0], 2);
+  EXPECT_EQ(t.graph_traces.stream[0], 14);
+  EXPECT_EQ(t.graph_traces.graph_id[0], 5);
+  EXPECT_EQ(t.graph_traces.start[0], 3'000);
+  EXPECT_EQ(t.graph_traces.end[0], 503'000);
+
+  // The summary counts the graph as GPU work (500 µs busy on GPU 1), and the view's hover of the
+  // wait names the stream whose event it waited for.
+  const TraceSummary summary = summarize(t);
+  ASSERT_EQ(summary.devices.size(), 1u);
+  EXPECT_EQ(summary.devices[0].device, 1);
+  EXPECT_EQ(summary.devices[0].graphs, 1);
+  EXPECT_EQ(summary.devices[0].graph_ns, 500'000);
+  EXPECT_EQ(summary.devices[0].busy_ns, 500'000);
+  const view::EventRecords events(t);
+  view::TrackItem item;
+  item.category = view::Category::kSync, item.row = 0;
+  EXPECT_EQ(view::item_detail(t, item, &events), "event 41, recorded on GPU 0 stream 21");
+
+  // Both tables go into the SQLite export in nsys's layout and come back the same.
+  const fs::path sqlite = dir.path() / "graphs.sqlite";
+  ASSERT_TRUE(write_nsys_sqlite(t, sqlite.string()).ok());
+  auto back = read_nsys_sqlite(sqlite.string());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->cuda_events.stream, t.cuda_events.stream);
+  EXPECT_EQ(back->cuda_events.sync_id, t.cuda_events.sync_id);
+  EXPECT_EQ(back->cuda_events.time, t.cuda_events.time);
+  EXPECT_EQ(back->graph_traces.start, t.graph_traces.start);
+  EXPECT_EQ(back->graph_traces.end, t.graph_traces.end);
+  EXPECT_EQ(back->graph_traces.graph_id, t.graph_traces.graph_id);
+  EXPECT_EQ(summarize(*back).devices[0].graph_ns, 500'000);
+  // The real nsys reads the export and prints tracedoc's API summary, down to the 7-character
+  // suffix it leaves on cudaGraphLaunch_v10000.
+  if (const std::optional<std::string> api = real_nsys_stats("cuda_api_sum", sqlite)) {
+    EXPECT_NE(api->find(",cudaGraphLaunch_v10000\n"), std::string::npos) << *api;
+    EXPECT_EQ(*api, report_csv(*back, "cuda_api_sum").value_or(""));
+  }
+}
+
 }  // namespace
 }  // namespace tracedoc::testing
 
 #else
 
 TEST(CuptiRecords, RealLayoutsBecomeTheModel) { GTEST_SKIP() << "built without the CUDA toolkit's CUPTI headers"; }
+TEST(CuptiRecords, GraphLaunchesAndEventRecords) { GTEST_SKIP() << "built without the CUDA toolkit's CUPTI headers"; }
 
 #endif

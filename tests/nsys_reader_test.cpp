@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ingest/nsys_sqlite_reader.h"
+#include "view/timeline.h"
 #include "test_support.h"
 
 namespace tracedoc::testing {
@@ -80,6 +81,9 @@ TEST(NsysReader, DirectPageScanReadsWhatSqliteReads) {
     expect_same_column(x.os_calls.start, y.os_calls.start, "osrt start");
     expect_same_strings(x, x.os_calls.name, y, y.os_calls.name, "osrt name");
     expect_same_column(x.syncs.sync_type, y.syncs.sync_type, "sync type");
+    expect_same_column(x.cuda_events.event_id, y.cuda_events.event_id, "cuda event eventId");
+    expect_same_column(x.cuda_events.stream, y.cuda_events.stream, "cuda event streamId");
+    expect_same_column(x.cuda_events.sync_id, y.cuda_events.sync_id, "cuda event eventSyncId");
     EXPECT_EQ(x.threads.size(), y.threads.size());
     EXPECT_EQ(x.devices.size(), y.devices.size());
   }
@@ -115,6 +119,39 @@ TEST(NsysReader, ReadsEverySchemaWithRealCounts) {
   EXPECT_FALSE(old->source.has_enum_tables);
   EXPECT_EQ(old->copy_label(1), "Host-to-Device");
   EXPECT_TRUE(old->source.has_table("EXPORT_META_DATA"));
+}
+
+// CUDA event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT) from old (no timestamp, no eventSyncId) and
+// new exports, and what they tell: the stream whose event a stream wait waited for.
+TEST(NsysReader, ReadsCudaEventRecords) {
+  const fs::path root = nsys_traces_dir();
+  if (root.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
+  auto qcu = read_nsys_sqlite((root / "qcu/log_ZhangXin8069_495969.nvvp.sqlite").string());
+  ASSERT_TRUE(qcu.ok()) << qcu.status().message();
+  const CudaEventTable& e = qcu->cuda_events;
+  ASSERT_EQ(e.size(), 4963u);
+  EXPECT_EQ(e.stream[0], 21);
+  EXPECT_EQ(e.correlation[0], 2054);
+  EXPECT_EQ(e.event_id[0], 41);
+  EXPECT_EQ(e.time[0], kNoTime);       // the 3.4.0 table has no timestamp column
+  EXPECT_EQ(e.sync_id[0], kNoValue);   // nor eventSyncId
+  const view::EventRecords records(*qcu);
+  // The first stream wait (syncType 2) of the export waits for event 42, recorded on stream 21.
+  const SyncTable& y = qcu->syncs;
+  size_t wait = y.size();
+  for (size_t i = 0; i < y.size() && wait == y.size(); ++i) wait = y.sync_type[i] == 2 ? i : wait;
+  ASSERT_LT(wait, y.size());
+  view::TrackItem item;
+  item.category = view::Category::kSync, item.row = static_cast<uint32_t>(wait);
+  EXPECT_EQ(view::item_detail(*qcu, item, &records), "event 42, recorded on GPU 0 stream 21");
+
+  auto recent = read_nsys_sqlite((root / "test-cuda/report1.sqlite").string());
+  ASSERT_TRUE(recent.ok()) << recent.status().message();
+  ASSERT_EQ(recent->cuda_events.size(), 2u);
+  EXPECT_EQ(recent->cuda_events.time[0], kNoTime);  // timestamp 0: not collected
+  EXPECT_EQ(recent->cuda_events.sync_id[0], 1);
+  EXPECT_EQ(recent->cuda_events.sync_id[1], 2);
+  EXPECT_EQ(recent->cuda_events.stream[1], 7);
 }
 
 TEST(NsysReader, DecodesSerializedThreadIds) {

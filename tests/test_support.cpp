@@ -357,4 +357,26 @@ CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_en
   return r;
 }
 
+std::optional<std::string> real_nsys_stats(const std::string& report, const std::filesystem::path& sqlite) {
+  namespace fs = std::filesystem;
+  std::string path_env = std::getenv("PATH") ? std::getenv("PATH") : "";
+  bool have_nsys = std::system("command -v nsys > /dev/null 2>&1") == 0;
+  if (const char* home = std::getenv("HOME"); !have_nsys && home && fs::exists(fs::path(home) / ".cache/nsys-debian/nsys")) {
+    path_env = (fs::path(home) / ".cache/nsys-debian").string() + ":" + path_env;
+    have_nsys = true;
+  }
+  if (!have_nsys) return std::nullopt;
+  const fs::path out = sqlite.string() + "." + report + ".csv";
+  const std::string cmd = "PATH='" + path_env + "' nsys stats -q -r " + report + " -f csv --force-export=false '" + sqlite.string() +
+                          "' > '" + out.string() + "' 2> /dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    ADD_FAILURE() << "nsys stats -r " << report << " failed on " << sqlite;
+    return std::string();
+  }
+  std::string printed = read_file(out);
+  fs::remove(out);
+  while (printed.size() >= 2 && printed.ends_with("\n\n")) printed.pop_back();  // nsys ends with a blank line
+  return printed;
+}
+
 }  // namespace tracedoc::testing

@@ -55,6 +55,11 @@ struct CliRun {
 // with `args`; `path_env` replaces PATH when given. A signal N is exit code 128 + N.
 CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "");
 
+// What the real `nsys stats -r REPORT -f csv` prints for an export (the blank line it ends with
+// taken off), with nsys from PATH or where ../shared/tools/install-nsys.sh puts it; nullopt when no
+// nsys is installed. A failing nsys run is a test failure (the text is then empty).
+std::optional<std::string> real_nsys_stats(const std::string& report, const std::filesystem::path& sqlite);
+
 // A fresh folder for one test's files, removed with everything in it at the end of the test.
 class ScratchDir {
  public:

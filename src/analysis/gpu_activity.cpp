@@ -63,6 +63,7 @@ std::vector<DeviceActivity> collect_gpu_activity(const Trace& trace, const GpuAc
   add_ops(trace.kernels, GpuOpKind::kKernel, options, devices);
   add_ops(trace.memcpys, GpuOpKind::kMemcpy, options, devices);
   add_ops(trace.memsets, GpuOpKind::kMemset, options, devices);
+  if (options.include_graphs) add_ops(trace.graph_traces, GpuOpKind::kGraph, options, devices);
 
   if (options.include_overhead && trace.overhead.size() > 0) {
     // Overhead is recorded per CPU thread; it stalls every device of that thread's process.

@@ -14,13 +14,13 @@
 
 namespace tracedoc {
 
-enum class GpuOpKind : uint8_t { kKernel, kMemcpy, kMemset, kOverhead };
+enum class GpuOpKind : uint8_t { kKernel, kMemcpy, kMemset, kOverhead, kGraph };
 
 struct GpuOp {
   TimeNs start = 0;
   TimeNs end = 0;
   GpuOpKind kind = GpuOpKind::kKernel;
-  uint32_t row = 0;  // index in its table (kernels, memcpys, memsets, overhead)
+  uint32_t row = 0;  // index in its table (kernels, memcpys, memsets, overhead, graph_traces)
 };
 
 struct DeviceActivity {
@@ -40,6 +40,9 @@ struct GpuActivityOptions {
   // nsys ignores operations with start <= 0 (timestamps before the session start): its rules select
   // `WHERE start > 0`. PyTorch traces have no such convention and keep every operation.
   bool skip_nonpositive_starts = true;
+  // Whole-graph executions (graph-level tracing, trace.graph_traces) as GPU operations. nsys's rules
+  // read only the kernel, memcpy and memset tables, so they leave them out.
+  bool include_graphs = false;
 };
 
 // One entry per (process, device), ordered by (pid, device) as nsys orders its results.

@@ -79,6 +79,7 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
   GpuActivityOptions o;
   o.include_overhead = false;
   o.skip_nonpositive_starts = false;
+  o.include_graphs = true;
   std::vector<DeviceSummary> out;
   for (const DeviceActivity& d : collect_gpu_activity(trace, o)) {
     DeviceSummary s;
@@ -100,6 +101,9 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
           break;
         case GpuOpKind::kMemset:
           ++s.memsets, s.memset_ns = sat_add(s.memset_ns, len), streams.insert(trace.memsets.stream[op.row]);
+          break;
+        case GpuOpKind::kGraph:
+          ++s.graphs, s.graph_ns = sat_add(s.graph_ns, len), streams.insert(trace.graph_traces.stream[op.row]);
           break;
         case GpuOpKind::kOverhead:
           break;

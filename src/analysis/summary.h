@@ -35,6 +35,8 @@ struct DeviceSummary {
   int64_t busy_ns = 0;        // union of its operations (overhead excluded)
   int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;  // summed durations (streams overlap)
   int64_t kernels = 0, memcpys = 0, memsets = 0;
+  // Whole CUDA graph executions (graph-level tracing): their nodes are not among the kernels.
+  int64_t graphs = 0, graph_ns = 0;
   int64_t streams = 0;
   int64_t gaps_over_threshold = 0;  // idle stretches longer than the gap threshold
   int64_t longest_gap_ns = 0;

@@ -267,6 +267,10 @@ void compact_rows(SyncTable& t, const std::vector<uint8_t>& keep) {
   compact_columns<SyncTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.event_id, t.device, t.context,
                              t.stream, t.sync_type);
 }
+void compact_rows(GraphTraceTable& t, const std::vector<uint8_t>& keep) {
+  compact_columns<GraphTraceTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.graph_id, t.graph_exec_id,
+                                   t.device, t.context, t.stream);
+}
 void compact_rows(OverheadTable& t, const std::vector<uint8_t>& keep) {
   compact_columns<OverheadTable>(keep, t.start, t.end, t.global_tid, t.name);
 }
@@ -369,6 +373,7 @@ Status apply_filter(Trace& trace, const TraceFilter& filter) {
   filter_table(trace.memcpys, &MemcpyTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.memsets, &MemsetTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.syncs, &SyncTable::global_pid, OwnerColumn::kGlobalPid, rule);
+  filter_table(trace.graph_traces, &GraphTraceTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.api, &ApiTable::global_tid, OwnerColumn::kGlobalTid, rule);
   filter_table(trace.ranges, &RangeTable::global_tid, OwnerColumn::kGlobalTid, rule);
   filter_table(trace.os_calls, &OsCallTable::global_tid, OwnerColumn::kGlobalTid, rule);
@@ -376,8 +381,9 @@ Status apply_filter(Trace& trace, const TraceFilter& filter) {
   filter_table(trace.unified_memory.migrations, &UmMigrationTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.unified_memory.gpu_faults, &UmGpuPageFaultTable::global_pid, OwnerColumn::kGlobalPid, rule);
   filter_table(trace.openmp, &OpenMpEventTable::global_tid, OwnerColumn::kGlobalTid, rule);
-  // No end column, so nsys leaves them unfiltered: trace.memory (CUDA_GPU_MEMORY_USAGE_EVENTS) and
-  // trace.unified_memory.cpu_faults (CUDA_UM_CPU_PAGE_FAULT_EVENTS).
+  // No end column, so nsys leaves them unfiltered: trace.memory (CUDA_GPU_MEMORY_USAGE_EVENTS),
+  // trace.cuda_events (CUPTI_ACTIVITY_KIND_CUDA_EVENT) and trace.unified_memory.cpu_faults
+  // (CUDA_UM_CPU_PAGE_FAULT_EVENTS).
   return Status::Ok();
 }
 

@@ -2,9 +2,11 @@
 // and every process it starts, as an unprivileged user, and leaves one .tdcap file per process in
 // the output directory (ingest/capture_format.h), readable by every tracedoc command.
 //
-//   tracedoc capture [-o DIR] [--trace cuda,nvtx] [--capture-range none|cudaProfilerApi|nvtx]
+//   tracedoc capture [-o DIR] [--trace cuda,nvtx,osrt-lite] [--osrt-threshold NS]
+//                    [--capture-range none|cudaProfilerApi|nvtx]
 //                    [--nvtx-capture RANGE[@DOMAIN]] [--delay S] [--duration S]
-//                    [--cuda-memory-usage true|false] [--export sqlite] [--force-overwrite]
+//                    [--cuda-memory-usage true|false] [--cuda-graph-trace node|graph]
+//                    [--export sqlite] [--force-overwrite]
 //                    -- COMMAND ARGS...
 //
 // The recorder is loaded by NVTX (NVTX_INJECTION64_PATH) and by the CUDA driver
@@ -47,6 +49,8 @@ struct CaptureOptions {
   std::string nvtx_capture;
   double delay_s = 0, duration_s = -1;
   std::string cuda_memory = "false";
+  std::string graph_trace = "node";
+  int64_t osrt_threshold_ns = 1000;
   std::string export_format;
   bool force = false;
   std::vector<std::string> command;
@@ -105,6 +109,8 @@ int run_capture(const CaptureOptions& opt) {
     return fail(UsageError("capture: --capture-range=nvtx and --nvtx-capture=RANGE[@DOMAIN] go together"));
   }
   if (opt.cuda_memory != "true" && opt.cuda_memory != "false") return fail(UsageError("capture: --cuda-memory-usage must be true or false"));
+  if (opt.osrt_threshold_ns < 0) return fail(UsageError("capture: --osrt-threshold must be 0 or more nanoseconds"));
+  if (opt.graph_trace != "node" && opt.graph_trace != "graph") return fail(UsageError("capture: --cuda-graph-trace must be node or graph"));
   if (!opt.export_format.empty() && opt.export_format != "sqlite") return fail(UsageError("capture: --export takes sqlite"));
   if (!(opt.delay_s >= 0) || !std::isfinite(opt.delay_s) || !(opt.duration_s == -1 || (opt.duration_s > 0 && std::isfinite(opt.duration_s)))) {
     return fail(UsageError("capture: --delay must be 0 or more seconds and --duration more than 0"));
@@ -123,7 +129,6 @@ int run_capture(const CaptureOptions& opt) {
       if (e.path().extension() == ".tdcap") fs::remove(e.path(), ec);
     }
   }
-  if (kinds.count("osrt-lite")) std::fprintf(stderr, "tracedoc capture: --trace osrt-lite: OS runtime calls are not recorded by this version\n");
   const std::string dir = fs::absolute(opt.output).string();
 
   std::fflush(nullptr);
@@ -138,6 +143,16 @@ int run_capture(const CaptureOptions& opt) {
     if (opt.capture_range == "nvtx") ::setenv("TRACEDOC_CAPTURE_NVTX_RANGE", opt.nvtx_capture.c_str(), 1);
     if (opt.capture_range == "cudaProfilerApi") ::setenv("TRACEDOC_CAPTURE_PROFILER_API", "1", 1);
     if (opt.cuda_memory == "true") ::setenv("TRACEDOC_CAPTURE_CUDA_MEMORY", "1", 1);
+    if (opt.graph_trace == "graph") ::setenv("TRACEDOC_CAPTURE_GRAPH_TRACE", "1", 1);
+    if (kinds.count("osrt-lite")) {
+      // The OS-call interposers work only from a preloaded library; the injection paths above then
+      // load the same copy.
+      const char* preload = std::getenv("LD_PRELOAD");
+      const std::string value = preload != nullptr && *preload != 0 ? library + ":" + preload : library;
+      ::setenv("LD_PRELOAD", value.c_str(), 1);
+      ::setenv("TRACEDOC_CAPTURE_OSRT", "1", 1);
+      ::setenv("TRACEDOC_CAPTURE_OSRT_THRESHOLD_NS", std::to_string(opt.osrt_threshold_ns).c_str(), 1);
+    }
     std::vector<char*> argv;
     for (const std::string& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -161,10 +176,13 @@ int run_capture(const CaptureOptions& opt) {
   }
   int64_t ranges = 0;
   for (uint16_t k : trace->ranges.kind) ranges += k != static_cast<uint16_t>(RangeKind::kNvtxDomainCreate);
-  std::fprintf(stderr, "tracedoc capture: %s: %zu process%s, %lld NVTX events, %zu kernels, %zu copies, %zu memsets, %zu CUDA API calls%s\n",
-               opt.output.c_str(), trace->processes.size(), trace->processes.size() == 1 ? "" : "es", static_cast<long long>(ranges),
-               trace->kernels.size(), trace->memcpys.size(), trace->memsets.size(), trace->api.size(),
-               trace->warnings.torn_frames ? fmt::format(" ({} frame(s) cut short)", trace->warnings.torn_frames).c_str() : "");
+  std::string line = fmt::format("tracedoc capture: {}: {} process{}, {} NVTX events, {} kernels, {} copies, {} memsets, {} CUDA API calls",
+                                 opt.output, trace->processes.size(), trace->processes.size() == 1 ? "" : "es", ranges,
+                                 trace->kernels.size(), trace->memcpys.size(), trace->memsets.size(), trace->api.size());
+  if (trace->graph_traces.size() > 0) line += fmt::format(", {} graph launches", trace->graph_traces.size());
+  if (kinds.count("osrt-lite")) line += fmt::format(", {} OS calls", trace->os_calls.size());
+  if (trace->warnings.torn_frames) line += fmt::format(" ({} frame(s) cut short)", trace->warnings.torn_frames);
+  std::fprintf(stderr, "%s\n", line.c_str());
   if (kinds.count("cuda") && trace->kernels.size() + trace->api.size() + trace->memcpys.size() == 0) {
     std::fprintf(stderr, "tracedoc capture: no CUDA activity was recorded: %s\n", why_no_cuda().c_str());
   }
@@ -185,12 +203,16 @@ std::function<int()> add_capture_command(CLI::App& app) {
   auto opt = std::make_shared<CaptureOptions>();
   CLI::App* cmd = app.add_subcommand("capture", "Run a program and record its CUDA and NVTX timeline (tracedoc capture [options] -- COMMAND ARGS...)");
   cmd->add_option("-o,--output", opt->output, "Output directory: one .tdcap file per process (default tracedoc-capture)");
-  cmd->add_option("-t,--trace", opt->trace, "What to record: cuda, nvtx (default cuda,nvtx)");
+  cmd->add_option("-t,--trace", opt->trace, "What to record: cuda, nvtx, osrt-lite (default cuda,nvtx)");
+  cmd->add_option("--osrt-threshold", opt->osrt_threshold_ns,
+                  "With osrt-lite: record OS calls that last at least this many nanoseconds (default 1000)");
   cmd->add_option("--capture-range", opt->capture_range, "none (default), cudaProfilerApi (cudaProfilerStart/Stop) or nvtx");
   cmd->add_option("--nvtx-capture", opt->nvtx_capture, "RANGE[@DOMAIN]: with --capture-range=nvtx, record from this range's start to its end");
   cmd->add_option("--delay", opt->delay_s, "Seconds after the program starts before recording begins");
   cmd->add_option("--duration", opt->duration_s, "Seconds to record (after --delay)");
   cmd->add_option("--cuda-memory-usage", opt->cuda_memory, "true: also record GPU memory allocations and frees (default false)");
+  cmd->add_option("--cuda-graph-trace", opt->graph_trace,
+                  "node (default): every kernel of a CUDA graph on its own; graph: each graph launch as one block (less overhead)");
   cmd->add_option("--export", opt->export_format, "sqlite: also write the capture as an Nsight Systems SQLite export (DIR.sqlite)");
   cmd->add_flag("--force-overwrite", opt->force, "Replace a capture already in the output directory");
   cmd->add_option("command", opt->command, "The program and its arguments, after --")->expected(-1);

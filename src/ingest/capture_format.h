@@ -48,7 +48,10 @@ enum class RecordType : uint16_t {
   kOverhead = 26,    // i64 tid, i64 start, i64 end, u32 kind
   kDevice = 27,      // DeviceBody
   kDropped = 28,     // u64 records CUPTI dropped (buffers full)
-  kCaptureRange = 29 // i64 start, i64 end: the stretch the capture range recorded
+  kCaptureRange = 29, // i64 start, i64 end: the stretch the capture range recorded
+  kCudaEvent = 30,    // CudaEventBody
+  kGraphTrace = 31,   // GraphTraceBody
+  kOsCall = 32,       // OsCallBody
 };
 
 // Fixed-layout bodies of the CUDA activity records (what the CUPTI records carry that tracedoc's
@@ -83,6 +86,18 @@ struct MemoryBody {
   int64_t time = 0, address = 0, bytes = 0, correlation = 0;
   int32_t device = 0, mem_kind = 0, operation = 0;  // operation: 0 allocation, 1 free
 };
+struct CudaEventBody {
+  int64_t correlation = 0, event = 0, sync_id = -1, device_time = 0;  // device_time 0: not collected
+  int32_t device = 0, context = 0, stream = 0;
+};
+struct GraphTraceBody {
+  int64_t start = 0, end = 0, correlation = 0, graph_id = 0;
+  int32_t device = 0, context = 0, stream = 0;
+};
+struct OsCallBody {
+  int64_t tid = 0, start = 0, end = 0, return_value = 0;
+  uint32_t name = 0;  // kString id of the function ("poll")
+};
 struct DeviceBody {
   int32_t id = 0, sm_count = 0, compute_major = 0, compute_minor = 0;
   int64_t total_memory = 0;
@@ -96,7 +111,9 @@ class BodyWriter {
   template <typename T>
   BodyWriter& put(T v) {
     static_assert(std::is_integral_v<T>);
-    for (size_t i = 0; i < sizeof(T); ++i) out_.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xFF));
+    char bytes[sizeof(T)];
+    for (size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xFF);
+    out_.append(bytes, sizeof(T));  // one append, not a push_back per byte: bodies are built per event
     return *this;
   }
   BodyWriter& bytes(std::string_view s) {
@@ -209,6 +226,33 @@ inline MemoryBody get_memory(BodyReader& r) {
   m.device = r.get<int32_t>(), m.mem_kind = r.get<int32_t>(), m.operation = r.get<int32_t>();
   return m;
 }
+inline void put_cuda_event(BodyWriter& w, const CudaEventBody& e) {
+  w.put(e.correlation).put(e.event).put(e.sync_id).put(e.device_time).put(e.device).put(e.context).put(e.stream);
+}
+inline CudaEventBody get_cuda_event(BodyReader& r) {
+  CudaEventBody e;
+  e.correlation = r.get<int64_t>(), e.event = r.get<int64_t>(), e.sync_id = r.get<int64_t>(), e.device_time = r.get<int64_t>();
+  e.device = r.get<int32_t>(), e.context = r.get<int32_t>(), e.stream = r.get<int32_t>();
+  return e;
+}
+inline void put_graph_trace(BodyWriter& w, const GraphTraceBody& g) {
+  w.put(g.start).put(g.end).put(g.correlation).put(g.graph_id).put(g.device).put(g.context).put(g.stream);
+}
+inline GraphTraceBody get_graph_trace(BodyReader& r) {
+  GraphTraceBody g;
+  g.start = r.get<int64_t>(), g.end = r.get<int64_t>(), g.correlation = r.get<int64_t>(), g.graph_id = r.get<int64_t>();
+  g.device = r.get<int32_t>(), g.context = r.get<int32_t>(), g.stream = r.get<int32_t>();
+  return g;
+}
+inline void put_os_call(BodyWriter& w, const OsCallBody& o) {
+  w.put(o.tid).put(o.start).put(o.end).put(o.return_value).put(o.name);
+}
+inline OsCallBody get_os_call(BodyReader& r) {
+  OsCallBody o;
+  o.tid = r.get<int64_t>(), o.start = r.get<int64_t>(), o.end = r.get<int64_t>(), o.return_value = r.get<int64_t>();
+  o.name = r.get<uint32_t>();
+  return o;
+}
 inline void put_device(BodyWriter& w, const DeviceBody& d) {
   w.put(d.id).put(d.sm_count).put(d.compute_major).put(d.compute_minor).put(d.total_memory).put(d.name);
 }
@@ -221,18 +265,30 @@ inline DeviceBody get_device(BodyReader& r) {
 
 // CRC-32 (the zlib / PNG polynomial) with a table made at compile time: the injection library
 // needs no zlib, and a frame of a few MB costs milliseconds.
-inline constexpr auto kCrcTable = [] {
-  std::array<uint32_t, 256> t{};
+// Slicing by 8 (eight tables, eight bytes a step): every byte recorded goes through it once.
+inline constexpr auto kCrcTables = [] {
+  std::array<std::array<uint32_t, 256>, 8> t{};
   for (uint32_t i = 0; i < 256; ++i) {
     uint32_t c = i;
     for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-    t[i] = c;
+    t[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; ++i) {
+    for (size_t s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFF];
   }
   return t;
 }();
 inline uint32_t crc32_of(std::string_view data) {
+  const auto& t = kCrcTables;
   uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char c : data) crc = kCrcTable[(crc ^ c) & 0xFF] ^ (crc >> 8);
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  size_t n = data.size();
+  for (; n >= 8; n -= 8, p += 8) {
+    const uint32_t lo = crc ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^
+          t[1][p[6]] ^ t[0][p[7]];
+  }
+  for (; n > 0; --n, ++p) crc = t[0][(crc ^ *p) & 0xFF] ^ (crc >> 8);
   return ~crc;
 }
 

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ingest/capture_format.h"
@@ -24,6 +25,7 @@ using capture::RecordType;
 namespace fs = std::filesystem;
 
 constexpr int64_t kNoPid = -1;
+constexpr int32_t kOsRuntimeEventClass = 27;  // TRACE_PROCESS_EVENT_OS_RUNTIME, as nsys numbers OSRT_API rows
 
 // One process's file into the shared Trace. Times stay absolute here; read_capture shifts every
 // table by the session start once all files are in.
@@ -162,6 +164,9 @@ class FileReader {
       case RecordType::kSync: add_sync(capture::get_sync(r)); break;
       case RecordType::kMemory: add_memory(capture::get_memory(r)); break;
       case RecordType::kDevice: add_device(capture::get_device(r)); break;
+      case RecordType::kCudaEvent: add_cuda_event(capture::get_cuda_event(r)); break;
+      case RecordType::kGraphTrace: add_graph_trace(capture::get_graph_trace(r)); break;
+      case RecordType::kOsCall: add_os_call(capture::get_os_call(r)); break;
       case RecordType::kOverhead: {
         const int64_t tid = r.get<int64_t>(), start = r.get<int64_t>(), end = r.get<int64_t>();
         r.get<uint32_t>();
@@ -241,6 +246,26 @@ class FileReader {
     m.correlation.push_back(b.correlation), m.device.push_back(b.device), m.mem_kind.push_back(b.mem_kind), m.operation.push_back(b.operation);
     t_.source.tables.insert("CUDA_GPU_MEMORY_USAGE_EVENTS");
   }
+  void add_cuda_event(const capture::CudaEventBody& b) {
+    CudaEventTable& e = t_.cuda_events;
+    e.time.push_back(b.device_time != 0 ? b.device_time : kNoTime), e.global_pid.push_back(gpid());
+    e.correlation.push_back(b.correlation), e.event_id.push_back(b.event), e.sync_id.push_back(b.sync_id >= 0 ? b.sync_id : kNoValue);
+    e.device.push_back(b.device), e.context.push_back(b.context), e.stream.push_back(b.stream);
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_CUDA_EVENT");
+  }
+  void add_graph_trace(const capture::GraphTraceBody& b) {
+    GraphTraceTable& g = t_.graph_traces;
+    g.start.push_back(b.start), g.end.push_back(b.end), g.global_pid.push_back(gpid()), g.correlation.push_back(b.correlation);
+    g.graph_id.push_back(b.graph_id), g.graph_exec_id.push_back(kNoValue);
+    g.device.push_back(b.device), g.context.push_back(b.context), g.stream.push_back(b.stream);
+    t_.source.tables.insert("CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
+  }
+  void add_os_call(const capture::OsCallBody& b) {
+    OsCallTable& o = t_.os_calls;
+    o.start.push_back(b.start), o.end.push_back(b.end), o.global_tid.push_back(tid_of(b.tid)), o.return_value.push_back(b.return_value);
+    o.name.push_back(str(b.name)), o.event_class.push_back(kOsRuntimeEventClass), o.nesting_level.push_back(0);
+    t_.source.tables.insert("OSRT_API");
+  }
   void add_device(const capture::DeviceBody& b) {
     for (const DeviceInfo& d : t_.devices) {
       if (d.id == b.id) return;  // every process reports the devices it sees
@@ -270,7 +295,26 @@ void shift(TimeNs origin, Columns&... columns) {
 // Every time relative to the session start, as nsys writes them.
 void shift_times(Trace& t, TimeNs origin) {
   shift(origin, t.kernels.start, t.kernels.end, t.memcpys.start, t.memcpys.end, t.memsets.start, t.memsets.end, t.api.start,
-        t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time, t.overhead.start, t.overhead.end);
+        t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time, t.overhead.start, t.overhead.end,
+        t.cuda_events.time, t.graph_traces.start, t.graph_traces.end, t.os_calls.start, t.os_calls.end);
+}
+
+// CUDA event records carry no host time: keep those whose cudaEventRecord call was captured (the
+// delay, duration and capture range gate the calls).
+void drop_uncaptured_events(Trace& t) {
+  std::unordered_set<int64_t> calls;  // (pid, correlation) of the captured API calls
+  calls.reserve(t.api.size());
+  auto key = [](int64_t global_id, int64_t correlation) { return (pid_of(global_id) << 32) ^ correlation; };
+  for (size_t i = 0; i < t.api.size(); ++i) calls.insert(key(t.api.global_tid[i], t.api.correlation[i]));
+  CudaEventTable& e = t.cuda_events;
+  CudaEventTable kept;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (!calls.count(key(e.global_pid[i], e.correlation[i]))) continue;
+    kept.time.push_back(e.time[i]), kept.global_pid.push_back(e.global_pid[i]), kept.correlation.push_back(e.correlation[i]);
+    kept.event_id.push_back(e.event_id[i]), kept.sync_id.push_back(e.sync_id[i]), kept.device.push_back(e.device[i]);
+    kept.context.push_back(e.context[i]), kept.stream.push_back(e.stream[i]);
+  }
+  e = std::move(kept);
 }
 
 std::vector<std::string> capture_files(const std::string& dir) {
@@ -314,6 +358,7 @@ Result<Trace> read_capture(const std::string& path) {
   origin -= origin % 1'000'000'000;
   t.source.session_start_utc_ns = origin;
   shift_times(t, origin);
+  drop_uncaptured_events(t);
   kineto::sort_by_time(t);
   return t;
 }

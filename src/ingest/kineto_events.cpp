@@ -604,6 +604,12 @@ void sort_by_time(Trace& t_, int threads) {
                               me.operation));
   auto& ov = t_.overhead;
   tables.push_back(table_sort(ov.start, ov.start, ov.end, ov.global_tid, ov.name));
+  auto& gt = t_.graph_traces;
+  tables.push_back(table_sort(gt.start, gt.start, gt.end, gt.global_pid, gt.correlation, gt.graph_id, gt.graph_exec_id,
+                              gt.device, gt.context, gt.stream));
+  auto& os = t_.os_calls;
+  tables.push_back(table_sort(os.start, os.start, os.end, os.global_tid, os.return_value, os.name, os.event_class,
+                              os.nesting_level));
   run_jobs(tables.size(), threads, [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
 
   // Column jobs, plus the two that only renumber: collectives (by the kernels' order) and range rows.

@@ -312,6 +312,42 @@ class Loader {
                 [&](size_t n) { y = SyncTable{}; y.reserve(n); });
   }
 
+  // Graph-level GPU blocks and CUDA event records. Old exports' CUDA_EVENT tables have neither
+  // timestamp nor eventSyncId: absent columns read as NULL.
+  Status load_graphs_and_events() {
+    auto& g = trace_.graph_traces;
+    TRACEDOC_RETURN_IF_ERROR(scan("CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                                  {"start", "end", "globalPid", "correlationId", "graphId", "graphExecId", "deviceId",
+                                   "contextId", "streamId"},
+                                  [&](const auto& s) {
+                                    g.start.push_back(s.int64_or(0, kNoTime));
+                                    g.end.push_back(s.int64_or(1, kNoTime));
+                                    g.global_pid.push_back(s.int64_or(2, 0));
+                                    g.correlation.push_back(s.int64_or(3, kNone));
+                                    g.graph_id.push_back(s.int64_or(4, kNone));
+                                    g.graph_exec_id.push_back(s.int64_or(5, kNone));
+                                    g.device.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                                    g.context.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                                    g.stream.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
+                                  },
+                                  [&](size_t n) { g = GraphTraceTable{}; g.reserve(n); }));
+    auto& e = trace_.cuda_events;
+    return scan("CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+                {"timestamp", "globalPid", "correlationId", "eventId", "eventSyncId", "deviceId", "contextId", "streamId"},
+                [&](const auto& s) {
+                  const int64_t t = s.int64_or(0, 0);
+                  e.time.push_back(t != 0 ? t : kNoTime);  // 0: not collected
+                  e.global_pid.push_back(s.int64_or(1, 0));
+                  e.correlation.push_back(s.int64_or(2, kNone));
+                  e.event_id.push_back(s.int64_or(3, kNone));
+                  e.sync_id.push_back(s.int64_or(4, kNone));
+                  e.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
+                  e.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                  e.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                },
+                [&](size_t n) { e = CudaEventTable{}; e.reserve(n); });
+  }
+
   Status load_memory() {
     auto& m = trace_.memory;
     return scan("CUDA_GPU_MEMORY_USAGE_EVENTS",
@@ -571,6 +607,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     run(kLoadMemcpy, &Loader::load_memcpy);
     run(kLoadMemset, &Loader::load_memset);
     run(kLoadSyncs, &Loader::load_syncs);
+    run(kLoadGraphsAndEvents, &Loader::load_graphs_and_events);
     run(kLoadMemory, &Loader::load_memory);
     run(kLoadUnifiedMemory, &Loader::load_unified_memory);
     run(kLoadOpenMp, &Loader::load_openmp);

@@ -25,6 +25,7 @@ enum NsysTables : uint32_t {
   kLoadUnifiedMemory = 1u << 9,  // UVM migrations and CPU / GPU page faults
   kLoadOpenMp = 1u << 10,        // every OPENMP_EVENT_KIND_* table
   kLoadCpuSched = 1u << 11,      // SCHED_EVENTS and COMPOSITE_EVENTS (thread switches, CPU samples)
+  kLoadGraphsAndEvents = 1u << 12,  // CUPTI_ACTIVITY_KIND_GRAPH_TRACE and CUPTI_ACTIVITY_KIND_CUDA_EVENT
   // Opt-in bits, left out of kLoadAll: tables that only some reports read and that cost memory on
   // the largest traces. A default read (OpenOptions{}, `tracedoc summary`, the benchmarks) never
   // stores them; only a report that declares the bit (python_func_sum) does. New bits for ordinary

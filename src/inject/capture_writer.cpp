@@ -35,7 +35,8 @@ std::unordered_map<std::string, uint32_t> g_strings;
 std::atomic<bool> g_flusher_started{false};
 int g_wake[2] = {-1, -1};                      // the flusher's self-pipe (signals write to it)
 std::atomic<int> g_pending_signal{0};
-std::atomic<uint64_t> g_fork_generation{0};  // bumped in a forked child: thread-local caches start over
+std::atomic<uint64_t> g_fork_generation{0};
+std::atomic<CaptureWriter*> g_writer{nullptr};  // set once CaptureWriter::get() has made it  // bumped in a forked child: thread-local caches start over
 
 // Per-thread cache of string ids, looked up without building a std::string; a miss goes to the
 // process's table (under the lock), which writes the kString record.
@@ -50,6 +51,7 @@ struct StringCache {
 // initial-exec: a thread-local in a library loaded with dlopen otherwise costs a __tls_get_addr
 // call per access, which is most of an event's cost.
 __attribute__((tls_model("initial-exec"))) thread_local StringCache t_strings;
+__attribute__((tls_model("initial-exec"))) thread_local int t_recorder_depth = 0;
 
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
@@ -75,9 +77,10 @@ bool write_all(int fd, const char* data, size_t n) {
 // Signals whose default action kills the process: the handler wakes the flusher, which writes
 // everything (CUPTI's buffers included, which is not safe inside a handler) and re-raises.
 void on_fatal_signal(int sig) {
+  RecorderScope busy;
   g_pending_signal.store(sig);
   const char byte = 1;
-  if (g_wake[1] >= 0) (void)!::write(g_wake[1], &byte, 1);
+  if (g_wake[1] >= 0) (void)!::syscall(SYS_write, g_wake[1], &byte, 1);
   else CaptureWriter::get().flush_from_signal();
 }
 
@@ -97,11 +100,13 @@ void install_signal_handlers() {
 }
 
 void final_flush() {
+  RecorderScope busy;
   run_final_flush_hooks();  // CUPTI: hand over the activity buffers still held
   CaptureWriter::get().flush();
 }
 
 void flusher_loop() {
+  RecorderScope busy;  // for good: nothing this thread does is the application's
   // Every 10th wake-up (about a second) CUPTI is also made to hand over its partly filled
   // buffers, so a crash loses at most about a second of CUDA activity.
   for (int tick = 1;; ++tick) {
@@ -137,12 +142,17 @@ void start_flusher() {
 void atfork_prepare() { g_mutex.lock(); }
 void atfork_parent() { g_mutex.unlock(); }
 void atfork_child() {
+  RecorderScope busy;
   g_mutex.unlock();
   g_fork_generation.fetch_add(1);
   CaptureWriter::get().reopen_in_child();
 }
 
 }  // namespace
+
+bool in_recorder() noexcept { return t_recorder_depth > 0; }
+RecorderScope::RecorderScope() noexcept { ++t_recorder_depth; }
+RecorderScope::~RecorderScope() { --t_recorder_depth; }
 
 int64_t now_ns() noexcept {
   timespec ts{};
@@ -164,7 +174,9 @@ int64_t current_tid() noexcept {
 
 CaptureWriter& CaptureWriter::get() noexcept {
   static CaptureWriter* writer = [] {
+    RecorderScope busy;  // opening the file must not record (and re-enter this initialization)
     auto* w = new CaptureWriter();  // never destroyed: threads may still record during exit
+    g_writer.store(w);
     if (w->enabled()) {
       start_flusher();  // now, not inside the first recorded range, where it would cost that range
       std::atexit(final_flush);
@@ -174,6 +186,13 @@ CaptureWriter& CaptureWriter::get() noexcept {
     return w;
   }();
   return *writer;
+}
+
+CaptureWriter* CaptureWriter::existing() noexcept { return g_writer.load(); }
+
+void flush_before_exit() noexcept {
+  CaptureWriter* w = CaptureWriter::existing();
+  if (w != nullptr && w->enabled()) final_flush();
 }
 
 CaptureWriter::CaptureWriter() noexcept {
@@ -236,6 +255,7 @@ bool CaptureWriter::recording(int64_t t) const noexcept {
 
 void CaptureWriter::record(RecordType type, std::string_view body) noexcept {
   if (!enabled() || body.size() > 0xFFFF) return;
+  RecorderScope busy;
   try {
     start_flusher();
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -256,6 +276,7 @@ uint32_t CaptureWriter::string_id(std::string_view text) noexcept {
     cache.generation = generation;
   }
   if (auto hit = cache.ids.find(text); hit != cache.ids.end()) return hit->second;
+  RecorderScope busy;
   try {
     const uint32_t id = intern_locked(text);
     if (cache.ids.size() < 65536) cache.ids.emplace(std::string(text), id);
@@ -281,11 +302,13 @@ uint32_t CaptureWriter::intern_locked(std::string_view text) {
 
 void CaptureWriter::flush() noexcept {
   if (!enabled()) return;
+  RecorderScope busy;
   std::lock_guard<std::mutex> lock(g_mutex);
   write_frame_locked();
 }
 
 void CaptureWriter::flush_from_signal() noexcept {
+  RecorderScope busy;
   if (!enabled() || !g_mutex.try_lock()) return;
   write_frame_locked();
   g_mutex.unlock();

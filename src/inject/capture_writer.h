@@ -29,10 +29,27 @@ namespace tracedoc::inject {
 int64_t now_ns() noexcept;       // CLOCK_REALTIME, the clock of every record
 int64_t current_tid() noexcept;  // the kernel's thread id
 
+// Whether this thread is inside the recorder (writing, flushing, converting) or is one of its
+// threads: the OS-call interposers (osrt_interpose.cpp) then pass calls straight through, so that
+// the recorder's own write(2) and poll(2) are neither recorded nor able to re-enter its lock.
+bool in_recorder() noexcept;
+// What exit() does through atexit, for _exit(): the CUDA buffers and the last frame written, when
+// this process has a writer.
+void flush_before_exit() noexcept;
+class RecorderScope {
+ public:
+  RecorderScope() noexcept;
+  ~RecorderScope();
+  RecorderScope(const RecorderScope&) = delete;
+  RecorderScope& operator=(const RecorderScope&) = delete;
+};
+
 class CaptureWriter {
  public:
   // The process's writer, opened on first use.
   static CaptureWriter& get() noexcept;
+  // The process's writer when one was opened, else null (nothing recorded, no file to flush).
+  static CaptureWriter* existing() noexcept;
 
   bool enabled() const noexcept { return fd_ >= 0; }
   // Whether an event at time t falls in the capture (delay, duration, capture range).

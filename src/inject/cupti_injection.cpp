@@ -70,6 +70,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 }
 
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  RecorderScope busy;
   CUpti_Activity* record = nullptr;
   while (g_converter != nullptr && g_cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) g_converter->convert(record);
   size_t dropped = 0;
@@ -113,6 +114,11 @@ bool bind(void* lib, Fn& fn, const char* name) {
 
 void say(const std::string& text) { std::fprintf(stderr, "tracedoc capture: %s\n", text.c_str()); }
 
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
+
 }  // namespace
 
 }  // namespace tracedoc::inject
@@ -154,14 +160,26 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     say("CUDA activity is not recorded: CUPTI refused the activity buffers");
     return 1;
   }
-  const char* memory = std::getenv("TRACEDOC_CAPTURE_CUDA_MEMORY");
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                  CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-                                  CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                                  CUPTI_ACTIVITY_KIND_OVERHEAD}) {
-    c.enable(kind);
-  }
-  if (memory != nullptr && std::strcmp(memory, "1") == 0) c.enable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  auto enable = [&](CUpti_ActivityKind kind, const char* what) {
+    if (const CUptiResult rc = c.enable(kind); rc != CUPTI_SUCCESS) {
+      say(std::string(what) + " not recorded: CUPTI refused activity kind " + std::to_string(static_cast<int>(kind)) + " (error " +
+          std::to_string(static_cast<int>(rc)) + ")");
+    }
+  };
+  // Graph-level tracing first: it replaces the per-node records of graph launches.
+  if (env_is("TRACEDOC_CAPTURE_GRAPH_TRACE", "1")) enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graph launches are");
+  enable(CUPTI_ACTIVITY_KIND_DEVICE, "GPU devices are");
+  enable(CUPTI_ACTIVITY_KIND_CONTEXT, "CUDA contexts are");
+  enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels are");
+  enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copies are");
+  enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copies are");
+  enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets are");
+  enable(CUPTI_ACTIVITY_KIND_RUNTIME, "CUDA runtime calls are");
+  enable(CUPTI_ACTIVITY_KIND_DRIVER, "CUDA driver calls are");
+  enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations are");
+  enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA event records are");
+  enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "profiler overhead is");
+  if (env_is("TRACEDOC_CAPTURE_CUDA_MEMORY", "1")) enable(CUPTI_ACTIVITY_KIND_MEMORY2, "GPU memory allocations are");
   if (writer.uses_profiler_api() && c.subscribe != nullptr && c.enable_callback != nullptr) {
     CUpti_SubscriberHandle subscriber = nullptr;
     if (c.subscribe(&subscriber, on_runtime_api, nullptr) == CUPTI_SUCCESS) {

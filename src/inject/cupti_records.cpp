@@ -1,5 +1,7 @@
 #include "inject/cupti_records.h"
 
+#include <climits>
+#include <cstdint>
 #include <string>
 
 namespace tracedoc::inject {
@@ -14,6 +16,10 @@ int32_t ActivityConverter::device_of_context(uint32_t context, int32_t fallback)
 }
 
 void ActivityConverter::learn_context(uint32_t context, uint32_t device) {
+  // Every kernel and copy tells its context's device again: only a new pair takes the lock.
+  const uint64_t pair = (static_cast<uint64_t>(context) << 32) | device;
+  if (last_learned_.load(std::memory_order_relaxed) == pair) return;
+  last_learned_.store(pair, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
   context_device_[context] = static_cast<int32_t>(device);
 }
@@ -48,7 +54,9 @@ capture::MemcpyBody copy_body(const Copy& m) {
 }  // namespace
 
 bool ActivityConverter::convert(const CUpti_Activity* record) {
-  std::string body;
+  // One body buffer per converting thread, reused: no allocation per record.
+  __attribute__((tls_model("initial-exec"))) thread_local std::string body;
+  body.clear();
   BodyWriter w(body);
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -121,6 +129,31 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.sync_type = static_cast<int32_t>(s->type);
       capture::put_sync(w, b);
       sink_.emit(RecordType::kSync, body);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+      // No host time of its own: the reader keeps it when its cudaEventRecord call was captured.
+      const auto* e = reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record);
+      capture::CudaEventBody b;
+      b.correlation = e->correlationId, b.event = e->eventId, b.sync_id = static_cast<int64_t>(e->cudaEventSyncId);
+      b.device_time = static_cast<int64_t>(e->deviceTimestamp), b.device = static_cast<int32_t>(e->deviceId);
+      b.context = static_cast<int32_t>(e->contextId), b.stream = static_cast<int32_t>(e->streamId);
+      capture::put_cuda_event(w, b);
+      sink_.emit(RecordType::kCudaEvent, body);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      const auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+      if (!sink_.keep(static_cast<int64_t>(g->start))) return true;
+      capture::GraphTraceBody b;
+      b.start = static_cast<int64_t>(g->start), b.end = static_cast<int64_t>(g->end), b.correlation = g->correlationId;
+      b.graph_id = g->graphId, b.stream = static_cast<int32_t>(g->streamId);
+      // INT_MAX device and context: the graph starts on the host; its last node's device is the GPU.
+      const bool host_start = g->deviceId == static_cast<uint32_t>(INT32_MAX);
+      b.device = static_cast<int32_t>(host_start ? g->endDeviceId : g->deviceId);
+      b.context = static_cast<int32_t>(host_start ? g->endContextId : g->contextId);
+      capture::put_graph_trace(w, b);
+      sink_.emit(RecordType::kGraphTrace, body);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {

@@ -6,6 +6,7 @@
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -47,6 +48,7 @@ class ActivityConverter {
   RecordSink& sink_;
   ApiNameLookup api_name_;
   std::mutex mutex_;  // CUPTI may complete buffers on several threads
+  std::atomic<uint64_t> last_learned_{~uint64_t{0}};  // (context << 32 | device) last put in context_device_
   std::unordered_map<uint32_t, int32_t> context_device_;
   std::unordered_map<uint64_t, uint32_t> api_names_;  // (driver << 32 | cbid) -> string id
   int64_t converted_ = 0, skipped_ = 0;

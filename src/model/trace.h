@@ -160,6 +160,27 @@ struct SyncTable {
   size_t size() const { return start.size(); }
 };
 
+// CUDA event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT): the stream on which cudaEventRecord placed
+// an event, which is the stream a later cudaStreamWaitEvent or cudaEventSynchronize (SyncTable's
+// event_id) waits for. One row per record call; event ids are reused, sync_id is not.
+struct CudaEventTable {
+  std::vector<TimeNs> time;  // device-side completion time; kNoTime when not collected (the default)
+  std::vector<int64_t> global_pid, correlation, event_id, sync_id;  // sync_id: kNoValue when absent
+  std::vector<int32_t> device, context, stream;
+  void reserve(size_t n) { reserve_columns(n, time, global_pid, correlation, event_id, sync_id, device, context, stream); }
+  size_t size() const { return event_id.size(); }
+};
+
+// Whole CUDA graph executions (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): with graph-level tracing a graph
+// launch is one GPU block and its kernels are not recorded one by one.
+struct GraphTraceTable {
+  std::vector<TimeNs> start, end;
+  std::vector<int64_t> global_pid, correlation, graph_id, graph_exec_id;  // graph_exec_id: kNoValue when absent
+  std::vector<int32_t> device, context, stream;
+  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, graph_id, graph_exec_id, device, context, stream); }
+  size_t size() const { return start.size(); }
+};
+
 // GPU memory allocation / free events (CUDA_GPU_MEMORY_USAGE_EVENTS, PyTorch [memory]).
 struct MemoryEventTable {
   std::vector<TimeNs> time;
@@ -286,6 +307,8 @@ struct Trace {
   SchedTable sched;
   CpuSampleTable cpu_samples;
   SyncTable syncs;
+  CudaEventTable cuda_events;
+  GraphTraceTable graph_traces;
   MemoryEventTable memory;
   OverheadTable overhead;
   UnifiedMemoryTable unified_memory;

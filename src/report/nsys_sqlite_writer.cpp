@@ -67,6 +67,16 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end IN
   deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
   correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER);
 )SQL";
+constexpr const char* kCudaEventSchema = R"SQL(
+CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (timestamp INTEGER, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, eventId INTEGER NOT NULL,
+  eventSyncId INTEGER);
+)SQL";
+constexpr const char* kGraphTraceSchema = R"SQL(
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+  graphId INTEGER NOT NULL, graphExecId INTEGER);
+)SQL";
 constexpr const char* kRuntimeSchema = R"SQL(
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
   globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
@@ -112,7 +122,7 @@ constexpr int64_t kSecondNs = 1000000000;
 // The earliest start of anything the export holds (INT64_MAX when it holds nothing).
 int64_t first_event(const Trace& tr) {
   int64_t first = std::numeric_limits<int64_t>::max();
-  for (const auto* col : {&tr.kernels.start, &tr.memcpys.start, &tr.memsets.start, &tr.syncs.start, &tr.api.start,
+  for (const auto* col : {&tr.kernels.start, &tr.memcpys.start, &tr.memsets.start, &tr.syncs.start, &tr.graph_traces.start, &tr.api.start,
                           &tr.ranges.start, &tr.os_calls.start}) {
     for (TimeNs t : *col) first = std::min(first, t);
   }
@@ -203,6 +213,25 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     for (size_t r = 0; r < y.size(); ++r) {
       ins.i(at(y.start[r])).i(at(y.end[r])).i(y.device[r]).i(y.context[r]).null().i(y.stream[r])
           .maybe(y.correlation[r], kNoValue).i(y.global_pid[r]).i(y.sync_type[r]).maybe(y.event_id[r], kNoValue);
+      ok &= ins.run();
+    }
+  }
+  if (const auto& e = tr.cuda_events; table(e.size(), kCudaEventSchema)) {
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (" + placeholders(9) + ")");
+    for (size_t r = 0; r < e.size(); ++r) {
+      // nsys writes 0 when the device timestamp was not collected.
+      ins.i(e.time[r] == kNoTime ? 0 : at(e.time[r])).i(e.device[r]).i(e.context[r]).null().i(e.stream[r])
+          .maybe(e.correlation[r], kNoValue).i(e.global_pid[r]).i(e.event_id[r] == kNoValue ? 0 : e.event_id[r])
+          .maybe(e.sync_id[r], kNoValue);
+      ok &= ins.run();
+    }
+  }
+  if (const auto& g = tr.graph_traces; table(g.size(), kGraphTraceSchema)) {
+    SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (" + placeholders(10) + ")");
+    for (size_t r = 0; r < g.size(); ++r) {
+      ins.i(at(g.start[r])).i(at(g.end[r])).i(g.device[r]).i(g.context[r]).null().i(g.stream[r])
+          .maybe(g.correlation[r], kNoValue).i(g.global_pid[r]).i(g.graph_id[r] == kNoValue ? 0 : g.graph_id[r])
+          .maybe(g.graph_exec_id[r], kNoValue);
       ok &= ins.run();
     }
   }

@@ -84,6 +84,10 @@ std::string breakdown_line(const DeviceSummary& d) {
     line += fmt::format("; communication {}, {} of it under compute", human_duration(d.communication_ns),
                         percent(100.0 * static_cast<double>(d.comm_overlap_ns) / static_cast<double>(d.communication_ns)));
   }
+  if (d.graphs > 0) {
+    // Graph-level tracing: the graphs' kernels were not recorded, so their time counts as other work.
+    line += fmt::format("; {} CUDA graph executions traced whole, {}", d.graphs, human_duration(d.graph_ns));
+  }
   return line + "\n";
 }
 
@@ -251,6 +255,8 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       d.field("memcpy_ns", v.memcpy_ns);
       d.field("memsets", v.memsets);
       d.field("memset_ns", v.memset_ns);
+      d.field("graphs", v.graphs);
+      d.field("graph_ns", v.graph_ns);
       d.field("streams", v.streams);
       d.field("gaps_over_threshold", v.gaps_over_threshold);
       d.field("longest_gap_ns", v.longest_gap_ns);

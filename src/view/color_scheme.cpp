@@ -30,9 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<const char*, kCategoryCount> kNames = {
-    "kernel", "memcpy", "memset", "sync", "gpu_annotation", "api", "range", "op", "os"};
+    "kernel", "memcpy", "memset", "sync", "gpu_annotation", "api", "range", "op", "os", "graph"};
 constexpr std::array<const char*, kCategoryCount> kLabels = {
-    "kernel", "memory copy", "memset", "sync", "GPU annotation", "CUDA API", "annotation range", "operator", "OS call"};
+    "kernel", "memory copy", "memset", "sync", "GPU annotation", "CUDA API", "annotation range", "operator", "OS call",
+    "CUDA graph"};
 
 // The default scheme's category colours, after Tableau 10: neighbours on a timeline (a kernel
 // next to a copy, an API call under an operator) differ in hue. Memory operations are yellow and
@@ -48,6 +49,7 @@ constexpr std::array<uint32_t, kCategoryCount> kDefaultColors = {
     0x76b7b2,  // range: teal
     0x9c755f,  // op: brown
     0xbab0ac,  // os: warm grey
+    0xff9da7,  // graph: pink
 };
 
 // A scheme of more rules is a mistake (a generated file gone wrong); the limit also keeps the
@@ -545,6 +547,7 @@ struct ColorScheme::Builder {
         {0xb0b7c3, "annotation range"},
         {0xcfcfcf, "other operator"},
         {0xbdbdbd, "other OS call"},
+        {0xa8a8a8, "CUDA graph"},
     }};
     const auto bit = category_bit;
     const auto rule = [](uint16_t categories, std::string pattern, bool icase, std::optional<bool> critical, uint32_t rgb,

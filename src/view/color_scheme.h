@@ -76,8 +76,10 @@
 namespace tracedoc::view {
 
 // What an event on the timeline is; the rules of a colour scheme match it.
-enum class Category : uint8_t { kKernel, kMemcpy, kMemset, kSync, kGpuAnnotation, kApi, kRange, kOp, kOsCall };
-inline constexpr size_t kCategoryCount = 9;
+// kGraph (whole CUDA graph executions, graph-level tracing) comes last so that the other categories
+// keep their numbers in pages and colour files.
+enum class Category : uint8_t { kKernel, kMemcpy, kMemset, kSync, kGpuAnnotation, kApi, kRange, kOp, kOsCall, kGraph };
+inline constexpr size_t kCategoryCount = 10;
 // The mask of every category: a rule with it matches any category.
 inline constexpr uint16_t kAnyCategory = (1u << kCategoryCount) - 1;
 inline constexpr size_t kMaxSearchedName = 4096;

@@ -160,6 +160,12 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     if (!usable(ms.start[i], ms.end[i])) continue;
     add(gpu_track(ms.global_pid[i], ms.device[i], ms.stream[i]), ms.start[i], ms.end[i], i, names.of_text("[CUDA memset]"), Category::kMemset);
   }
+  const GraphTraceTable& gt = trace.graph_traces;
+  for (uint32_t i = 0; i < gt.size(); ++i) {
+    if (!usable(gt.start[i], gt.end[i])) continue;
+    add(gpu_track(gt.global_pid[i], gt.device[i], gt.stream[i]), gt.start[i], gt.end[i], i,
+        names.of_text(fmt::format("[CUDA graph {}]", gt.graph_id[i])), Category::kGraph);
+  }
   // nsys records some synchronizations with device 0 whatever the stream's device (seen in a
   // two-GPU export): a sync goes on the device whose work ran on its (process, stream).
   // Syncs on a stream without other work go to the process's device when it used only one.
@@ -281,7 +287,51 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
   return tl;
 }
 
-std::string item_detail(const Trace& trace, const TrackItem& item) {
+EventRecords::EventRecords(const Trace& trace) {
+  const CudaEventTable& e = trace.cuda_events;
+  if (e.size() == 0) return;
+  std::unordered_map<int64_t, TimeNs> call_start;  // (pid, correlation) -> API call start
+  auto key = [](int64_t global_id, int64_t correlation) { return (pid_of(global_id) << 32) ^ correlation; };
+  for (size_t i = 0; i < trace.api.size(); ++i) {
+    if (trace.api.correlation[i] != kNoValue) call_start.emplace(key(trace.api.global_tid[i], trace.api.correlation[i]), trace.api.start[i]);
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    const auto call = call_start.find(key(e.global_pid[i], e.correlation[i]));
+    const TimeNs t = call != call_start.end() ? call->second : e.time[i];
+    if (t == kNoTime) continue;
+    by_event_[{pid_of(e.global_pid[i]), e.event_id[i]}].push_back(Record{t, e.device[i], e.stream[i]});
+  }
+  for (auto& [k, records] : by_event_) {
+    std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.call < b.call; });
+  }
+}
+
+const EventRecords::Record* EventRecords::last_before(int64_t global_pid, int64_t event_id, TimeNs t) const {
+  const auto it = by_event_.find({pid_of(global_pid), event_id});
+  if (it == by_event_.end()) return nullptr;
+  const auto after = std::upper_bound(it->second.begin(), it->second.end(), t, [](TimeNs v, const Record& r) { return v < r.call; });
+  return after == it->second.begin() ? nullptr : &*std::prev(after);
+}
+
+namespace {
+
+// "event 41, recorded on GPU 0 stream 21": which stream's work a stream wait or event sync waited for.
+std::string sync_detail(const Trace& trace, uint32_t i, const EventRecords* events) {
+  const SyncTable& y = trace.syncs;
+  constexpr int64_t kInvalidId = 0xFFFFFFFF;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE, as nsys stores it
+  if (y.event_id[i] == kNoValue || y.event_id[i] == kInvalidId) return {};
+  std::string s = fmt::format("event {}", y.event_id[i]);
+  if (events != nullptr) {
+    if (const EventRecords::Record* r = events->last_before(y.global_pid[i], y.event_id[i], y.start[i])) {
+      s += fmt::format(", recorded on GPU {} stream {}", r->device, r->stream);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events) {
   const uint32_t i = item.row;
   switch (item.category) {
     case Category::kKernel: {
@@ -301,6 +351,10 @@ std::string item_detail(const Trace& trace, const TrackItem& item) {
       return s;
     }
     case Category::kMemset: return human_bytes(trace.memsets.bytes[i]);
+    case Category::kGraph:
+      return fmt::format("whole graph execution (its kernels were not traced one by one) · GPU {} stream {}",
+                         trace.graph_traces.device[i], trace.graph_traces.stream[i]);
+    case Category::kSync: return sync_detail(trace, i, events);
     case Category::kOp: {
       const StrId dims = trace.pytorch.ops.input_dims[i];
       return dims != kNoStr ? "input dims " + std::string(trace.str(dims)) : std::string();
@@ -316,6 +370,7 @@ int64_t item_correlation(const Trace& trace, const TrackItem& item) {
     case Category::kMemcpy: return valid(trace.memcpys.correlation[item.row]);
     case Category::kMemset: return valid(trace.memsets.correlation[item.row]);
     case Category::kSync: return valid(trace.syncs.correlation[item.row]);
+    case Category::kGraph: return valid(trace.graph_traces.correlation[item.row]);
     case Category::kApi: return valid(trace.api.correlation[item.row]);
     default: return -1;
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,26 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
 
 namespace tracedoc::view {
 
+// Where the CUDA events that syncs wait on were recorded (trace.cuda_events), so that a stream
+// wait or event sync can say which stream it waited for. Built once per page.
+class EventRecords {
+ public:
+  struct Record {
+    TimeNs call = 0;  // start of the cudaEventRecord call (device time when the call is missing)
+    int32_t device = 0, stream = 0;
+  };
+  explicit EventRecords(const Trace& trace);
+  // The last record of event `event_id` in process `global_pid` made at or before t; null if none.
+  const Record* last_before(int64_t global_pid, int64_t event_id, TimeNs t) const;
+
+ private:
+  std::map<std::pair<int64_t, int64_t>, std::vector<Record>> by_event_;  // (pid, event) -> records by time
+};
+
 // What the hover shows beyond name and times: launch configuration of a kernel, bytes and kinds of
-// a copy, input shapes of an operator; empty when there is nothing more.
-std::string item_detail(const Trace& trace, const TrackItem& item);
+// a copy, input shapes of an operator, the stream a sync waited for (with `events`); empty when
+// there is nothing more.
+std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events = nullptr);
 // The CUDA correlation id linking an API call to the GPU work it launched; -1 when none.
 int64_t item_correlation(const Trace& trace, const TrackItem& item);
 

@@ -10,9 +10,19 @@
 //                                once a second of them has been recorded
 //   nvtx_program bench N         N empty push/pop pairs; prints "ns_per_range X" (bench/capture_overhead)
 //   nvtx_program steps S R US    S steps of R ranges around US µs of work each; prints "step_ns X"
+//   nvtx_program syscalls N      N poll(no fds, 0 ms) calls; prints "ns_per_call X" (bench/capture_overhead)
+//   nvtx_program waits           the waits of a training loop, for --trace osrt-lite: 3 usleep(2 ms)
+//                                and a nanosleep(5 ms); a "loader" thread that sleeps 20 ms
+//                                (clock_nanosleep) before each of 5 bytes it writes to a pipe, which
+//                                the main thread polls for in 5 "step" ranges; a forked child that
+//                                sleeps 10 ms (usleep), waited for (waitpid); the loader joined
+//                                (pthread_join) while it sleeps its last 30 ms
 #include <nvtx3/nvToolsExt.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -144,6 +154,53 @@ int steps(int count, int ranges, int us) {
   return 0;
 }
 
+int syscalls(long n) {
+  const auto began = std::chrono::steady_clock::now();
+  for (long i = 0; i < n; ++i) poll(nullptr, 0, 0);
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - began).count();
+  std::printf("ns_per_call %.1f\n", ns / static_cast<double>(n));
+  return 0;
+}
+
+void sleep_ms_monotonic(long ms) {
+  const timespec t{ms / 1000, (ms % 1000) * 1'000'000};
+  clock_nanosleep(CLOCK_MONOTONIC, 0, &t, nullptr);
+}
+
+int waits() {
+  for (int i = 0; i < 3; ++i) usleep(2000);
+  const timespec five_ms{0, 5'000'000};
+  nanosleep(&five_ms, nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    usleep(10'000);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return 1;
+  std::thread loader([&] {
+    nvtxNameOsThreadA(static_cast<uint32_t>(syscall(SYS_gettid)), "loader");
+    for (int i = 0; i < 5; ++i) {
+      sleep_ms_monotonic(20);
+      const char byte = 'x';
+      (void)!write(pipe_fds[1], &byte, 1);
+    }
+    sleep_ms_monotonic(30);
+  });
+  for (int i = 0; i < 5; ++i) {
+    nvtxRangePushA("step");
+    pollfd p{pipe_fds[0], POLLIN, 0};
+    poll(&p, 1, 1000);
+    char byte = 0;
+    (void)!read(pipe_fds[0], &byte, 1);
+    nvtxRangePop();
+  }
+  loader.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +210,8 @@ int main(int argc, char** argv) {
   if (mode == "window") return window();
   if (mode == "forever") return forever();
   if (mode == "bench") return bench(argc > 2 ? std::atol(argv[2]) : 1000000);
+  if (mode == "waits") return waits();
+  if (mode == "syscalls") return syscalls(argc > 2 ? std::atol(argv[2]) : 1000000);
   if (mode == "steps" && argc > 4) return steps(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
   std::fprintf(stderr, "nvtx_program: unknown mode %s\n", mode.c_str());
   return 2;
