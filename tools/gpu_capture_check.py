@@ -11,8 +11,11 @@ ranges per step) three times:
   1. under `tracedoc capture` (NVTX + CUDA activity, --export sqlite),
   2. under torch.profiler (Kineto, CUPTI) for the same steps, written as a Chrome trace,
   3. with neither, for the timing baseline;
-and two microbenchmarks (10,000 empty-kernel launches, with and without capture) for the
-per-launch cost. Two CUPTI clients cannot record one process at once, hence separate runs of the
+two microbenchmarks (10,000 empty-kernel launches, with and without capture) for the
+per-launch cost; a CUDA graph replayed 20 times, captured with --cuda-graph-trace=graph (20 graph
+launches expected) and =node (every replay's kernels, with their graph node ids); and a DataLoader
+with 2 worker processes under --trace osrt-lite (one file per process, the main thread's waits for
+its workers recorded). Two CUPTI clients cannot record one process at once, hence separate runs of the
 same loop. It checks that per profiled step the kernels (count and names), the copies (count,
 bytes, direction) and the NVTX step ranges agree between the capture and torch.profiler, prints
 the overhead figures (target: <= 2 us per kernel launch, <= 5% step time), writes everything to
@@ -75,6 +78,43 @@ def launches(n, out):
     json.dump({"per_launch_s": (time.perf_counter() - began) / n}, open(out, "w"))
 
 
+GRAPH_REPLAYS = 20
+
+
+def graphs(out):
+    """A CUDA graph of a small forward pass, replayed GRAPH_REPLAYS times."""
+    import torch
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256)).cuda()
+    x = torch.randn(32, 256, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model(x)  # warm up off the capture, as torch.cuda.graphs asks
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        model(x)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push("replays")
+    for _ in range(GRAPH_REPLAYS):
+        g.replay()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+    json.dump({"replays": GRAPH_REPLAYS}, open(out, "w"))
+
+
+def loader(out):
+    """A DataLoader with two worker processes feeding the GPU."""
+    import torch
+    data = torch.utils.data.TensorDataset(torch.randn(512, 1024))
+    batches = 0
+    for (x,) in torch.utils.data.DataLoader(data, batch_size=32, num_workers=2):
+        x.cuda().sum().item()
+        batches += 1
+    json.dump({"batches": batches}, open(out, "w"))
+
+
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -123,6 +163,10 @@ def main():
         return train(a.child.split("-")[1], a.target)
     if a.child == "launches":
         return launches(10_000, a.target)
+    if a.child == "graphs":
+        return graphs(a.target)
+    if a.child == "loader":
+        return loader(a.target)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     me = [sys.executable, os.path.abspath(__file__)]
@@ -135,7 +179,33 @@ def main():
          "--target", str(out / "launch-captured.json")])
     run(me + ["--child", "launches", "--target", str(out / "launch-plain.json")])
 
+    for mode in ("graph", "node"):
+        run([a.tracedoc, "capture", "-o", str(out / f"graphs-{mode}"), "--force-overwrite", "--export", "sqlite",
+             "--cuda-graph-trace", mode, "--", *me, "--child", "graphs", "--target", str(out / f"graphs-{mode}.json")])
+    run([a.tracedoc, "capture", "-o", str(out / "loader"), "--force-overwrite", "--trace", "cuda,nvtx,osrt-lite", "--export", "sqlite",
+         "--", *me, "--child", "loader", "--target", str(out / "loader.json")])
+
     failures = []
+    import sqlite3
+
+    def count(db, table, where="1"):
+        exists = db.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        return db.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchone()[0] if exists else 0
+    graph_db = sqlite3.connect(str(out / "graphs-graph") + ".sqlite")
+    node_db = sqlite3.connect(str(out / "graphs-node") + ".sqlite")
+    graph_launches = count(graph_db, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    node_kernels = count(node_db, "CUPTI_ACTIVITY_KIND_KERNEL", "graphNodeId IS NOT NULL")
+    if graph_launches != GRAPH_REPLAYS:
+        failures.append(f"--cuda-graph-trace=graph: {graph_launches} graph launches recorded, {GRAPH_REPLAYS} replayed")
+    if node_kernels == 0 or node_kernels % GRAPH_REPLAYS != 0:
+        failures.append(f"--cuda-graph-trace=node: {node_kernels} graph kernels, not a multiple of {GRAPH_REPLAYS} replays")
+    loader_files = len(list((out / "loader").glob("*.tdcap")))
+    loader_db = sqlite3.connect(str(out / "loader") + ".sqlite")
+    os_calls = count(loader_db, "OSRT_API")
+    if loader_files < 3:
+        failures.append(f"DataLoader with 2 workers: {loader_files} capture files (the main process and 2 workers expected)")
+    if os_calls == 0:
+        failures.append("DataLoader under osrt-lite: no OS calls recorded")
     torch_steps, capture_steps, nvtx_steps = per_step(out / "torch.json", str(capture_dir) + ".sqlite")
     if nvtx_steps != STEPS:
         failures.append(f"NVTX step ranges: {nvtx_steps} recorded, {STEPS} pushed")
@@ -153,7 +223,8 @@ def main():
     slowdown = 100 * (sorted(captured)[len(captured) // 2] / sorted(plain)[len(plain) // 2] - 1)
     per_launch = (json.load(open(out / "launch-captured.json"))["per_launch_s"] - json.load(open(out / "launch-plain.json"))["per_launch_s"]) * 1e6
     figures = {"steps_compared": len(torch_steps), "step_slowdown_pct": slowdown, "capture_cost_per_launch_us": per_launch,
-               "failures": failures}
+               "graph_launches": graph_launches, "graph_node_kernels": node_kernels, "loader_processes": loader_files,
+               "loader_os_calls": os_calls, "failures": failures}
     json.dump(figures, open(out / "figures.json", "w"), indent=2)
     print(json.dumps(figures, indent=2))
     if per_launch > 2:

@@ -52,6 +52,7 @@ enum class RecordType : uint16_t {
   kCudaEvent = 30,    // CudaEventBody
   kGraphTrace = 31,   // GraphTraceBody
   kOsCall = 32,       // OsCallBody
+  kOsThreadName = 33, // i64 tid; name bytes: the kernel's name of the thread (/proc/self/task/T/comm)
 };
 
 // Fixed-layout bodies of the CUDA activity records (what the CUPTI records carry that tracedoc's

@@ -65,6 +65,7 @@ class FileReader {
       at += capture::kFrameHeader + length;
     }
     close_open_ranges();
+    add_threads();
     *process_start = start_;
     return Status::Ok();
   }
@@ -100,9 +101,14 @@ class FileReader {
         t_.processes.push_back(ProcessInfo{gpid(), pid_, t_.strings.intern(name)});
         break;
       }
-      case RecordType::kThreadName: {
+      case RecordType::kThreadName: {  // nvtxNameOsThread: the program's own name wins
         const int64_t tid = r.get<int64_t>();
-        t_.threads.push_back(ThreadInfo{tid_of(tid), t_.strings.intern(r.rest()), 0});
+        thread_names_[tid] = t_.strings.intern(r.rest());
+        break;
+      }
+      case RecordType::kOsThreadName: {
+        const int64_t tid = r.get<int64_t>();
+        os_thread_names_[tid] = t_.strings.intern(r.rest());
         break;
       }
       case RecordType::kString: {
@@ -193,6 +199,12 @@ class FileReader {
     return g.start.size() - 1;
   }
 
+  // One entry per named thread: its NVTX name, else the name the kernel knew it by (the last seen).
+  void add_threads() {
+    for (const auto& [tid, name] : os_thread_names_) thread_names_.try_emplace(tid, name);
+    for (const auto& [tid, name] : thread_names_) t_.threads.push_back(ThreadInfo{tid_of(tid), name, 0});
+  }
+
   // Ranges the process never closed keep a NULL end; nothing to do but forget them.
   void close_open_ranges() {
     stacks_.clear();
@@ -279,6 +291,7 @@ class FileReader {
   int64_t pid_ = kNoPid;
   int64_t start_ = std::numeric_limits<int64_t>::max();
   std::unordered_map<uint32_t, StrId> strings_;
+  std::map<int64_t, StrId> thread_names_, os_thread_names_;  // tid -> name
   std::map<std::pair<int64_t, uint32_t>, std::vector<size_t>> stacks_;  // (tid, domain) -> open push rows
   std::unordered_map<uint64_t, size_t> open_;                            // start/end range id -> row
 };

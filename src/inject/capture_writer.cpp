@@ -1,5 +1,6 @@
 #include "inject/capture_writer.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <string>
 #include <unordered_map>
 
 #include "inject/capture_hooks.h"
@@ -36,7 +38,10 @@ std::atomic<bool> g_flusher_started{false};
 int g_wake[2] = {-1, -1};                      // the flusher's self-pipe (signals write to it)
 std::atomic<int> g_pending_signal{0};
 std::atomic<uint64_t> g_fork_generation{0};
-std::atomic<CaptureWriter*> g_writer{nullptr};  // set once CaptureWriter::get() has made it  // bumped in a forked child: thread-local caches start over
+std::atomic<CaptureWriter*> g_writer{nullptr};  // set once CaptureWriter::get() has made it
+std::unordered_map<int64_t, std::string> g_thread_names;  // tid -> name last recorded (record_thread_names)
+uint64_t g_thread_names_generation = 0;
+std::atomic<int64_t> g_flusher_tid{-1};  // the recorder's own thread: not named in the capture  // bumped in a forked child: thread-local caches start over
 
 // Per-thread cache of string ids, looked up without building a std::string; a miss goes to the
 // process's table (under the lock), which writes the kString record.
@@ -101,12 +106,15 @@ void install_signal_handlers() {
 
 void final_flush() {
   RecorderScope busy;
+  CaptureWriter::get().record_thread_names();
   run_final_flush_hooks();  // CUPTI: hand over the activity buffers still held
   CaptureWriter::get().flush();
 }
 
 void flusher_loop() {
   RecorderScope busy;  // for good: nothing this thread does is the application's
+  g_flusher_tid.store(current_tid());
+  pthread_setname_np(pthread_self(), "tracedoc-rec");
   // Every 10th wake-up (about a second) CUPTI is also made to hand over its partly filled
   // buffers, so a crash loses at most about a second of CUDA activity.
   for (int tick = 1;; ++tick) {
@@ -123,7 +131,10 @@ void flusher_loop() {
       raise(sig);
       return;
     }
-    if (tick % 10 == 0) run_final_flush_hooks();
+    if (tick % 10 == 0) {
+      run_final_flush_hooks();
+      CaptureWriter::get().record_thread_names();
+    }
     CaptureWriter::get().flush();
   }
 }
@@ -300,6 +311,44 @@ uint32_t CaptureWriter::intern_locked(std::string_view text) {
   }
 }
 
+void CaptureWriter::record_thread_names() noexcept {
+  if (!enabled()) return;
+  RecorderScope busy;
+  // The flusher and the exit path may both get here: the second waits for nothing and skips.
+  static std::mutex names_mutex;
+  std::unique_lock<std::mutex> names_lock(names_mutex, std::try_to_lock);
+  if (!names_lock.owns_lock()) return;
+  try {
+    const uint64_t generation = g_fork_generation.load();
+    if (g_thread_names_generation != generation) g_thread_names.clear(), g_thread_names_generation = generation;
+    DIR* tasks = ::opendir("/proc/self/task");
+    if (tasks == nullptr) return;
+    while (const dirent* e = ::readdir(tasks)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      const int64_t tid = std::strtoll(e->d_name, nullptr, 10);
+      if (tid == g_flusher_tid.load()) continue;
+      char comm[64] = {};
+      const std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
+      const int f = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (f < 0) continue;
+      ssize_t n = ::read(f, comm, sizeof(comm) - 1);
+      ::close(f);
+      while (n > 0 && (comm[n - 1] == '\n' || comm[n - 1] == 0)) --n;
+      if (n <= 0) continue;
+      std::string name(comm, static_cast<size_t>(n));
+      auto [it, added] = g_thread_names.try_emplace(tid, name);
+      if (!added && it->second == name) continue;
+      it->second = name;
+      std::string body;
+      BodyWriter(body).put(tid).bytes(name);
+      record(RecordType::kOsThreadName, body);
+    }
+    ::closedir(tasks);
+  } catch (...) {
+    // Out of memory: the names are left out.
+  }
+}
+
 void CaptureWriter::flush() noexcept {
   if (!enabled()) return;
   RecorderScope busy;
@@ -370,6 +419,7 @@ void CaptureWriter::reopen_in_child() noexcept {
   if (g_wake[1] >= 0) ::close(g_wake[1]);
   g_wake[0] = g_wake[1] = -1;
   g_flusher_started.store(false);
+  g_flusher_tid.store(-1);
   process_start_ = now_ns();
   open_file();
 }

@@ -60,6 +60,9 @@ class CaptureWriter {
   uint32_t string_id(std::string_view text) noexcept;
   // Writes the buffer as a frame now.
   void flush() noexcept;
+  // Records the kernel's names of the process's threads that are new or renamed since the last
+  // call (/proc/self/task/T/comm): PyTorch's and CUDA's threads name themselves, not through NVTX.
+  void record_thread_names() noexcept;
 
   // The NVTX capture range (--capture-range=nvtx): a range with this text (and domain) started or
   // ended. Returns whether `text`/`domain` is the range.

@@ -3,7 +3,8 @@
 //
 //   nvtx_program ranges [EXIT]   push/pop ranges nested in three steps, marks, a named domain with a
 //                                registered string, a start/end range ended on another thread,
-//                                named threads, a wide-character range; exits with EXIT (default 0)
+//                                threads named through NVTX and one by pthread_setname_np, a
+//                                wide-character range; exits with EXIT (default 0)
 //   nvtx_program fork            the parent and a forked child each push ranges
 //   nvtx_program window          "warmup", then "capture" (nesting "inside"), then "after"
 //   nvtx_program forever         pushes ranges until killed (the crash test), printing "ready"
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +62,14 @@ int ranges(int exit_code) {
     nvtxRangeEnd(load);  // ends on another thread than it started
   });
   loader.join();
+  // A thread named the way PyTorch names its threads (pthread_setname_np, not NVTX), alive at exit.
+  std::atomic<bool> named{false};
+  std::thread([&named] {
+    pthread_setname_np(pthread_self(), "pt_worker");
+    named = true;
+    for (;;) pause();
+  }).detach();
+  while (!named) std::this_thread::yield();
   for (int step = 0; step < 3; ++step) {
     nvtxRangePushA(("step " + std::to_string(step)).c_str());
     nvtxRangePushA("forward");
