@@ -371,6 +371,8 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   widen_table(trace.api, s.span_start, s.span_end, any);
   widen_table(trace.ranges, s.span_start, s.span_end, any);
   widen_table(trace.pytorch.ops, s.span_start, s.span_end, any);
+  widen_table(trace.graph_traces, s.span_start, s.span_end, any);
+  widen_table(trace.os_calls, s.span_start, s.span_end, any);
   s.gpu_ops = static_cast<int64_t>(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   s.api_calls = static_cast<int64_t>(trace.api.size());
   s.ranges = static_cast<int64_t>(trace.ranges.size());

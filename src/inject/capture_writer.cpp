@@ -37,11 +37,19 @@ std::unordered_map<std::string, uint32_t> g_strings;
 std::atomic<bool> g_flusher_started{false};
 int g_wake[2] = {-1, -1};                      // the flusher's self-pipe (signals write to it)
 std::atomic<int> g_pending_signal{0};
-std::atomic<uint64_t> g_fork_generation{0};
+std::atomic<uint64_t> g_fork_generation{0};  // bumped in a forked child: thread-local caches start over
 std::atomic<CaptureWriter*> g_writer{nullptr};  // set once CaptureWriter::get() has made it
 std::unordered_map<int64_t, std::string> g_thread_names;  // tid -> name last recorded (record_thread_names)
 uint64_t g_thread_names_generation = 0;
-std::atomic<int64_t> g_flusher_tid{-1};  // the recorder's own thread: not named in the capture  // bumped in a forked child: thread-local caches start over
+std::atomic<int64_t> g_flusher_tid{-1};  // the recorder's own thread: not named in the capture
+
+// Set once this file's globals above are constructed. A preloaded library's interposers can be
+// called by another library's constructors before that (initialization order across libraries is
+// not ours to choose): until then they only pass calls through.
+std::atomic<bool> g_ready{false};
+struct ReadyMark {
+  ReadyMark() { g_ready.store(true); }
+} g_ready_mark;
 
 // Per-thread cache of string ids, looked up without building a std::string; a miss goes to the
 // process's table (under the lock), which writes the kString record.
@@ -162,6 +170,7 @@ void atfork_child() {
 }  // namespace
 
 bool in_recorder() noexcept { return t_recorder_depth > 0; }
+bool recorder_ready() noexcept { return g_ready.load(std::memory_order_relaxed); }
 RecorderScope::RecorderScope() noexcept { ++t_recorder_depth; }
 RecorderScope::~RecorderScope() { --t_recorder_depth; }
 

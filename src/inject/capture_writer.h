@@ -33,6 +33,9 @@ int64_t current_tid() noexcept;  // the kernel's thread id
 // threads: the OS-call interposers (osrt_interpose.cpp) then pass calls straight through, so that
 // the recorder's own write(2) and poll(2) are neither recorded nor able to re-enter its lock.
 bool in_recorder() noexcept;
+// Whether the recorder's globals are constructed (false while other libraries' constructors run
+// before this library's, when it is preloaded).
+bool recorder_ready() noexcept;
 // What exit() does through atexit, for _exit(): the CUDA buffers and the last frame written, when
 // this process has a writer.
 void flush_before_exit() noexcept;

@@ -77,7 +77,7 @@ Fn next_definition(std::atomic<Fn>& slot, const char* name, const char* version 
 // One call: start and end times around the real call, recorded when it lasted long enough.
 class OsCall {
  public:
-  explicit OsCall(const char* name) noexcept : name_(name), active_(osrt_enabled() && !in_recorder()) {
+  explicit OsCall(const char* name) noexcept : name_(name), active_(osrt_enabled() && recorder_ready() && !in_recorder()) {
     if (!active_) return;
     // The process's first call opens the capture file now, not after the call, which would then
     // have started before the capture.
@@ -101,7 +101,8 @@ class OsCall {
     if (!w.recording(start_)) return;
     capture::OsCallBody b;
     b.tid = current_tid(), b.start = start_, b.end = end, b.return_value = result, b.name = w.string_id(name_);
-    std::string body;
+    __attribute__((tls_model("initial-exec"))) thread_local std::string body;  // reused: no allocation per call
+    body.clear();
     capture::BodyWriter bw(body);
     capture::put_os_call(bw, b);
     w.record(capture::RecordType::kOsCall, body);
