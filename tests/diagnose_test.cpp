@@ -10,6 +10,7 @@
 
 #include "diagnose/engine.h"
 #include "diagnose/rules.h"
+#include "ingest/nsys_sqlite_reader.h"
 #include "report/diagnose_writer.h"
 #include "test_support.h"
 
@@ -31,10 +32,10 @@ std::vector<std::string> ids(const Diagnosis& d) {
 
 TEST(Diagnose, RegistryIsSortedAndEveryRuleHasItsThresholds) {
   const auto& rules = diagnose::all_rules();
-  ASSERT_EQ(rules.size(), 14u);
+  ASSERT_EQ(rules.size(), 15u);
   for (const char* id : {"comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall", "memcpy_heavy",
                          "pageable_memcpy", "launch_bound", "kernel_config", "exposed_comm", "straggler", "layout_overhead",
-                         "tensor_cores_unused", "gpu_idle"}) {
+                         "tensor_cores_unused", "gpu_idle", "host_waits"}) {
     const diagnose::RuleDef* r = diagnose::find_rule(id);
     ASSERT_NE(r, nullptr) << id;
     EXPECT_NE(r->run, nullptr);
@@ -47,6 +48,49 @@ TEST(Diagnose, RegistryIsSortedAndEveryRuleHasItsThresholds) {
   EXPECT_NE(rules_text().find("comb_pattern\n  GPU work in regular bursts"), std::string::npos);
 }
 
+// host_waits on an export made for it (tests/golden/host_waits/host_waits.sql: the launching
+// thread waits 8 ms on a condition and 2 ms in polls while the GPU idles, and calls that must not
+// count: nested, under a kernel, outside the GPU's span, not a wait, on a thread that launches
+// nothing), and on the real exports with OS runtime calls, whose launching threads wait only before
+// their first kernel: no finding there.
+TEST(Diagnose, HostWaits) {
+  auto path = write_sql_export({fs::path(TRACEDOC_SOURCE_DIR) / "tests/golden/host_waits/host_waits.sql"}, "host_waits");
+  ASSERT_TRUE(path.ok()) << path.status().message();
+  auto trace = read_nsys_sqlite(*path);
+  fs::remove(*path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Diagnosis d = diagnose::diagnose(*trace, {});
+  const Finding* f = finding(d, "host_waits");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->scope, "pid 100");
+  EXPECT_EQ(f->savings_ns, 10'000'000);
+  EXPECT_DOUBLE_EQ(f->savings_share, 0.5);  // of the 20 ms the GPU's work spans
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_EQ(figure(*f, "os_wait_ns"), 12'100'000);  // 8 + 0.6 + 2 + 1 + 0.5 ms: futex nested, ioctl no wait
+  EXPECT_EQ(figure(*f, "lock_wait_idle_ns"), 8'000'000);
+  EXPECT_EQ(figure(*f, "io_wait_idle_ns"), 2'000'000);
+  EXPECT_EQ(figure(*f, "sleep_idle_ns"), 0);
+  ASSERT_EQ(f->offenders.size(), 4u);
+  EXPECT_EQ(f->offenders[0].name, "pthread_cond_timedwait");
+  EXPECT_EQ(f->offenders[1].name, "poll");
+  EXPECT_EQ(f->offenders[1].count, 2);
+  EXPECT_EQ(f->offenders[1].total_ns, 2'000'000);
+  ASSERT_EQ(f->ranges.size(), 2u);
+  EXPECT_EQ(f->ranges[0].start, 3'000'000);
+  EXPECT_EQ(f->ranges[0].end, 11'000'000);
+  EXPECT_NE(f->title.find("mostly lock waits (pthread_cond_timedwait)"), std::string::npos) << f->title;
+  EXPECT_NE(f->remedy.find("GIL"), std::string::npos);
+
+  const fs::path root = nsys_traces_dir();
+  if (root.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
+  for (const char* file : {"cuda-perf-sandbox/report1.sqlite", "cuda-thinkering/output.sqlite", "test-cuda/report1.sqlite"}) {
+    SCOPED_TRACE(file);
+    const Trace& real = load_nsys((root / file).string());
+    ASSERT_GT(real.os_calls.size(), 0u);
+    EXPECT_EQ(finding(diagnose::diagnose(real, {}), "host_waits"), nullptr);
+  }
+}
+
 // The bundled example: three steps in which the CPU waits in `data_wait` while the GPU idles,
 // synchronous copies from pageable memory, FP32 GEMMs on an A100. Figures equal what the reports say
 // (step_sum windows, gpu_copy_sum, cuda_gpu_kern_sum).
@@ -55,7 +99,8 @@ TEST(Diagnose, BundledExample) {
   EXPECT_EQ(d.basis, "steps");
   EXPECT_EQ(d.steps, 3);
   EXPECT_EQ(d.basis_ns, 72434547);  // the three detected steps, each to the end of its GPU work
-  EXPECT_EQ(ids(d), (std::vector<std::string>{"comb_pattern", "gpu_idle", "sync_stall", "tensor_cores_unused", "pageable_memcpy"}));
+  EXPECT_EQ(ids(d), (std::vector<std::string>{"comb_pattern", "gpu_idle", "host_waits", "sync_stall", "tensor_cores_unused",
+                                               "pageable_memcpy"}));
   const Finding* comb = finding(d, "comb_pattern");
   ASSERT_NE(comb, nullptr);
   EXPECT_EQ(comb->severity, Severity::kCritical);
@@ -70,6 +115,17 @@ TEST(Diagnose, BundledExample) {
   const Finding* idle = finding(d, "gpu_idle");
   ASSERT_NE(idle, nullptr);
   EXPECT_EQ(figure(*idle, "busy_ns") + figure(*idle, "long_gap_ns"), 72434547);  // no short gaps in this trace
+
+  // The main thread waits on a condition (pthread_cond_wait, 4 calls: OSRT_API) for the loader
+  // thread's batch: the same gaps seen from the CPU, each ending a little before the GPU starts again.
+  const Finding* waits = finding(d, "host_waits");
+  ASSERT_NE(waits, nullptr);
+  EXPECT_EQ(waits->savings_ns, 54997226);
+  EXPECT_LT(waits->savings_ns, comb->savings_ns);
+  EXPECT_EQ(figure(*waits, "os_wait_ns"), 71678776);  // sum(end - start) of the 4 calls
+  ASSERT_EQ(waits->offenders.size(), 1u);
+  EXPECT_EQ(waits->offenders[0].name, "pthread_cond_wait");
+  EXPECT_EQ(waits->offenders[0].count, 4);
 
   const Finding* copies = finding(d, "pageable_memcpy");
   ASSERT_NE(copies, nullptr);
@@ -168,8 +224,8 @@ TEST(Diagnose, RuleSelectionParametersAndMinimumSavings) {
   EXPECT_NE(finding(b, "sync_stall"), nullptr);
 
   diagnose::DiagnoseOptions quiet;
-  quiet.min_savings_share = 0.5;  // only comb_pattern and gpu_idle save more than half the steps
-  EXPECT_EQ(ids(diagnose::diagnose(t, quiet)), (std::vector<std::string>{"comb_pattern", "gpu_idle"}));
+  quiet.min_savings_share = 0.5;  // only comb_pattern, gpu_idle and host_waits save more than half the steps
+  EXPECT_EQ(ids(diagnose::diagnose(t, quiet)), (std::vector<std::string>{"comb_pattern", "gpu_idle", "host_waits"}));
 
   diagnose::DiagnoseOptions bad;
   bad.rules = {"no_such_rule"};

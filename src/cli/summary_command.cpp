@@ -47,10 +47,10 @@ int run_summary(const SummaryCommandOptions& opt) {
     in.input = input;
     in.rank = opt.rank;
     in.max_memory = opt.max_memory;
-    // Every table a summary reads: the GPU work, API calls, ranges (steps, markers), GPU memory,
-    // CPU thread switches and OS runtime calls.
+    // Every table a summary reads: the GPU work and graph launches, API calls, ranges (steps,
+    // markers), GPU memory, CPU thread switches and OS runtime calls.
     auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory |
-                                 kLoadCpuSched | kLoadOsCalls);
+                                 kLoadCpuSched | kLoadOsCalls | kLoadGraphsAndEvents);
     if (!loaded.ok()) return fail(loaded.status());
     summaries.push_back(summarize(loaded->trace, options));
   }

@@ -53,6 +53,7 @@ void comb_pattern(Context&, const Params&, std::vector<Finding>&);
 void dataloader_bound(Context&, const Params&, std::vector<Finding>&);
 void launch_bound(Context&, const Params&, std::vector<Finding>&);
 void sync_stall(Context&, const Params&, std::vector<Finding>&);
+void host_waits(Context&, const Params&, std::vector<Finding>&);
 void long_tail(Context&, const Params&, std::vector<Finding>&);
 void kernel_config(Context&, const Params&, std::vector<Finding>&);
 void layout_overhead(Context&, const Params&, std::vector<Finding>&);

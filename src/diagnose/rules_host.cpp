@@ -1,9 +1,11 @@
 // Rules on the host side of the GPU: synchronizing calls that drain the GPU's queue (sync_stall),
-// copies that take the step (memcpy_heavy), copies from pageable memory (pageable_memcpy).
+// OS waits of the launching threads (host_waits), copies that take the step (memcpy_heavy), copies
+// from pageable memory (pageable_memcpy).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "analysis/cpu_threads.h"
 #include "analysis/host_link.h"
@@ -102,6 +104,114 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
         "from the loop (log every N steps instead), use non_blocking=True copies with pinned memory, "
         "record CUDA events instead of synchronizing, and avoid data-dependent shapes (nonzero, "
         "boolean masks) in the hot path.";
+    out.push_back(std::move(f));
+  }
+}
+
+// The threads that launch GPU work (those that make CUDA/HIP API calls) blocked in the OS while
+// their process's GPUs have nothing to do: the GPU time lost to lock waits (on a Python process
+// mostly the GIL), to waiting for data (polls and reads on DataLoader queues, files, sockets) and
+// to sleeps. Needs OS runtime calls (nsys --trace osrt, tracedoc capture --trace osrt-lite).
+void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace();
+  const OsCallTable& os = t.os_calls;
+  if (os.size() == 0) return;
+  std::set<int64_t> launchers;
+  for (int64_t tid : t.api.global_tid) launchers.insert(tid);
+  struct Wait {
+    int64_t calls = 0, wait_ns = 0, idle_ns = 0;
+    OsWait kind = OsWait::kNone;
+  };
+  struct OwnerWaits {
+    IntervalSet busy;
+    std::vector<Interval> windows;
+    std::map<std::string, Wait> by_call;
+    std::vector<Interval> idle;
+    int64_t idle_by_kind[4] = {0, 0, 0, 0};
+  };
+  std::map<int64_t, OwnerWaits> owners;
+  std::vector<int8_t> kind_of(t.strings.size(), -1);
+  for (size_t i = 0; i < os.size(); ++i) {
+    if (os.nesting_level[i] != 0 || os.start[i] == kNoTime || os.end[i] == kNoTime || os.end[i] <= os.start[i]) continue;
+    const StrId name = os.name[i];
+    if (name == kNoStr || name >= kind_of.size() || !launchers.count(os.global_tid[i])) continue;
+    if (kind_of[name] < 0) kind_of[name] = static_cast<int8_t>(os_wait_kind(t.str(name)));
+    const auto kind = static_cast<OsWait>(kind_of[name]);
+    if (kind == OsWait::kNone) continue;
+    const int64_t owner = ctx.owner_of(os.global_tid[i]);
+    auto it = owners.find(owner);
+    if (it == owners.end()) {
+      OwnerWaits w;
+      w.busy = owner_busy(ctx, owner);
+      if (!w.busy.empty()) w.windows = ctx.steps() ? ctx.windows_of(owner) : std::vector<Interval>{w.busy.span()};
+      it = owners.emplace(owner, std::move(w)).first;
+    }
+    OwnerWaits& w = it->second;
+    if (w.busy.empty()) continue;  // no GPU work in this process
+    Wait& call = w.by_call[std::string(t.str(name))];
+    ++call.calls;
+    call.kind = kind;
+    call.wait_ns = sat_add(call.wait_ns, sat_sub(os.end[i], os.start[i]));
+    // The GPU's idle time inside the call, counted inside the time basis only.
+    const Interval span{os.start[i], os.end[i]};
+    for (const Interval& g : idle_within(w.busy, {span})) {
+      for (const Interval& win : w.windows) {
+        const Interval part{std::max(g.start, win.start), std::min(g.end, win.end)};
+        if (part.end <= part.start) continue;
+        call.idle_ns = sat_add(call.idle_ns, part.length());
+        w.idle_by_kind[static_cast<int>(kind)] = sat_add(w.idle_by_kind[static_cast<int>(kind)], part.length());
+        w.idle.push_back(part);
+      }
+    }
+  }
+  for (auto& [owner, w] : owners) {
+    if (w.by_call.empty()) continue;
+    Finding f;
+    int64_t waited = 0;
+    for (const auto& [name, c] : w.by_call) {
+      waited = sat_add(waited, c.wait_ns);
+      const char* what = c.kind == OsWait::kLock ? "lock wait" : c.kind == OsWait::kIo ? "I/O or poll" : "sleep";
+      f.offenders.push_back({name, c.calls, c.idle_ns, fmt::format("{}; waited {} in all", what, human_duration(c.wait_ns))});
+    }
+    // Waits on several threads at once leave the GPU idle once.
+    f.savings_ns = IntervalSet::busy_union(w.idle).total();
+    rate(f, ctx, p.warning(), p.critical());
+    if (f.savings_share < p.get("min_share") || f.savings_ns == 0) continue;
+    keep_top(f.offenders, 5);
+    const int64_t lock = w.idle_by_kind[static_cast<int>(OsWait::kLock)], io = w.idle_by_kind[static_cast<int>(OsWait::kIo)],
+                  sleep = w.idle_by_kind[static_cast<int>(OsWait::kSleep)];
+    const OsWait main = lock >= io && lock >= sleep ? OsWait::kLock : io >= sleep ? OsWait::kIo : OsWait::kSleep;
+    f.scope = ctx.owner_label(owner);
+    f.title = fmt::format("the threads launching GPU work wait in the OS while the GPU idles: {} ({} of the {}), mostly {} ({})",
+                          human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run",
+                          main == OsWait::kLock ? "lock waits" : main == OsWait::kIo ? "waiting for I/O" : "sleeping",
+                          f.offenders.front().name);
+    f.confidence = 0.7;
+    f.figures = {{"os_wait_ns", static_cast<double>(waited), "ns"},
+                 {"gpu_idle_during_waits_ns", static_cast<double>(f.savings_ns), "ns"},
+                 {"lock_wait_idle_ns", static_cast<double>(lock), "ns"},
+                 {"io_wait_idle_ns", static_cast<double>(io), "ns"},
+                 {"sleep_idle_ns", static_cast<double>(sleep), "ns"}};
+    f.ranges = longest_ranges(w.idle, 3, f.scope, "GPU idle while the launching thread waits in the OS");
+    if (main == OsWait::kLock) {
+      f.remedy =
+          "Lock waits on the thread that launches the GPU work mean it waits for another thread: for the "
+          "GIL (another Python thread holds the interpreter: a pin-memory or logging thread, a tokenizer, "
+          "a metrics or checkpoint callback), or for a queue or condition another thread fills (a "
+          "data-loading thread). See what the other threads do during the waits shown; move CPU-heavy "
+          "Python work out of the training process (DataLoader workers with num_workers > 0, a separate "
+          "process for logging and checkpoints), prefetch so the queue is full when the step needs it, "
+          "and prefer libraries that release the GIL.";
+    } else if (main == OsWait::kIo) {
+      f.remedy =
+          "The launching thread waits for data (polls and reads on the DataLoader's queues, files or "
+          "sockets). Raise num_workers, set pin_memory=True, persistent_workers=True and a larger "
+          "prefetch_factor, move decoding and augmentation off the main process, and read from local "
+          "storage.";
+    } else {
+      f.remedy = "The training loop sleeps while the GPU has nothing to do: remove time.sleep and polling "
+                 "back-offs from the hot path, and wait on events or queues instead.";
+    }
     out.push_back(std::move(f));
   }
 }
