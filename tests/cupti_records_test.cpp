@@ -58,6 +58,15 @@ const char* api_names(bool driver, uint32_t cbid) {
 
 constexpr uint64_t kT0 = 1'764'590'400'000'000'000ull;  // 2025-12-01 12:00:00 UTC, CLOCK_REALTIME ns
 
+// A runtime API record of process and thread 4242, start and end relative to kT0.
+CUpti_ActivityAPI runtime_call(CUpti_runtime_api_trace_cbid cbid, uint64_t start, uint64_t end, uint32_t correlation) {
+  CUpti_ActivityAPI a{};
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = cbid;
+  a.start = kT0 + start, a.end = kT0 + end, a.processId = 4242, a.threadId = 4242, a.correlationId = correlation;
+  return a;
+}
+
 // The file the injection library would have written for process 4242 ("python"): the process
 // record, then one frame of the converted records; read back as every command reads it.
 Result<Trace> read_converted(const FileSink& sink, const ScratchDir& dir) {
@@ -92,14 +101,9 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   kernel.correlationId = 42, kernel.name = "_Z9vectorAddPKfS0_Pfi", kernel.graphNodeId = 0;
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&kernel)));
 
-  CUpti_ActivityAPI launch{};
-  launch.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-  launch.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  launch.start = kT0 + 500, launch.end = kT0 + 1'700, launch.processId = 4242, launch.threadId = 4242, launch.correlationId = 42;
+  CUpti_ActivityAPI launch = runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 500, 1'700, 42);
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&launch)));
-  CUpti_ActivityAPI copy_call = launch;
-  copy_call.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, copy_call.start = kT0 + 10'000, copy_call.end = kT0 + 11'000;
-  copy_call.correlationId = 43;
+  CUpti_ActivityAPI copy_call = runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 10'000, 11'000, 43);
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&copy_call)));
 
   CUpti_ActivityMemcpy6 copy{};
@@ -193,15 +197,9 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
 TEST(CuptiRecords, GraphLaunchesAndEventRecords) {
   FileSink sink;
   inject::ActivityConverter convert(sink, api_names);
-  CUpti_ActivityAPI record_call{};
-  record_call.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-  record_call.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020;
-  record_call.start = kT0 + 1'000, record_call.end = kT0 + 1'400, record_call.processId = 4242, record_call.threadId = 4242;
-  record_call.correlationId = 50;
+  CUpti_ActivityAPI record_call = runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, 1'000, 1'400, 50);
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&record_call)));
-  CUpti_ActivityAPI graph_call = record_call;
-  graph_call.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph_call.start = kT0 + 2'000, graph_call.end = kT0 + 2'600;
-  graph_call.correlationId = 51;
+  CUpti_ActivityAPI graph_call = runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 2'000, 2'600, 51);
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&graph_call)));
 
   CUpti_ActivityCudaEvent2 event{};

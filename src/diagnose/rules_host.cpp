@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <unordered_set>
 
 #include "analysis/cpu_threads.h"
 #include "analysis/host_link.h"
@@ -116,8 +116,11 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const Trace& t = ctx.trace();
   const OsCallTable& os = t.os_calls;
   if (os.size() == 0) return;
-  std::set<int64_t> launchers;
-  for (int64_t tid : t.api.global_tid) launchers.insert(tid);
+  // The API table holds millions of calls from a handful of threads, mostly in runs of one thread.
+  std::unordered_set<int64_t> launchers;
+  for (size_t a = 0; a < t.api.size(); ++a) {
+    if (a == 0 || t.api.global_tid[a] != t.api.global_tid[a - 1]) launchers.insert(t.api.global_tid[a]);
+  }
   struct Wait {
     int64_t calls = 0, wait_ns = 0, idle_ns = 0;
     OsWait kind = OsWait::kNone;

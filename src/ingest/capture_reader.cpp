@@ -10,11 +10,11 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "ingest/capture_format.h"
 #include "ingest/kineto_events.h"
+#include "model/correlation_index.h"
 
 namespace tracedoc {
 
@@ -315,14 +315,11 @@ void shift_times(Trace& t, TimeNs origin) {
 // CUDA event records carry no host time: keep those whose cudaEventRecord call was captured (the
 // delay, duration and capture range gate the calls).
 void drop_uncaptured_events(Trace& t) {
-  std::unordered_set<int64_t> calls;  // (pid, correlation) of the captured API calls
-  calls.reserve(t.api.size());
-  auto key = [](int64_t global_id, int64_t correlation) { return (pid_of(global_id) << 32) ^ correlation; };
-  for (size_t i = 0; i < t.api.size(); ++i) calls.insert(key(t.api.global_tid[i], t.api.correlation[i]));
+  const CorrelationIndex calls(t.api);
   CudaEventTable& e = t.cuda_events;
   CudaEventTable kept;
   for (size_t i = 0; i < e.size(); ++i) {
-    if (!calls.count(key(e.global_pid[i], e.correlation[i]))) continue;
+    if (calls.find_in_process(e.correlation[i], e.global_pid[i]) == CorrelationIndex::kNoCall) continue;
     kept.time.push_back(e.time[i]), kept.global_pid.push_back(e.global_pid[i]), kept.correlation.push_back(e.correlation[i]);
     kept.event_id.push_back(e.event_id[i]), kept.sync_id.push_back(e.sync_id[i]), kept.device.push_back(e.device[i]);
     kept.context.push_back(e.context[i]), kept.stream.push_back(e.stream[i]);

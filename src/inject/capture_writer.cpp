@@ -66,14 +66,6 @@ struct StringCache {
 __attribute__((tls_model("initial-exec"))) thread_local StringCache t_strings;
 __attribute__((tls_model("initial-exec"))) thread_local int t_recorder_depth = 0;
 
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == 0) return fallback;
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  return end != nullptr && *end == 0 ? static_cast<int64_t>(x) : fallback;
-}
-
 bool write_all(int fd, const char* data, size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(fd, data, n);
@@ -168,6 +160,14 @@ void atfork_child() {
 }
 
 }  // namespace
+
+int64_t env_int(const char* name, int64_t fallback) noexcept {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == 0) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  return end != nullptr && *end == 0 ? static_cast<int64_t>(x) : fallback;
+}
 
 bool in_recorder() noexcept { return t_recorder_depth > 0; }
 bool recorder_ready() noexcept { return g_ready.load(std::memory_order_relaxed); }

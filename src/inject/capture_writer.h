@@ -27,6 +27,9 @@
 namespace tracedoc::inject {
 
 int64_t now_ns() noexcept;       // CLOCK_REALTIME, the clock of every record
+// An integer environment variable (the capture command's settings); `fallback` when unset or not
+// a whole number.
+int64_t env_int(const char* name, int64_t fallback) noexcept;
 int64_t current_tid() noexcept;  // the kernel's thread id
 
 // Whether this thread is inside the recorder (writing, flushing, converting) or is one of its

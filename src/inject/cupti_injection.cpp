@@ -2,8 +2,9 @@
 // CUDA and calls InitializeInjection. Here CUPTI (loaded with dlopen: $TRACEDOC_CUPTI_LIB, else
 // libcupti.so.<major> / libcupti.so, so the library loads on machines without it and NVTX capture
 // still works) is asked for activity records: concurrent kernels, memcpy (and peer-to-peer), memset,
-// runtime and driver API calls, synchronization, devices and contexts, profiler overhead, and GPU
-// memory allocations when $TRACEDOC_CAPTURE_CUDA_MEMORY=1. Each completed activity buffer is
+// runtime and driver API calls, synchronization, CUDA event records, devices and contexts, profiler
+// overhead, GPU memory allocations when $TRACEDOC_CAPTURE_CUDA_MEMORY=1, and whole graph launches
+// (instead of their nodes) when $TRACEDOC_CAPTURE_GRAPH_TRACE=1. Each completed activity buffer is
 // converted (cupti_records.h) and written as frames at once, so a crash loses at most the buffers
 // CUPTI still holds; at exit and on SIGTERM the writer's final-flush hook makes CUPTI hand them over.
 // CUPTI's timestamps are put on CLOCK_REALTIME (the clock of the NVTX records) through
@@ -17,7 +18,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "inject/capture_hooks.h"
@@ -114,11 +114,6 @@ bool bind(void* lib, Fn& fn, const char* name) {
 
 void say(const std::string& text) { std::fprintf(stderr, "tracedoc capture: %s\n", text.c_str()); }
 
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::strcmp(v, value) == 0;
-}
-
 }  // namespace
 
 }  // namespace tracedoc::inject
@@ -167,7 +162,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
   };
   // Graph-level tracing first: it replaces the per-node records of graph launches.
-  if (env_is("TRACEDOC_CAPTURE_GRAPH_TRACE", "1")) enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graph launches are");
+  if (env_int("TRACEDOC_CAPTURE_GRAPH_TRACE", 0) == 1) enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graph launches are");
   enable(CUPTI_ACTIVITY_KIND_DEVICE, "GPU devices are");
   enable(CUPTI_ACTIVITY_KIND_CONTEXT, "CUDA contexts are");
   enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels are");
@@ -179,7 +174,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations are");
   enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA event records are");
   enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "profiler overhead is");
-  if (env_is("TRACEDOC_CAPTURE_CUDA_MEMORY", "1")) enable(CUPTI_ACTIVITY_KIND_MEMORY2, "GPU memory allocations are");
+  if (env_int("TRACEDOC_CAPTURE_CUDA_MEMORY", 0) == 1) enable(CUPTI_ACTIVITY_KIND_MEMORY2, "GPU memory allocations are");
   if (writer.uses_profiler_api() && c.subscribe != nullptr && c.enable_callback != nullptr) {
     CUpti_SubscriberHandle subscriber = nullptr;
     if (c.subscribe(&subscriber, on_runtime_api, nullptr) == CUPTI_SUCCESS) {

@@ -32,7 +32,6 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "inject/capture_writer.h"
@@ -42,11 +41,8 @@ namespace {
 
 int64_t osrt_threshold_ns() noexcept {
   static const int64_t threshold = [] {
-    const char* v = std::getenv("TRACEDOC_CAPTURE_OSRT_THRESHOLD_NS");
-    if (v == nullptr || *v == 0) return int64_t{1000};
-    char* end = nullptr;
-    const long long x = std::strtoll(v, &end, 10);
-    return end != nullptr && *end == 0 && x >= 0 ? static_cast<int64_t>(x) : int64_t{1000};
+    const int64_t x = env_int("TRACEDOC_CAPTURE_OSRT_THRESHOLD_NS", 1000);
+    return x >= 0 ? x : int64_t{1000};
   }();
   return threshold;
 }
@@ -54,10 +50,7 @@ int64_t osrt_threshold_ns() noexcept {
 // Only processes started by `tracedoc capture --trace osrt-lite` record (the variable is set with
 // LD_PRELOAD and inherited by children).
 bool osrt_enabled() noexcept {
-  static const bool on = [] {
-    const char* v = std::getenv("TRACEDOC_CAPTURE_OSRT");
-    return v != nullptr && v[0] == '1' && v[1] == 0;
-  }();
+  static const bool on = env_int("TRACEDOC_CAPTURE_OSRT", 0) == 1;
   return on;
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/checked_math.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "common/human_units.h"
+#include "model/correlation_index.h"
 
 namespace tracedoc::view {
 
@@ -290,14 +291,10 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
 EventRecords::EventRecords(const Trace& trace) {
   const CudaEventTable& e = trace.cuda_events;
   if (e.size() == 0) return;
-  std::unordered_map<int64_t, TimeNs> call_start;  // (pid, correlation) -> API call start
-  auto key = [](int64_t global_id, int64_t correlation) { return (pid_of(global_id) << 32) ^ correlation; };
-  for (size_t i = 0; i < trace.api.size(); ++i) {
-    if (trace.api.correlation[i] != kNoValue) call_start.emplace(key(trace.api.global_tid[i], trace.api.correlation[i]), trace.api.start[i]);
-  }
+  const CorrelationIndex calls(trace.api);
   for (size_t i = 0; i < e.size(); ++i) {
-    const auto call = call_start.find(key(e.global_pid[i], e.correlation[i]));
-    const TimeNs t = call != call_start.end() ? call->second : e.time[i];
+    const int32_t call = calls.find_in_process(e.correlation[i], global_pid_of(e.global_pid[i]));
+    const TimeNs t = call != CorrelationIndex::kNoCall ? trace.api.start[static_cast<size_t>(call)] : e.time[i];
     if (t == kNoTime) continue;
     by_event_[{pid_of(e.global_pid[i]), e.event_id[i]}].push_back(Record{t, e.device[i], e.stream[i]});
   }

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "common/flat_hash.h"
+#include "model/correlation_index.h"
 
 namespace tracedoc::pytorch {
 
@@ -119,48 +119,6 @@ void attribute_api_calls(const Trace& trace, OpLinks& links) {
     links.api_op[a] = stack.empty() ? kNoRow : static_cast<int32_t>(stack.back());
   }
 }
-
-// Correlation id -> API call, by binary search over the sorted (id, row) pairs.
-// API calls by correlation id: a flat hash from id to the first call with it, calls sharing an id
-// chained in table order. One or two array reads per lookup, where a binary search over millions of
-// calls missed the cache twenty times.
-class CorrelationIndex {
- public:
-  explicit CorrelationIndex(const ApiTable& api) : api_(api) {
-    ids_.reserve(api.size());
-    next_.assign(api.size(), kNoRow);
-    std::vector<int32_t> tail;
-    for (size_t a = 0; a < api.size(); ++a) {
-      const int64_t c = api.correlation[a];
-      if (c == kNoValue) continue;
-      const uint32_t id = ids_.id(static_cast<uint64_t>(c));
-      if (id == head_.size()) {
-        head_.push_back(static_cast<int32_t>(a));
-        tail.push_back(static_cast<int32_t>(a));
-      } else {
-        next_[static_cast<size_t>(tail[id])] = static_cast<int32_t>(a);
-        tail[id] = static_cast<int32_t>(a);
-      }
-    }
-  }
-
-  // The call with this id in this process; else the first call with this id; else kNoRow.
-  int32_t find(int64_t correlation, int64_t global_pid) const {
-    if (correlation == kNoValue) return kNoRow;
-    const uint32_t id = ids_.find(static_cast<uint64_t>(correlation));
-    if (id == DenseIdMap::kEmpty) return kNoRow;
-    const int32_t first = head_[id];
-    for (int32_t a = first; a != kNoRow; a = next_[static_cast<size_t>(a)]) {
-      if (global_pid_of(api_.global_tid[static_cast<size_t>(a)]) == global_pid) return a;
-    }
-    return first;
-  }
-
- private:
-  const ApiTable& api_;
-  DenseIdMap ids_;
-  std::vector<int32_t> head_, next_;
-};
 
 template <typename Table>
 void link_activity(const Table& table, const CorrelationIndex& index, std::vector<int32_t>& out) {
