@@ -4,7 +4,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
-  libcli11-dev libfmt-dev libtomlplusplus-dev libpugixml-dev
+  libcli11-dev libfmt-dev libtomlplusplus-dev libpugixml-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema
   chromium firefox-esr python3-websocket python3-pil fonts-dejavu-core

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite. Tests that need the real traces in ../shared skip with a
-# message when that folder is absent.
+# Builds and runs the whole test suite (the `slow` fault tests included). Tests that need the real
+# traces in ../shared skip with a message when that folder is absent; the last lines say how many
+# tests skipped and why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+status=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" || status=$?
+python3 scripts/skip_summary.py "$BUILD_DIR" || true
+exit "$status"

@@ -88,7 +88,7 @@ TableSink run(const Trace& trace, const std::string& report, const std::string& 
   const auto* def = nsys_stats::find_report(report);
   if (!def) throw std::runtime_error("unknown report " + report);
   nsys_stats::ReportArgs args;
-  if (!name_filter.empty()) args.name_filter.emplace(name_filter);
+  if (!name_filter.empty()) args.name_filter = *NamePattern::compile(name_filter);
   TableSink sink;
   const Status st = def->run(trace, args, sink);
   if (!st.ok() && st.code() != ErrorCode::kNoData) throw std::runtime_error(st.message());

@@ -173,7 +173,7 @@ TEST(OpKernelSum, TiesSortByOperatorThenKernelAndFilterKeepsEitherName) {
   const auto* def = nsys_stats::find_report("op_kernel_sum");
   ASSERT_NE(def, nullptr);
   nsys_stats::ReportArgs args;
-  args.name_filter = std::regex("^(x|aten::a)$");
+  args.name_filter = *NamePattern::compile("^(x|aten::a)$");
   TableSink table;
   ASSERT_TRUE(def->run(b.trace, args, table).ok());
   ASSERT_EQ(table.row_count(), 2u);  // aten::a/z by its operator, aten::b/x by its kernel

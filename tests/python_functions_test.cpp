@@ -92,7 +92,7 @@ TEST(PythonFuncSum, ByParentIdsEveryCell) {
 TEST(PythonFuncSum, NameFilterTakesPercentagesOfTheRowsKept) {
   const Trace t = read_json(kById);
   nsys_stats::ReportArgs args;
-  args.name_filter.emplace("^[bc]\\.py");
+  args.name_filter = *NamePattern::compile("^[bc]\\.py");
   TableSink table;
   ASSERT_TRUE(nsys_stats::find_report("python_func_sum")->run(t, args, table).ok());
   ASSERT_EQ(table.row_count(), 2u);

@@ -261,7 +261,7 @@ TEST(PyTorchOpSum, ShapesSplitRowsByInputDims) {
 TEST(PyTorchOpSum, FilterNameKeepsMatchingRows) {
   const TraceBuilder b = recursive_trace();
   nsys_stats::ReportArgs args;
-  args.name_filter = std::regex("y$");
+  args.name_filter = *NamePattern::compile("y$");
   TableSink table;
   ASSERT_TRUE(pytorch::op_sum(b.trace, args, table).ok());
   ASSERT_EQ(table.row_count(), 1u);

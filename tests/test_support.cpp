@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,9 +27,8 @@ namespace tracedoc::testing {
 namespace fs = std::filesystem;
 
 fs::path shared_dir() {
-  if (const char* env = std::getenv("TRACEDOC_SHARED")) {
-    if (fs::is_directory(env)) return env;
-  }
+  // Set, it decides: TRACEDOC_SHARED=/nonexistent runs the suite as a machine without ../shared does.
+  if (const char* env = std::getenv("TRACEDOC_SHARED")) return fs::is_directory(fs::path(env) / "traces") ? env : fs::path();
   fs::path p = fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
   return fs::is_directory(p / "traces") ? p : fs::path();
 }
@@ -331,10 +331,10 @@ std::filesystem::path ScratchDir::write(const std::string& name, const std::stri
   return path_ / name;
 }
 
-CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env) {
+CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env, const std::string& stdout_path) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  const std::string out = stdout_path.empty() ? (dir / "out").string() : stdout_path, err = (dir / "err").string();
   pid_t pid = fork();
   if (pid == 0) {
     if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) _exit(126);
@@ -348,10 +348,12 @@ CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_en
     _exit(127);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage usage {};
+  ::wait4(pid, &status, 0, &usage);
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(out);
+  r.peak_rss = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  if (stdout_path.empty()) r.out = read_file(out);
   r.err = read_file(err);
   std::filesystem::remove_all(dir);
   return r;

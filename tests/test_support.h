@@ -15,7 +15,7 @@
 
 namespace tracedoc::testing {
 
-// ../shared next to the checkout (or $TRACEDOC_SHARED); empty when absent.
+// ../shared next to the checkout, or $TRACEDOC_SHARED when set; empty when absent.
 std::filesystem::path shared_dir();
 std::filesystem::path nsys_traces_dir();
 
@@ -50,10 +50,13 @@ std::string read_file(const std::filesystem::path& p);
 struct CliRun {
   int exit_code = -1;
   std::string out, err;
+  uint64_t peak_rss = 0;  // the process's peak resident memory, bytes (getrusage's ru_maxrss)
 };
 // Runs this build's tracedoc (TRACEDOC_BINARY_DIR: build/, or build-asan/ for the sanitized suite)
-// with `args`; `path_env` replaces PATH when given. A signal N is exit code 128 + N.
-CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "");
+// with `args`; `path_env` replaces PATH when given; `stdout_path` (e.g. /dev/full) receives standard
+// output instead of `out`. A signal N is exit code 128 + N.
+CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env = "",
+                const std::string& stdout_path = "");
 
 // What the real `nsys stats -r REPORT -f csv` prints for an export (the blank line it ends with
 // taken off), with nsys from PATH or where ../shared/tools/install-nsys.sh puts it; nullopt when no

@@ -38,7 +38,7 @@ struct ProcessSets {
   IntervalSet all;
   std::array<IntervalSet, kCopyClasses> by_class;
   std::vector<TimeNs> starts;       // ascending
-  std::vector<int64_t> bytes_upto;  // bytes_upto[i] = bytes of the first i starts
+  std::vector<int64_t> bytes_upto = {0};  // bytes_upto[i] = bytes of the first i starts; never empty
 };
 
 ProcessSets build_sets(ProcessCopies& c) {
@@ -48,7 +48,6 @@ ProcessSets build_sets(ProcessCopies& c) {
   std::sort(c.starts.begin(), c.starts.end());
   s.starts.reserve(c.starts.size());
   s.bytes_upto.reserve(c.starts.size() + 1);
-  s.bytes_upto.push_back(0);
   for (const auto& [t, b] : c.starts) {
     s.starts.push_back(t);
     s.bytes_upto.push_back(sat_add(s.bytes_upto.back(), b));
@@ -156,6 +155,8 @@ std::vector<CopyWindowShare> copy_step_shares(const Trace& trace, const std::vec
   }
   std::map<int64_t, ProcessSets> sets;
   for (auto& [pid, c] : copies) sets.emplace(pid, build_sets(c));
+  // A process with steps but no copies of its own (the copies are another process's) reads this
+  // empty placeholder, whose prefix sums hold the leading 0 that share_in indexes.
   const ProcessSets none;
   const auto sets_of = [&](int64_t pid) -> const ProcessSets& {
     auto it = sets.find(pid);

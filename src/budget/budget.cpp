@@ -115,11 +115,9 @@ Status read_kernel(const Reader& r, const toml::node& node, size_t index, Budget
     const std::string full = prefix + "." + name;
     if (name == "name") {
       TRACEDOC_RETURN_IF_ERROR(r.string(v, full, &k.name));
-      try {
-        k.pattern = std::regex(k.name, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {  // the standard library reports bad patterns by exception
-        return r.error(full, fmt::format("bad regular expression '{}': {}", k.name, e.what()));
-      }
+      auto pattern = NamePattern::compile(k.name);
+      if (!pattern.ok()) return r.error(full, pattern.status().message());
+      k.pattern = std::move(pattern).value();
     } else if (name == "total_max_ms") {
       TRACEDOC_RETURN_IF_ERROR(r.number(v, full, 0, kLargest, &k.total_max_ms));
     } else if (name == "share_max_pct") {

@@ -17,11 +17,11 @@
 #pragma once
 
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "common/name_pattern.h"
 #include "diagnose/engine.h"
 #include "diagnose/finding.h"
 
@@ -29,8 +29,8 @@ namespace tracedoc::budget {
 
 // One [[kernel]] entry: limits on the kernels whose (demangled) name the regex finds.
 struct KernelBudget {
-  std::string name;    // the regular expression as written (ECMAScript, searched, not fully matched)
-  std::regex pattern;
+  std::string name;                   // the regular expression as written (RE2, searched, not fully matched)
+  std::optional<NamePattern> pattern;  // set once `name` is read
   std::optional<double> total_max_ms, share_max_pct, count_max, avg_max_us;
 };
 

@@ -1,7 +1,6 @@
 #include "budget/measures.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "analysis/checked_math.h"
@@ -83,8 +82,7 @@ void measure_kernels(const Trace& t, const Budget& budget, Measures& m) {
     for (size_t e = 0; e < budget.kernels.size(); ++e) {
       int8_t& hit = found[e][name];
       if (hit < 0) {
-        const std::string_view n = t.str(name);
-        hit = std::regex_search(n.begin(), n.end(), budget.kernels[e].pattern) ? 1 : 0;
+        hit = budget.kernels[e].pattern->found_in(t.str(name)) ? 1 : 0;
       }
       if (!hit) continue;
       ++m.kernels[e].count;

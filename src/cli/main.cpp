@@ -1,13 +1,33 @@
 // tracedoc: GPU timelines that explain themselves.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/pending_files.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// What a command printed must have reached standard output: a full disk or /dev/full fails the
+// writes (stdio keeps the error) or the final flush, and a run whose report was lost must not exit
+// 0. A closed pipe (`| head -1`) still ends the process quietly through SIGPIPE, as for any tool.
+int finish_output(int exit_code) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_errno = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return exit_code;
+  const int err = flush_errno != 0 ? flush_errno : ENOSPC;  // a failed earlier write left no errno
+  std::fprintf(stderr, "tracedoc: cannot write to standard output: %s\n", std::strerror(err));
+  return tracedoc::cli::kExitBadInput;
+}
+
+int run_command(int argc, char** argv) {
   using namespace tracedoc::cli;
   CLI::App app{"tracedoc: reads Nsight Systems and PyTorch profiler traces and explains them"};
   app.require_subcommand(1);
@@ -49,4 +69,11 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("view")) return view();
   if (app.got_subcommand("capture")) return capture();
   return kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tracedoc::PendingFiles::remove_on_termination_signals();  // an interrupted run leaves no half-written file
+  return finish_output(run_command(argc, argv));
 }

@@ -10,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "common/memory_budget.h"
+#include "common/utf8.h"
+#include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "ingest/open_trace.h"
 #include "report/atomic_file.h"
@@ -59,6 +61,17 @@ void report_read_warnings(const Trace& trace) {
   }
   if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
   if (w.missing_times) parts.push_back(fmt::format("{} without a usable timestamp (skipped)", w.missing_times));
+  if (w.unusable_durations) {
+    parts.push_back(fmt::format("{} with a duration that is not a number (NaN, Infinity; skipped)", w.unusable_durations));
+  }
+  if (w.oversized_events) {
+    parts.push_back(fmt::format("{} larger than {} (skipped unread)", w.oversized_events,
+                                format_memory_size(KinetoReadOptions{}.max_unit_bytes)));
+  }
+  if (w.bad_values) parts.push_back(fmt::format("{} with a value of the wrong type (read as absent)", w.bad_values));
+  if (w.unknown_string_ids) {
+    parts.push_back(fmt::format("{} naming a string id the export does not have (read as unnamed)", w.unknown_string_ids));
+  }
   std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(),
                fmt::format("{}", fmt::join(parts, "; ")).c_str());
 }
@@ -69,7 +82,10 @@ void print_heading(TextOut& out, const ReportJob& job) {
 
 }  // namespace
 
-Status write_text(const std::string& output, const std::string& text) {
+Status write_text(const std::string& output, const std::string& raw) {
+  // Every text output is valid UTF-8 (common/utf8.h), whatever bytes the trace's names hold.
+  const std::string replaced = is_valid_utf8(raw) ? std::string() : replace_invalid_utf8(raw);
+  const std::string& text = replaced.empty() ? raw : replaced;
   if (output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return Status::Ok();
@@ -182,7 +198,9 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
   auto memory_limit = opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit())
                                              : parse_memory_size(opt.max_memory);
   if (!memory_limit.ok()) return memory_limit.status();
+  MemoryBudget::set_subject(opt.input);
   MemoryBudget::set_limit(*memory_limit);
+  MemoryBudget::start_watchdog();  // also counts what the analyses allocate after the read
 
   OpenOptions open_options;
   open_options.nsys.tables = tables;

@@ -87,10 +87,12 @@ int run_sql(const SqlOptions& opt) {
   }
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
   const diagnose::Diagnosis diagnosis = diagnose::diagnose(loaded->trace, {});
-  if (Status st = load_sql_model(loaded->trace, &diagnosis, db.get()); !st.ok()) return fail(st);
+  // Errors name the input: a query that fails on one trace (an overflowing sum) may run on another.
+  const auto fail_on_input = [&](const Status& st) { return fail(Status(st.code(), opt.in.input + ": " + st.message())); };
+  if (Status st = load_sql_model(loaded->trace, &diagnosis, db.get()); !st.ok()) return fail_on_input(st);
   // The query runs before anything is written, so a bad query leaves no output file.
   TableSink rows;
-  if (Status st = run_query(db.get(), opt.query, rows); !st.ok()) return fail(st);
+  if (Status st = run_query(db.get(), opt.query, rows); !st.ok()) return fail_on_input(st);
   std::vector<ReportJob> jobs(1);
   jobs[0].name = "sql";
   jobs[0].display_name = "Query";

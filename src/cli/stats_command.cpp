@@ -7,7 +7,6 @@
 #include <functional>
 #include <thread>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -82,13 +81,11 @@ int run_stats(const StatsOptions& opt) {
   std::vector<std::string> names = split_list(opt.reports, ',');
   if (names.empty()) names = nsys_stats::default_reports();
   uint32_t tables = 0;
-  std::optional<std::regex> name_filter;
+  std::optional<NamePattern> name_filter;
   if (!opt.filter_name.empty()) {
-    try {
-      name_filter.emplace(opt.filter_name, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return fail(UsageError(fmt::format("--filter-name: invalid regular expression '{}': {}", opt.filter_name, e.what())));
-    }
+    auto compiled = NamePattern::compile(opt.filter_name);
+    if (!compiled.ok()) return fail(UsageError("--filter-name: " + compiled.status().message()));
+    name_filter = std::move(compiled).value();
   }
   for (const auto& n : names) {
     auto parts = split(n, ':');

@@ -1,13 +1,19 @@
 #include "common/memory_budget.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "common/pending_files.h"
 
 namespace tracedoc {
 
@@ -23,6 +29,45 @@ uint64_t cgroup_limit() {
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
   return ec == std::errc() ? bytes : 0;
 }
+std::mutex g_subject_mutex;
+std::string g_subject = "tracedoc";
+
+std::string limit_message(std::string_view what, uint64_t max, uint64_t used, uint64_t extra) {
+  return fmt::format("{}: needs more memory than the limit of {} (in use: {}{}); raise --max-memory, or "
+                     "read less (fewer reports, --rank N)",
+                     what, format_memory_size(max), format_memory_size(used),
+                     extra ? fmt::format(", about to allocate {}", format_memory_size(extra)) : "");
+}
+
+// The watchdog's loop. /proc/self/statm is read through one descriptor (pread regenerates it), a
+// few microseconds per sample.
+[[noreturn]] void watch() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(MemoryBudget::kWatchdogPeriodMs));
+    const uint64_t max = g_limit;
+    if (max == 0 || fd < 0) continue;
+    char text[128];
+    const ssize_t n = ::pread(fd, text, sizeof(text) - 1, 0);
+    if (n <= 0) continue;
+    text[n] = '\0';
+    unsigned long long size = 0, resident = 0;
+    if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) continue;
+    const uint64_t used = resident * page;
+    if (used <= max) continue;
+    std::string what;
+    {
+      std::lock_guard<std::mutex> lock(g_subject_mutex);
+      what = g_subject;
+    }
+    PendingFiles::remove_all();
+    const std::string line = "tracedoc: " + limit_message(what, max, used, 0) + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+    ::_exit(2);  // the other threads are mid-allocation: nothing of theirs is worth running
+  }
+}
+
 }  // namespace
 
 void MemoryBudget::set_limit(uint64_t bytes) { g_limit = bytes; }
@@ -50,10 +95,17 @@ Status MemoryBudget::check(std::string_view what, uint64_t extra) {
   if (max == 0) return Status::Ok();
   const uint64_t used = resident_bytes();
   if (used + extra <= max) return Status::Ok();
-  return BadInput(fmt::format("{}: needs more memory than the limit of {} (in use: {}{}); raise --max-memory, or "
-                              "read less (fewer reports, --rank N)",
-                              what, format_memory_size(max), format_memory_size(used),
-                              extra ? fmt::format(", about to allocate {}", format_memory_size(extra)) : ""));
+  return BadInput(limit_message(what, max, used, extra));
+}
+
+void MemoryBudget::set_subject(std::string_view what) {
+  std::lock_guard<std::mutex> lock(g_subject_mutex);
+  g_subject.assign(what.data(), what.size());
+}
+
+void MemoryBudget::start_watchdog() {
+  static std::once_flag started;
+  std::call_once(started, [] { std::thread(watch).detach(); });
 }
 
 Result<uint64_t> parse_memory_size(std::string_view text) {

@@ -72,7 +72,12 @@ inline void keep_top(std::vector<Offender>& offenders, size_t n) {
 
 // Fills the figures every finding shares and its severity from the savings.
 inline void rate(Finding& f, Context& ctx, double warning, double critical) {
-  f.savings_share = share_of(f.savings_ns, ctx.basis_ns());
+  // A saving is an upper bound on time the run spends, so it never exceeds the basis: a rule that
+  // measures over the whole span while the basis is the steps (or a hostile trace whose times make
+  // either absurd) must not print "saves up to 316 s (31423523.9%)".
+  const int64_t basis = ctx.basis_ns();
+  if (basis > 0 && f.savings_ns > basis) f.savings_ns = basis;
+  f.savings_share = share_of(f.savings_ns, basis);
   f.severity = severity_for(f.savings_share, warning, critical);
 }
 

@@ -95,6 +95,43 @@ bool parse_int64(std::string_view text, int64_t* out) {
   return ec == std::errc() && ptr == last;
 }
 
+size_t UnitEnd::feed(const char* bytes, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const char c = bytes[i];
+    if (in_string_) {
+      // The body of a long string: jump to its next quote or backslash.
+      const void* hit = nullptr;
+      if (!escape_) {
+        const char* q = static_cast<const char*>(std::memchr(bytes + i, '"', n - i));
+        const char* b = static_cast<const char*>(std::memchr(bytes + i, '\\', q ? static_cast<size_t>(q - bytes) - i : n - i));
+        hit = b ? b : q;
+        if (!hit) return npos;
+        i = static_cast<size_t>(static_cast<const char*>(hit) - bytes);
+        if (bytes[i] == '"') in_string_ = false;
+        else escape_ = true;
+        continue;
+      }
+      escape_ = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string_ = true; break;
+      case '{':
+      case '[': ++depth_; break;
+      case '}':
+      case ']':
+        if (depth_ == 0) return i;  // the bracket that closes the enclosing array or object
+        if (--depth_ == 0) return i + 1;
+        break;
+      case ',':
+        if (depth_ == 0) return i;
+        break;
+      default: break;
+    }
+  }
+  return npos;
+}
+
 bool parse_micros_as_ns(std::string_view text, int64_t* out) {
   // sign digits [. digits] [e|E [sign] digits], gathered into an integer mantissa and a decimal
   // exponent; value in ns = mantissa * 10^(exponent + 3).

@@ -66,6 +66,21 @@ class Cursor {
     if (p < end_ && static_cast<unsigned char>(*p) > ' ') return *p;
     return peek_after_whitespace();
   }
+  // Skips whitespace, 16 bytes at a time, up to the window's end; never asks for more input. Outside
+  // strings a byte below '!' can only be whitespace (or the zero padding past end_), so "not
+  // whitespace" is one unsigned comparison.
+  void skip_whitespace() {
+    const __m128i bang = _mm_set1_epi8('!');
+    while (p < end_) {
+      const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i visible = _mm_cmpeq_epi8(_mm_max_epu8(chunk, bang), chunk);  // chunk >= '!'
+      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(visible));
+      if (mask == 0) { p += 16; continue; }
+      p += __builtin_ctz(mask);
+      break;
+    }
+    if (p > end_) p = end_;
+  }
   // Skips whitespace; true when the document ends here (only valid with eof).
   bool peek_end() {
     while (p < end_ && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
@@ -162,22 +177,12 @@ class Cursor {
   }
 
  private:
-  // Pretty-printed traces indent every line: skip whitespace 16 bytes at a time. Outside strings a
-  // byte below '!' can only be whitespace (or the zero padding past end_), so "not whitespace" is
-  // one unsigned comparison.
+  // Pretty-printed traces indent every line.
   char peek_after_whitespace() {
     if (p + 1 < end_ && *p == ' ' && static_cast<unsigned char>(p[1]) > ' ') return *++p;  // ": value"
-    const __m128i bang = _mm_set1_epi8('!');
-    for (;;) {
-      if (p >= end_) out_of_input();
-      const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i visible = _mm_cmpeq_epi8(_mm_max_epu8(chunk, bang), chunk);  // chunk >= '!'
-      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(visible));
-      if (mask == 0) { p += 16; continue; }
-      p += __builtin_ctz(mask);
-      if (p >= end_) out_of_input();
-      return *p;
-    }
+    skip_whitespace();
+    if (p >= end_) out_of_input();
+    return *p;
   }
 
   static bool is_delimiter(char c) { return kDelimiters.table[static_cast<unsigned char>(c)]; }
@@ -186,6 +191,21 @@ class Cursor {
   const char* begin_;
   bool eof_;
   uint64_t window_offset_;
+};
+
+// Finds where one unit of the document ends (an event `{...}`, or a top-level `"key": value`) from
+// its first byte on, fed in consecutive pieces, without keeping them: the reader skips a unit too
+// large to buffer this way. feed() returns the offset in `bytes` just past the unit (before the ','
+// or bracket that follows a member), or npos when the unit goes on past these bytes.
+class UnitEnd {
+ public:
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  size_t feed(const char* bytes, size_t n);
+
+ private:
+  int64_t depth_ = 0;
+  bool in_string_ = false;
+  bool escape_ = false;
 };
 
 // `text == literal` with the literal's length known at compile time, so that the comparison is a

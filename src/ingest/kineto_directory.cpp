@@ -285,6 +285,8 @@ class RankMerger {
     merged_.warnings.negative_durations += src.warnings.negative_durations;
     merged_.warnings.absurd_durations += src.warnings.absurd_durations;
     merged_.warnings.missing_times += src.warnings.missing_times;
+    merged_.warnings.unusable_durations += src.warnings.unusable_durations;
+    merged_.warnings.oversized_events += src.warnings.oversized_events;
     merged_.warnings.unknown_events += src.warnings.unknown_events;
     merged_.source.tables.insert(src.source.tables.begin(), src.source.tables.end());
   }

@@ -198,7 +198,15 @@ bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
   if (e.ts.text.find('.') != std::string_view::npos) clues_.fractional_times = true;
   TimeNs dur = 0;
   if (e.dur.present && !json::parse_micros_as_ns(e.dur.text, &dur)) {
-    // A number too large for int64 ns is an absurd duration; anything else (null, N/A) reads as 0.
+    // NaN and Infinity (as Python's json writes them) are no duration: the event is dropped and
+    // counted; a number too large for int64 ns is an absurd duration; anything else (null, N/A)
+    // reads as 0.
+    std::string_view word = e.dur.text;
+    if (!word.empty() && (word.front() == '-' || word.front() == '+')) word.remove_prefix(1);
+    if (word == "NaN" || word == "Infinity" || word == "nan" || word == "inf") {
+      w.unusable_durations++;
+      return false;
+    }
     const char first = e.dur.text.empty() ? ' ' : e.dur.text.front();
     if ((first >= '0' && first <= '9') || first == '-' || first == '+') {
       w.absurd_durations++;

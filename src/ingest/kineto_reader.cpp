@@ -5,10 +5,10 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <vector>
 
 #include "common/memory_budget.h"
+#include "common/name_pattern.h"
 #include "ingest/byte_stream.h"
 #include "ingest/json_cursor.h"
 #include "ingest/kineto_events.h"
@@ -296,10 +296,10 @@ std::string where(Place place) {
 }
 
 std::optional<int64_t> rank_from_file_name(const std::string& path) {
-  static const std::regex kRank(R"(rank[-_]?(\d+))", std::regex::icase);
+  static const NamePattern kRank = *NamePattern::compile(R"(rank[-_]?(\d{1,18}))", {.ignore_case = true});
   const std::string name = path.substr(path.find_last_of('/') + 1);
-  std::smatch m;
-  if (std::regex_search(name, m, kRank)) return std::stoll(m[1].str());
+  std::string digits;
+  if (kRank.found_in(name, &digits)) return std::stoll(digits);
   return std::nullopt;
 }
 
@@ -331,6 +331,36 @@ Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name,
   return read_kineto_stream(*in, name, options);
 }
 
+namespace {
+
+// Skips the unit that starts at buffer[0] (filled bytes of it are there) by reading on until it
+// ends, keeping none of it: buffer[0, filled) then holds what follows the unit. At the end of the
+// input the unit is left unfinished (filled 0), and the reader reports the truncation.
+Status skip_unit(ByteStream& in, std::vector<char>& buffer, size_t& filled, uint64_t& window_offset, bool& eof) {
+  json::UnitEnd unit;
+  for (;;) {
+    const size_t end = unit.feed(buffer.data(), filled);
+    if (end != json::UnitEnd::npos) {
+      std::memmove(buffer.data(), buffer.data() + end, filled - end);
+      window_offset += end;
+      filled -= end;
+      std::memset(buffer.data() + filled, 0, json::kPadding);
+      return Status::Ok();
+    }
+    window_offset += filled;
+    filled = 0;
+    if (eof) break;
+    auto n = in.read(buffer.data(), buffer.size() - json::kPadding);
+    if (!n.ok()) return n.status();
+    if (*n == 0) eof = true;
+    filled = *n;
+  }
+  std::memset(buffer.data(), 0, json::kPadding);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const KinetoReadOptions& options) {
   Trace trace;
   trace.source.path = path;
@@ -348,6 +378,7 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
   // window starts whole, so that a truncated .gz (up to 16 MB inflated) is reported as truncated
   // before its JSON is judged (KinetoReader.TruncatedInputsAreClearErrors).
   constexpr size_t kFirst = 64u << 10;
+
   std::vector<char> buffer((in.compressed() ? kInitial : kFirst) + json::kPadding);
   size_t filled = 0, pos = 0;
   uint64_t window_offset = 0;
@@ -358,6 +389,10 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
       Cursor c(buffer.data() + pos, buffer.data() + filled, eof, window_offset + pos);
       try {
         while (place != Place::kDone) {
+          // Whitespace between units is consumed for good: a refill keeps only the unit it is in,
+          // so gigabytes of blanks between two events read through the same window.
+          c.skip_whitespace();
+          pos = static_cast<size_t>(c.p - buffer.data());
           read_unit(c, place, top, event);
           pos = static_cast<size_t>(c.p - buffer.data());
           if ((++units & 0xFFFF) == 0) TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path));
@@ -370,9 +405,21 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
         window_offset += pos;
         pos = 0;
         filled = keep;
+        if (filled >= options.max_unit_bytes && (place == Place::kEvents || place == Place::kTopMembers)) {
+          TRACEDOC_RETURN_IF_ERROR(skip_unit(in, buffer, filled, window_offset, eof));
+          trace.warnings.oversized_events++;
+          if (filled <= kInitial && buffer.size() > kInitial + json::kPadding) {  // back to the usual window
+            buffer.resize(kInitial + json::kPadding);
+            buffer.shrink_to_fit();
+          }
+          continue;
+        }
         const size_t capacity = buffer.size() - json::kPadding;
-        if (filled > capacity / 2 || capacity < kInitial) {  // one huge event (or still ramping up): the window doubles
-          TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path, capacity));
+        // One huge event (or still ramping up): the window doubles, up to the largest unit read (past
+        // it only when a unit that cannot be skipped fills the window).
+        if (((filled > capacity / 2 || capacity < kInitial) && capacity < options.max_unit_bytes) || filled == capacity) {
+          // The new window is allocated while the old one is still alive: both count.
+          TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path, 2 * capacity));
           buffer.resize(capacity * 2 + json::kPadding);
         }
         auto n = in.read(buffer.data() + filled, buffer.size() - json::kPadding - filled);

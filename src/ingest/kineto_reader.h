@@ -35,6 +35,10 @@ namespace tracedoc {
 // it was before these existed: existing callers, benchmarks and `summary` pay nothing for them.
 struct KinetoReadOptions {
   bool python_functions = false;  // store python_function events (else only counted)
+  // One event (or top-level member) larger than this is skipped without being buffered and
+  // counted in ReadWarnings::oversized_events: real events are under a megabyte, while one string
+  // or args value of gigabytes (a damaged or hostile file) would otherwise have to fit in memory.
+  size_t max_unit_bytes = size_t{256} << 20;
 };
 
 // True when the first bytes look like a Kineto/Chrome trace: gzip magic, or JSON text starting

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
@@ -52,9 +54,16 @@ class StringIdMap {
     const uint32_t slot = sparse_ids_.find(static_cast<uint64_t>(nsys_id));
     return slot == DenseIdMap::kEmpty ? kNoStr : sparse_values_[slot];
   }
-  void remap(std::vector<StrId>& col) const {
-    // Columns are first filled with raw nsys ids (as StrId-sized ints, kNoStr for NULL).
-    for (auto& v : col) v = v == kNoStr ? kNoStr : map(static_cast<int64_t>(v));
+  // Columns are first filled with raw nsys ids (as StrId-sized ints, kNoStr for NULL). Returns how
+  // many ids had no string (a damaged export): they read as unnamed.
+  int64_t remap(std::vector<StrId>& col) const {
+    int64_t unknown = 0;
+    for (auto& v : col) {
+      if (v == kNoStr) continue;
+      v = map(static_cast<int64_t>(v));
+      unknown += v == kNoStr;
+    }
+    return unknown;
   }
 
  private:
@@ -63,6 +72,24 @@ class StringIdMap {
   bool sparse_ = false;
   DenseIdMap sparse_ids_;
   std::vector<StrId> sparse_values_;
+};
+
+// The columns without which a table's rows mean nothing (every export from schema 2.9.1 on has
+// them): times, and the names of kernels and calls.
+const std::map<std::string, std::vector<const char*>, std::less<>> kRequiredColumns = {
+    {"CUPTI_ACTIVITY_KIND_KERNEL", {"start", "end", "deviceId", "streamId", "shortName"}},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", {"start", "end", "deviceId", "streamId", "bytes", "copyKind"}},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", {"start", "end", "deviceId", "streamId", "bytes"}},
+    {"CUPTI_ACTIVITY_KIND_RUNTIME", {"start", "end", "globalTid", "nameId"}},
+    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"start", "end"}},
+    {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", {"start", "end"}},
+    {"OSRT_API", {"start", "end", "globalTid", "nameId"}},
+    {"NVTX_EVENTS", {"start", "eventType"}},
+    {"PROFILER_OVERHEAD", {"start", "end"}},
+    {"SCHED_EVENTS", {"start", "globalTid"}},
+    {"COMPOSITE_EVENTS", {"start", "globalTid"}},
+    {"StringIds", {"id", "value"}},
+    {"OPENMP_EVENT_KIND_", {"start", "end"}},  // every OPENMP_EVENT_KIND_<kind> table
 };
 
 StrId raw_id(int64_t v) {
@@ -80,13 +107,19 @@ class Loader {
   template <typename RowFn, typename PrepareFn>
   Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, PrepareFn&& prepare) {
     if (!trace_.source.has_table(table)) return Status::Ok();
-    if (fast_ && fast_scan(table, wanted, row, prepare).ok()) return Status::Ok();
+    TRACEDOC_RETURN_IF_ERROR(check_required_columns(table));
+    if (fast_) {
+      Status st = fast_scan(table, wanted, row, prepare);
+      // An I/O error (the file shrank under the reader) is final: SQLite would read the same bytes.
+      if (st.ok() || st.code() == ErrorCode::kIo) return st;
+    }
     prepare(0);
     auto cols = db_.column_names(table);
     if (!cols.ok()) return cols.status();
     auto stmt = db_.prepare(select_columns_sql(table, *cols, wanted));
     if (!stmt.ok()) return stmt.status();
     while (stmt->step()) row(*stmt);
+    wrong_type_ += stmt->wrong_type();
     if (!stmt->status().ok()) {
       return BadInput(fmt::format("{}: table {}: {}", db_.path(), table, stmt->status().message()));
     }
@@ -97,9 +130,29 @@ class Loader {
     return scan(table, wanted, row, [](size_t) {});
   }
 
-  void use_fast_scanner(const MappedSqliteFile* fast) { fast_ = fast; }
+  void use_fast_scanner(const SqlitePageFile* fast) { fast_ = fast; }
+  // Values of the wrong type read so far (text in an integer column), read as absent.
+  int64_t wrong_type() const { return wrong_type_; }
+  // Rows dropped for want of a start or end (see timed).
+  int64_t untimed() const { return untimed_; }
 
  private:
+  // A table without one of its required columns (kRequiredColumns) is not read as if the column
+  // were NULL: that gave every kernel of an export whose `end` column was lost a duration of
+  // -2^63 ns and "kernels 0" in the summary, with exit 0.
+  Status check_required_columns(const std::string& table) {
+    const auto it = kRequiredColumns.find(table.rfind("OPENMP_EVENT_KIND_", 0) == 0 ? "OPENMP_EVENT_KIND_" : table);
+    if (it == kRequiredColumns.end()) return Status::Ok();
+    auto cols = db_.column_names(table);
+    if (!cols.ok()) return cols.status();
+    for (const char* column : it->second) {
+      if (!cols->count(column)) {
+        return BadInput(fmt::format("{}: table {} has no column '{}' (a damaged export, or not one nsys wrote)",
+                                    db_.path(), table, column));
+      }
+    }
+    return Status::Ok();
+  }
   // The record positions of `wanted` in `table`, its root page and its rowid-alias column.
   template <typename RowFn, typename PrepareFn>
   Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row, PrepareFn& prepare) {
@@ -141,17 +194,33 @@ class Loader {
                                                          wanted_position[w]) - record_columns.begin());
     }
     return fast_->scan(static_cast<uint32_t>(root), record_columns, rowid_column,
-                       [&](std::span<const SqlValue> values) { row(FastRow{values, value_index}); }, prepare);
+                       [&](std::span<const SqlValue> values) { row(FastRow{values, value_index, &wrong_type_}); },
+                       prepare);
   }
 
   // The fast scanner's row, with the accessors of SqliteStatement.
   struct FastRow {
     std::span<const SqlValue> values;
     const std::vector<int>& index;
+    int64_t* wrong_type;
     const SqlValue& at(int col) const { return values[static_cast<size_t>(index[col])]; }
     bool is_null(int col) const { return at(col).is_null(); }
-    int64_t int64(int col) const { return at(col).i; }
-    int64_t int64_or(int col, int64_t fallback) const { const SqlValue& v = at(col); return v.is_null() ? fallback : v.i; }
+    bool is_number(int col) const { return at(col).type == SqlValue::Type::kInt || at(col).type == SqlValue::Type::kReal; }
+    // As SqliteStatement::int64 and int64_or: text and blobs read as 0 / `fallback`, counted.
+    int64_t int64(int col) const {
+      const SqlValue& v = at(col);
+      if (v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob) ++*wrong_type;
+      return v.i;  // 0 for text and blobs
+    }
+    int64_t int64_or(int col, int64_t fallback) const {
+      const SqlValue& v = at(col);
+      if (v.is_null()) return fallback;
+      if (v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob) {
+        ++*wrong_type;
+        return fallback;
+      }
+      return v.i;
+    }
     std::string_view text(int col) const {
       const SqlValue& v = at(col);
       return v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob ? v.s : std::string_view{};
@@ -167,6 +236,7 @@ class Loader {
                  "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
                  "dynamicSharedMemory", "graphNodeId"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   k.start.push_back(s.int64_or(0, kNoTime));
                   k.end.push_back(s.int64_or(1, kNoTime));
                   k.global_pid.push_back(s.int64_or(2, 0));
@@ -199,6 +269,7 @@ class Loader {
                  "greenContextId", "streamId", "srcDeviceId", "dstDeviceId", "copyKind", "srcKind",
                  "dstKind"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   m.start.push_back(s.int64_or(0, kNoTime));
                   m.end.push_back(s.int64_or(1, kNoTime));
                   m.global_pid.push_back(s.int64_or(2, 0));
@@ -223,6 +294,7 @@ class Loader {
                 {"start", "end", "globalPid", "correlationId", "bytes", "value", "deviceId",
                  "contextId", "greenContextId", "streamId", "memKind"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   m.start.push_back(s.int64_or(0, kNoTime));
                   m.end.push_back(s.int64_or(1, kNoTime));
                   m.global_pid.push_back(s.int64_or(2, 0));
@@ -243,6 +315,7 @@ class Loader {
     return scan("CUPTI_ACTIVITY_KIND_RUNTIME",
                 {"start", "end", "globalTid", "correlationId", "nameId", "returnValue", "eventClass"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   a.start.push_back(s.int64_or(0, kNoTime));
                   a.end.push_back(s.int64_or(1, kNoTime));
                   a.global_tid.push_back(s.int64_or(2, 0));
@@ -260,6 +333,7 @@ class Loader {
     return scan("OSRT_API",
                 {"start", "end", "globalTid", "nameId", "returnValue", "eventClass", "nestingLevel"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   o.start.push_back(s.int64_or(0, kNoTime));
                   o.end.push_back(s.int64_or(1, kNoTime));
                   o.global_tid.push_back(s.int64_or(2, 0));
@@ -299,6 +373,7 @@ class Loader {
                 {"start", "end", "globalPid", "correlationId", "eventId", "deviceId", "contextId",
                  "streamId", "syncType"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   y.start.push_back(s.int64_or(0, kNoTime));
                   y.end.push_back(s.int64_or(1, kNoTime));
                   y.global_pid.push_back(s.int64_or(2, 0));
@@ -320,6 +395,7 @@ class Loader {
                                   {"start", "end", "globalPid", "correlationId", "graphId", "graphExecId", "deviceId",
                                    "contextId", "streamId"},
                                   [&](const auto& s) {
+                                    if (!timed(s)) return;
                                     g.start.push_back(s.int64_or(0, kNoTime));
                                     g.end.push_back(s.int64_or(1, kNoTime));
                                     g.global_pid.push_back(s.int64_or(2, 0));
@@ -370,6 +446,7 @@ class Loader {
     auto& o = trace_.overhead;
     return scan("PROFILER_OVERHEAD", {"start", "end", "globalTid", "nameId"},
                 [&](const auto& s) {
+                  if (!timed(s)) return;
                   o.start.push_back(s.int64_or(0, kNoTime));
                   o.end.push_back(s.int64_or(1, kNoTime));
                   o.global_tid.push_back(s.int64_or(2, 0));
@@ -531,7 +608,19 @@ class Loader {
  private:
   const SqliteDb& db_;
   Trace& trace_;
-  const MappedSqliteFile* fast_ = nullptr;
+  const SqlitePageFile* fast_ = nullptr;
+  int64_t wrong_type_ = 0;
+  int64_t untimed_ = 0;
+
+  // Whether an interval row (columns 0 and 1: start and end) has both times. nsys declares them NOT
+  // NULL; a row without them (NULL, or text: a damaged file) is dropped and counted, as JSON events
+  // without a usable timestamp are, so that no report sums durations of -2^63 ns.
+  template <typename Row>
+  bool timed(const Row& s) {
+    if (s.is_number(0) && s.is_number(1)) return true;
+    ++untimed_;
+    return false;
+  }
 };
 
 bool is_nsys_export(const std::set<std::string>& tables) {
@@ -555,6 +644,17 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     std::ifstream probe(path, std::ios::binary);
     if (!probe) return IoError(fmt::format("{}: cannot open for reading: {}", path, std::strerror(errno)));
   }
+  // A file another program truncates while SQLite reads it fails with whatever SQLite makes of the
+  // missing pages; say what happened instead (the page scanner says it itself).
+  std::error_code size_error;
+  const uintmax_t size_at_open = std::filesystem::file_size(path, size_error);
+  auto explain = [&](Status st) {
+    std::error_code ec;
+    const uintmax_t now = std::filesystem::file_size(path, ec);
+    if (st.ok() || st.code() == ErrorCode::kIo || size_error || ec || now >= size_at_open) return st;
+    return IoError(fmt::format("{}: the file shrank while being read ({} bytes when opened, {} now)", path,
+                               size_at_open, now));
+  };
   if (!looks_like_sqlite(path)) {
     return BadInput(fmt::format("{}: not an SQLite database (expected an Nsight Systems SQLite export)", path));
   }
@@ -582,10 +682,10 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
 
   const uint32_t want = options.tables;
   // The direct b-tree scanner, when the file's format allows it (else SQLite reads everything).
-  std::unique_ptr<MappedSqliteFile> fast;
+  std::unique_ptr<SqlitePageFile> fast;
   if (options.fast_scan) {
-    auto mapped = MappedSqliteFile::open(path);
-    if (mapped.ok()) fast = std::move(mapped).value();
+    auto pages = SqlitePageFile::open(path);
+    if (pages.ok()) fast = std::move(pages).value();
   }
   Loader main_loader(*db, trace);
   main_loader.use_fast_scanner(fast.get());
@@ -595,6 +695,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   // NVTX and the rest. Both write to disjoint members of `trace`.
   const auto t0 = std::chrono::steady_clock::now();
   Status gpu_status;
+  int64_t gpu_wrong_type = 0, gpu_untimed = 0;
   auto load_gpu_side = [&](const SqliteDb& conn) {
     Loader loader(conn, trace);
     loader.use_fast_scanner(fast.get());
@@ -611,6 +712,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     run(kLoadMemory, &Loader::load_memory);
     run(kLoadUnifiedMemory, &Loader::load_unified_memory);
     run(kLoadOpenMp, &Loader::load_openmp);
+    gpu_wrong_type = loader.wrong_type();
+    gpu_untimed = loader.untimed();
   };
   std::thread worker;
   std::chrono::steady_clock::time_point b_done;
@@ -642,14 +745,15 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   } else {
     load_gpu_side(*db);
   }
-  if (!st.ok()) return st;
-  if (!gpu_status.ok()) return gpu_status;
+  if (!st.ok()) return explain(st);
+  if (!gpu_status.ok()) return explain(gpu_status);
 
+  trace.warnings.bad_values = main_loader.wrong_type() + gpu_wrong_type;
+  trace.warnings.missing_times = main_loader.untimed() + gpu_untimed;
   for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name,
-                    &trace.api.name, &trace.os_calls.name, &trace.overhead.name}) {
-    ids.remap(*col);
+                    &trace.api.name, &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
+    trace.warnings.unknown_string_ids += ids.remap(*col);
   }
-  ids.remap(trace.openmp.name);
 
   // Rows that end before they start are kept as nsys keeps them (its reports must match), and counted.
   auto count_reversed = [&](const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {

@@ -82,6 +82,26 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
   return trace;
 }
 
+// Whether a process holds (or waits for) SQLite's locks on `path`: a write lock on the lock bytes
+// of the database (rollback journal mode), or on the WAL index (-shm). F_GETLK only asks; it takes
+// no lock and needs no write access.
+bool sqlite_writer_alive(const std::string& path) {
+  const auto locked = [](const std::string& file, off_t start, off_t length) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct flock probe {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    probe.l_start = start;
+    probe.l_len = length;
+    const bool held = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+    ::close(fd);
+    return held;
+  };
+  constexpr off_t kPendingByte = 0x40000000;  // SQLite's lock bytes: pending, reserved, then the shared range
+  return locked(path, kPendingByte, 2 + 510) || locked(path + "-shm", 120, 8);
+}
+
 }  // namespace
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
@@ -98,12 +118,19 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));
   if (looks_like_sqlite(path)) {
     // tracedoc never takes SQLite locks (the input may sit on a read-only or network file system),
-    // so a file that another program is writing right now is detected by its hot journal instead.
+    // so a file that another program is writing right now is detected by its hot journal instead;
+    // whether that program is still alive, by the locks it holds.
     for (const char* suffix : {"-journal", "-wal"}) {
       struct stat js {};
       if (::stat((path + suffix).c_str(), &js) == 0 && js.st_size > 0) {
-        return BadInput(fmt::format("{}: locked: another program is writing it ({}{} exists); retry when it has finished",
-                                    path, path, suffix));
+        if (sqlite_writer_alive(path)) {
+          return BadInput(fmt::format(
+              "{}: locked: another program is writing it ({}{} exists); retry when it has finished", path, path, suffix));
+        }
+        return BadInput(fmt::format(
+            "{}: a {} file exists beside it ({}{}) but no program is writing: the export was left unfinished; open it "
+            "once with the sqlite3 shell to {} it, or export it again",
+            path, suffix, path, suffix, std::string(suffix) == "-wal" ? "checkpoint" : "roll back"));
       }
     }
     return read_nsys_sqlite(path, options.nsys);

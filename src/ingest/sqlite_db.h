@@ -28,14 +28,38 @@ class SqliteStatement {
   const Status& status() const { return status_; }
 
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
-  int64_t int64_or(int col, int64_t fallback) const { return is_null(col) ? fallback : int64(col); }
+  // Text or a blob reads as 0, counted in wrong_type() (as int64_or below).
+  int64_t int64(int col) const {
+    const int type = sqlite3_column_type(stmt_, col);
+    if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+      ++wrong_type_;
+      return 0;
+    }
+    return sqlite3_column_int64(stmt_, col);
+  }
+  // NULL reads as `fallback`, and so does text or a blob (an integer column never holds one in a
+  // sound export): counted in wrong_type().
+  int64_t int64_or(int col, int64_t fallback) const {
+    const int type = sqlite3_column_type(stmt_, col);
+    if (type == SQLITE_NULL) return fallback;
+    if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+      ++wrong_type_;
+      return fallback;
+    }
+    return int64(col);
+  }
+  int64_t wrong_type() const { return wrong_type_; }
+  bool is_number(int col) const {
+    const int type = sqlite3_column_type(stmt_, col);
+    return type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+  }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string_view text(int col) const;
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
   Status status_;
+  mutable int64_t wrong_type_ = 0;
 };
 
 class SqliteDb {

@@ -1,10 +1,12 @@
 #include "ingest/sqlite_fast_scan.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <cstring>
 
 namespace tracedoc {
@@ -59,26 +61,21 @@ inline int64_t read_int(const uint8_t* p, size_t n) {
 
 }  // namespace
 
-MappedSqliteFile::~MappedSqliteFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+SqlitePageFile::~SqlitePageFile() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
-Result<std::unique_ptr<MappedSqliteFile>> MappedSqliteFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(path + ": cannot open");
+Result<std::unique_ptr<SqlitePageFile>> SqlitePageFile::open(const std::string& path) {
+  std::unique_ptr<SqlitePageFile> f(new SqlitePageFile());
+  f->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f->fd_ < 0) return IoError(path + ": cannot open");
+  f->path_ = path;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size < 512) {
-    ::close(fd);
-    return BadInput(path + ": too small for an SQLite database");
-  }
-  void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED) return IoError(path + ": cannot map");
-  std::unique_ptr<MappedSqliteFile> f(new MappedSqliteFile());
-  f->data_ = static_cast<const uint8_t*>(map);
+  if (::fstat(f->fd_, &st) != 0 || st.st_size < 512) return BadInput(path + ": too small for an SQLite database");
   f->size_ = static_cast<size_t>(st.st_size);
-  ::madvise(map, f->size_, MADV_SEQUENTIAL);
-  const uint8_t* h = f->data_;
+  ::posix_fadvise(f->fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  uint8_t h[100];
+  if (::pread(f->fd_, h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h))) return IoError(path + ": cannot read the header");
   if (std::memcmp(h, "SQLite format 3\0", 16) != 0) return BadInput(path + ": not an SQLite database");
   uint32_t page_size = (uint32_t{h[16]} << 8) | h[17];
   if (page_size == 1) page_size = 65536;
@@ -87,33 +84,46 @@ Result<std::unique_ptr<MappedSqliteFile>> MappedSqliteFile::open(const std::stri
   if (be32(h + 56) != 1) return BadInput(path + ": not a UTF-8 database");
   f->page_size_ = page_size;
   f->usable_ = page_size - h[20];
-  f->page_count_ = static_cast<uint32_t>(f->size_ / page_size);
+  f->page_count_ = static_cast<uint32_t>(std::min<size_t>(f->size_ / page_size, UINT32_MAX));
   return f;
 }
 
-void MappedSqliteFile::release_pages(uint32_t first, uint32_t last) const {
-  if (first == 0 || last < first) return;
-  const size_t begin = static_cast<size_t>(first - 1) * page_size_;
-  const size_t end = std::min(size_, static_cast<size_t>(last) * page_size_);
-  const size_t os_page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t aligned = begin / os_page * os_page;
-  ::madvise(const_cast<uint8_t*>(data_) + aligned, end - aligned, MADV_DONTNEED);
+Status SqlitePageFile::read_pages(uint32_t first, uint32_t count, std::vector<uint8_t>& buffer) const {
+  const size_t bytes = static_cast<size_t>(count) * page_size_;
+  buffer.resize(bytes);
+  const off_t offset = static_cast<off_t>(first - 1) * page_size_;
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd_, buffer.data() + done, bytes - done, offset + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+    if (n == 0) {
+      struct stat st {};
+      const long long now = ::fstat(fd_, &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+      return IoError(fmt::format("{}: the file shrank while being read ({} bytes when opened, {} now)", path_,
+                                 size_, now));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
-Status MappedSqliteFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const {
+Status SqlitePageFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const {
   // Depth-first, left to right: leaves come out in rowid order.
   std::vector<uint32_t> stack = {root_page};
+  std::vector<uint8_t> buffer;
   size_t guard = 0;
   while (!stack.empty()) {
     const uint32_t number = stack.back();
     stack.pop_back();
     if (number == 0 || number > page_count_ || ++guard > page_count_ + 1) return BadInput("damaged SQLite b-tree");
-    const uint8_t* p = page(number);
+    TRACEDOC_RETURN_IF_ERROR(read_pages(number, 1, buffer));
+    const uint8_t* p = buffer.data();
     const size_t header = number == 1 ? 100 : 0;
     const uint8_t type = p[header];
     const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
     // The cell pointer array must fit in the page: a damaged count would have the scan read
-    // pointers from the following pages, or past the end of the mapping
+    // pointers past the end of the page
     // (fuzz/regressions/fuzz_nsys_sqlite/cell_count_past_mapping.sqlite).
     if (header + (type == 0x0D ? 8u : 12u) + 2u * cells > usable_) return BadInput("damaged SQLite b-tree page");
     if (type == 0x0D) {
@@ -132,9 +142,9 @@ Status MappedSqliteFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& o
   return Status::Ok();
 }
 
-bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const std::vector<int>& columns,
-                                   int rowid_column, std::vector<SqlValue>& values, std::string& scratch,
-                                   uint32_t& overflow_left) const {
+bool SqlitePageFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const std::vector<int>& columns,
+                                 int rowid_column, std::vector<SqlValue>& values, std::string& scratch,
+                                 uint32_t& overflow_left, std::vector<uint8_t>& overflow, Status& io) const {
   const uint8_t* page_end = p + usable_;
   const uint8_t* c = p + cell_offset;
   uint64_t payload_size = 0, rowid = 0;
@@ -155,7 +165,9 @@ bool MappedSqliteFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const
     while (scratch.size() < payload_size) {
       if (next == 0 || next > page_count_ || overflow_left == 0) return false;  // overflow_left: see the header
       --overflow_left;
-      const uint8_t* op = page(next);
+      io = read_pages(next, 1, overflow);
+      if (!io.ok()) return false;
+      const uint8_t* op = overflow.data();
       const size_t take = std::min<uint64_t>(u - 4, payload_size - scratch.size());
       scratch.append(reinterpret_cast<const char*>(op + 4), take);
       next = be32(op);

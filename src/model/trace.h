@@ -292,7 +292,14 @@ struct ReadWarnings {
   int64_t missing_times = 0;       // events without a usable ts (absent, not a number, past int64): dropped
   int64_t unknown_events = 0;      // phases/categories tracedoc does not model
   int64_t torn_frames = 0;         // captures: frames cut short or damaged (the process died writing)
-  bool any() const { return negative_durations || absurd_durations || missing_times; }
+  int64_t unusable_durations = 0;  // JSON dur NaN or Infinity: the event is dropped
+  int64_t oversized_events = 0;    // JSON events (or top-level members) over KinetoReadOptions::max_unit_bytes: skipped
+  int64_t bad_values = 0;          // nsys rows with a value of the wrong type (text in an integer column): read as absent
+  int64_t unknown_string_ids = 0;  // nsys name ids with no StringIds row: read as unnamed
+  bool any() const {
+    return negative_durations || absurd_durations || missing_times || unusable_durations || oversized_events ||
+           bad_values || unknown_string_ids;
+  }
 };
 
 struct Trace {

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/pending_files.h"
+
 namespace tracedoc {
 
 AtomicFile::~AtomicFile() { discard(); }
@@ -18,6 +20,7 @@ Status AtomicFile::open(const std::string& path) {
   int fd = mkstemp(templ.data());
   if (fd < 0) return IoError(fmt::format("{}: cannot create output file: {}", path, std::strerror(errno)));
   temp_path_ = templ;
+  PendingFiles::add(temp_path_);
   // mkstemp makes the file private (0600); an output is an ordinary file, as `>` would make it:
   // 0666 less the umask.
   const mode_t mask = ::umask(0);
@@ -26,8 +29,7 @@ Status AtomicFile::open(const std::string& path) {
   file_ = fdopen(fd, "wb");
   if (!file_) {
     ::close(fd);
-    ::unlink(temp_path_.c_str());
-    temp_path_.clear();
+    discard();
     return IoError(fmt::format("{}: cannot open output file: {}", path, std::strerror(errno)));
   }
   return Status::Ok();
@@ -47,6 +49,7 @@ Status AtomicFile::commit() {
     discard();
     return IoError(fmt::format("{}: cannot rename output into place: {}", path_, err));
   }
+  PendingFiles::forget(temp_path_);
   temp_path_.clear();
   return Status::Ok();
 }
@@ -58,6 +61,7 @@ void AtomicFile::discard() {
   }
   if (!temp_path_.empty()) {
     ::unlink(temp_path_.c_str());
+    PendingFiles::forget(temp_path_);
     temp_path_.clear();
   }
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "common/pending_files.h"
 #include "report/sqlite_insert.h"
 
 namespace tracedoc {
@@ -311,6 +312,7 @@ ExportTimebase export_timebase(const Trace& trace) {
 Status write_nsys_sqlite(const Trace& trace, const std::string& path) {
   const std::string temp = path + ".tmp-" + std::to_string(::getpid());
   std::remove(temp.c_str());
+  PendingFiles::add(temp);
   Status st;
   {
     Db db;
@@ -322,6 +324,7 @@ Status write_nsys_sqlite(const Trace& trace, const std::string& path) {
   }
   if (st.ok() && std::rename(temp.c_str(), path.c_str()) != 0) st = IoError(fmt::format("{}: cannot rename into place", path));
   if (!st.ok()) std::remove(temp.c_str());
+  PendingFiles::forget(temp);
   return st;
 }
 

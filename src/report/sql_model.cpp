@@ -49,6 +49,11 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
     return IoError(fmt::format("cannot create the SQL tables: {}", sqlite3_errmsg(db)));
   }
   bool ok = true;
+  std::string why;  // the first failed insert's reason
+  const auto failed = [&](const SqlInsert& ins) {
+    if (why.empty()) why = ins.error();
+    return false;
+  };
   const auto rank = [&](SqlInsert& ins, int64_t global_id) -> SqlInsert& {
     const int64_t r = tr.rank_of(global_id);
     return r < 0 ? ins.null() : ins.i(r);
@@ -68,7 +73,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       text(ins, k.short_name[r]);
       ins.i(k.grid_x[r]).i(k.grid_y[r]).i(k.grid_z[r]).i(k.block_x[r]).i(k.block_y[r]).i(k.block_z[r])
           .i(k.registers_per_thread[r]).i(k.static_smem[r]).i(k.dynamic_smem[r]);
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   {
@@ -80,7 +85,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       ins.t(tr.copy_label(m.copy_kind[r]));
       if (m.src_kind[r] == kNoKind) ins.null(); else ins.t(tr.mem_label(m.src_kind[r]));
       if (m.dst_kind[r] == kNoKind) ins.null(); else ins.t(tr.mem_label(m.dst_kind[r]));
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   {
@@ -90,7 +95,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       span(ins, m.start[r], m.end[r]);
       rank(ins, m.global_pid[r]).i(pid_of(m.global_pid[r])).i(m.device[r]).i(m.stream[r]).maybe(m.correlation[r], kNoValue)
           .i(m.bytes[r]).i(m.value[r]);
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   {
@@ -100,7 +105,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       span(ins, a.start[r], a.end[r]);
       rank(ins, a.global_tid[r]).i(pid_of(a.global_tid[r])).i(tid_of(a.global_tid[r])).maybe(a.correlation[r], kNoValue);
       text(ins, a.name[r]).maybe(a.return_value[r], kNoValue);
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   {
@@ -110,7 +115,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       span(ins, n.start[r], n.end[r]);
       rank(ins, n.global_tid[r]).i(pid_of(n.global_tid[r])).i(tid_of(n.global_tid[r]));
       text(ins, n.text[r]);
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   {
@@ -121,7 +126,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       rank(ins, o.global_tid[r]).i(pid_of(o.global_tid[r])).i(tid_of(o.global_tid[r]));
       text(ins, o.name[r]);
       text(ins, o.input_dims[r]).maybe(o.external_id[r], kNoValue);
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   if (auto steps = find_steps(tr); steps.ok()) {
@@ -131,7 +136,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       rank(ins, w.global_pid).i(pid_of(w.global_pid));
       span(ins, w.start, w.end);
       text(ins, w.name).t(step_source_name(steps->source));
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   {
@@ -140,7 +145,7 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
       for (size_t e = 0; e < s.size(); ++e) {
         ins.i(s.time[e]);
         rank(ins, s.global_pid).i(pid_of(s.global_pid)).i(s.device).i(s.delta[e]).i(s.allocated[e]);
-        ok &= ins.run();
+        ok &= ins.run() || failed(ins);
       }
     }
   }
@@ -148,11 +153,11 @@ Status load_sql_model(const Trace& tr, const diagnose::Diagnosis* diagnosis, sql
     SqlInsert ins(db, insert_into("findings", 7));
     for (const diagnose::Finding& f : diagnosis->findings) {
       ins.t(f.id).t(diagnose::severity_name(f.severity)).d(f.confidence).t(f.scope).t(f.title).i(f.savings_ns).d(f.savings_share);
-      ok &= ins.run();
+      ok &= ins.run() || failed(ins);
     }
   }
   if (!ok || sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return IoError(fmt::format("cannot fill the SQL tables: {}", sqlite3_errmsg(db)));
+    return IoError(fmt::format("cannot fill the SQL tables: {}", why.empty() ? sqlite3_errmsg(db) : why));
   }
   return Status::Ok();
 }

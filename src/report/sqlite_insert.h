@@ -17,27 +17,40 @@ class SqlInsert {
   SqlInsert(const SqlInsert&) = delete;
   SqlInsert& operator=(const SqlInsert&) = delete;
   bool ok() const { return stmt_ != nullptr; }
-  SqlInsert& i(int64_t v) { sqlite3_bind_int64(stmt_, ++pos_, v); return *this; }
+  SqlInsert& i(int64_t v) { return bound(sqlite3_bind_int64(stmt_, ++pos_, v)); }
   // NULL when v is the model's "absent" value.
   SqlInsert& maybe(int64_t v, int64_t none) { return v == none ? null() : i(v); }
-  SqlInsert& d(double v) { sqlite3_bind_double(stmt_, ++pos_, v); return *this; }
+  SqlInsert& d(double v) { return bound(sqlite3_bind_double(stmt_, ++pos_, v)); }
+  // Text longer than SQLite takes (its length limit, 1e9 bytes by default) fails the row.
   SqlInsert& t(std::string_view v) {
-    sqlite3_bind_text(stmt_, ++pos_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
+    if (v.size() > static_cast<size_t>(INT32_MAX)) return bound(SQLITE_TOOBIG);
+    return bound(sqlite3_bind_text(stmt_, ++pos_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
   }
-  SqlInsert& null() { sqlite3_bind_null(stmt_, ++pos_); return *this; }
-  // Executes the row and readies the statement for the next one.
+  SqlInsert& null() { return bound(sqlite3_bind_null(stmt_, ++pos_)); }
+  // Executes the row and readies the statement for the next one. False when binding or inserting
+  // failed; error() then says why.
   bool run() {
-    const int rc = stmt_ ? sqlite3_step(stmt_) : SQLITE_ERROR;
+    int rc = stmt_ ? sqlite3_step(stmt_) : SQLITE_ERROR;
+    if (bind_rc_ != SQLITE_OK) rc = bind_rc_;
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
     pos_ = 0;
+    bind_rc_ = SQLITE_OK;
+    if (rc != SQLITE_DONE && first_error_ == SQLITE_OK) first_error_ = rc;
     return rc == SQLITE_DONE;
   }
+  // The first failure of this statement, as SQLite names it ("string or blob too big"), or "".
+  std::string error() const { return first_error_ == SQLITE_OK ? std::string() : sqlite3_errstr(first_error_); }
 
  private:
+  SqlInsert& bound(int rc) {
+    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+    return *this;
+  }
   sqlite3_stmt* stmt_ = nullptr;
   int pos_ = 0;
+  int bind_rc_ = SQLITE_OK;
+  int first_error_ = SQLITE_OK;
 };
 
 // "?,?,?" for n columns.

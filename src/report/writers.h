@@ -9,6 +9,7 @@
 
 #include "analysis/result.h"
 #include "common/status.h"
+#include "common/utf8.h"
 #include "report/number_format.h"
 
 namespace tracedoc {
@@ -23,8 +24,11 @@ class TextOut {
  public:
   explicit TextOut(FILE* f) : file_(f) { buf_.reserve(1 << 16); }
   ~TextOut() { flush(); }
+  // Text that is not valid UTF-8 (names from a trace hold any bytes) is written with U+FFFD in
+  // place of the bad bytes; writers hand over whole strings, so no sequence is split between calls.
   void write(std::string_view s) {
-    buf_.append(s);
+    if (is_valid_utf8(s)) buf_.append(s);
+    else buf_.append(replace_invalid_utf8(s));
     if (buf_.size() > (1 << 16)) flush();
   }
   void put(char c) { buf_.push_back(c); }

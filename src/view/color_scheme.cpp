@@ -13,16 +13,16 @@
 #include <iterator>
 #include <map>
 #include <pugixml.hpp>
-#include <regex>
 #include <utility>
 
+#include "common/name_pattern.h"
 #include "common/toml_file.h"
 
 namespace tracedoc::view {
 
-// One regex per rule, at the rule's index; a rule with an empty pattern has an unused empty one.
+// One pattern per rule, at the rule's index; a rule with an empty pattern has none.
 struct ColorScheme::Compiled {
-  std::vector<std::regex> regex;
+  std::vector<std::optional<NamePattern>> regex;
 };
 
 namespace {
@@ -145,20 +145,14 @@ std::string default_label(const ColorRule& rule) {
   return label;
 }
 
-// Fills in the default label and compiles the pattern. The standard library reports a bad pattern
-// by exception; it becomes the message of the error (the caller says which rule of which file).
-Status finish_rule(ColorRule& rule, std::regex* out) {
+// Fills in the default label and compiles the pattern; a bad one is the message of the error (the
+// caller says which rule of which file).
+Status finish_rule(ColorRule& rule, std::optional<NamePattern>* out) {
   if (rule.label.empty()) rule.label = default_label(rule);
   if (rule.pattern.empty()) return Status::Ok();
-  auto flags = std::regex::ECMAScript | std::regex::optimize;
-  if (rule.ignore_case) flags |= std::regex::icase;
-  try {
-    *out = std::regex(rule.pattern, flags);
-  } catch (const std::regex_error& e) {
-    return BadInput(fmt::format("bad regular expression '{}': {}", rule.pattern, e.what()));
-  } catch (const std::exception& e) {  // e.g. a pattern too big to compile
-    return BadInput(fmt::format("cannot compile regular expression '{}': {}", rule.pattern, e.what()));
-  }
+  auto compiled = NamePattern::compile(rule.pattern, {.ignore_case = rule.ignore_case});
+  if (!compiled.ok()) return BadInput(compiled.status().message());
+  *out = std::move(compiled).value();
   return Status::Ok();
 }
 
@@ -166,7 +160,7 @@ Status finish_rule(ColorRule& rule, std::regex* out) {
 struct FileScheme {
   std::string preset = "default";
   std::vector<ColorRule> rules;
-  std::vector<std::regex> regex;                                // at the rules' indices
+  std::vector<std::optional<NamePattern>> regex;               // at the rules' indices
   std::array<std::optional<Swatch>, kCategoryCount> defaults;  // an empty label keeps the preset's
 };
 
@@ -288,7 +282,7 @@ class TomlReader {
       }
     }
     if (!has_color) return error(node, where, "has no color");
-    std::regex re;
+    std::optional<NamePattern> re;
     const Status st = finish_rule(rule, &re);
     if (!st.ok()) return error(*name_node, where + ": name", st.message());
     out->rules.push_back(std::move(rule));
@@ -441,7 +435,7 @@ class XmlReader {
       }
     }
     if (!has_color) return error(el, rule_where, "has no color");
-    std::regex re;
+    std::optional<NamePattern> re;
     const Status st = finish_rule(rule, &re);
     if (!st.ok()) return error(el, rule_where + ": pattern", st.message());
     out->rules.push_back(std::move(rule));
@@ -514,7 +508,7 @@ bool looks_like_xml(std::string_view text) {
 
 struct ColorScheme::Builder {
   static ColorScheme make(std::string name, std::array<Swatch, kCategoryCount> categories, std::vector<ColorRule> rules,
-                          std::vector<std::regex> regex) {
+                          std::vector<std::optional<NamePattern>> regex) {
     ColorScheme s;
     s.name_ = std::move(name);
     s.palette_.assign(std::make_move_iterator(categories.begin()), std::make_move_iterator(categories.end()));
@@ -568,9 +562,9 @@ struct ColorScheme::Builder {
         rule(bit(Category::kKernel), "nccl|rccl", true, {}, 0x1f77b4, "communication"),
     };
     std::vector<ColorRule> kept;
-    std::vector<std::regex> regex;
+    std::vector<std::optional<NamePattern>> regex;
     for (ColorRule& r : rules) {
-      std::regex re;
+      std::optional<NamePattern> re;
       // The patterns are fixed and tested; a failure (which cannot happen) only loses the rule.
       if (!finish_rule(r, &re).ok()) continue;
       kept.push_back(std::move(r));
@@ -589,7 +583,7 @@ struct ColorScheme::Builder {
       if (!file.defaults[c]->label.empty()) categories[c].label = file.defaults[c]->label;
     }
     std::vector<ColorRule> rules = std::move(file.rules);
-    std::vector<std::regex> regex = std::move(file.regex);
+    std::vector<std::optional<NamePattern>> regex = std::move(file.regex);
     rules.insert(rules.end(), base.rules_.begin(), base.rules_.end());
     if (base.compiled_) regex.insert(regex.end(), base.compiled_->regex.begin(), base.compiled_->regex.end());
     return make(name, std::move(categories), std::move(rules), std::move(regex));
@@ -669,22 +663,11 @@ uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical)
   const size_t ci = static_cast<size_t>(c);
   if (ci >= kCategoryCount) return 0;
   const uint16_t bit = category_bit(c);
-  if (name.size() > kMaxSearchedName) name = name.substr(0, kMaxSearchedName);  // see color_scheme.h
   for (size_t i = 0; i < rules_.size(); ++i) {
     const ColorRule& r = rules_[i];
     if (!(r.categories & bit)) continue;
     if (r.critical && *r.critical != critical) continue;
-    if (!r.pattern.empty()) {
-      bool hit = false;
-      try {
-        hit = std::regex_search(name.data(), name.data() + name.size(), compiled_->regex[i]);
-      } catch (const std::exception&) {
-        // libstdc++ gives up on some patterns and inputs by exception (error_complexity,
-        // error_stack): the rule then does not match this name, and nothing leaves the module.
-        hit = false;
-      }
-      if (!hit) continue;
-    }
+    if (!r.pattern.empty() && !compiled_->regex[i]->found_in(name)) continue;
     return rule_swatch_[i];
   }
   return static_cast<uint16_t>(ci);

@@ -11,7 +11,7 @@
 //                            # rules go FIRST, so they win over the preset's
 //   [[rule]]                 # rules are tried in order, the first that matches wins
 //   category = "kernel"      # a category, a list of them (["memcpy", "memset"]) or "any" (default)
-//   name = "gemm|cutlass"    # ECMAScript regex searched in the event name (default: any name)
+//   name = "gemm|cutlass"    # RE2 regex searched in the event name (default: any name)
 //   ignore_case = true       # optional: match the name case-insensitively
 //   critical = true          # optional: only events on (true) / off (false) the critical path
 //   color = "#2ca02c"        # required: #rrggbb, #rgb, 0xRRGGBB, 0xAARRGGBB (nsys's ARGB) or an
@@ -59,8 +59,7 @@
 // regex search per rule is slow next to a hash lookup, so callers cache per unique name) and it is
 // const and thread-safe: threads may share one scheme. Copies share the compiled patterns.
 //
-// Names are searched in their first kMaxSearchedName bytes: libstdc++'s std::regex recurses once
-// per character a loop such as ".*" consumes, and a longer name could overflow the stack.
+// Patterns are RE2's syntax (common/name_pattern.h), searched in the whole name in linear time.
 #pragma once
 
 #include <cstddef>
@@ -82,7 +81,6 @@ enum class Category : uint8_t { kKernel, kMemcpy, kMemset, kSync, kGpuAnnotation
 inline constexpr size_t kCategoryCount = 10;
 // The mask of every category: a rule with it matches any category.
 inline constexpr uint16_t kAnyCategory = (1u << kCategoryCount) - 1;
-inline constexpr size_t kMaxSearchedName = 4096;
 
 inline constexpr uint16_t category_bit(Category c) { return static_cast<uint16_t>(1u << static_cast<unsigned>(c)); }
 
@@ -99,7 +97,7 @@ bool parse_category_mask(std::string_view text, uint16_t* out);
 
 struct ColorRule {
   uint16_t categories = 0;          // bit mask (1 << category); kAnyCategory = any category
-  std::string pattern;              // ECMAScript regex searched (std::regex_search) in the event name; empty = any name
+  std::string pattern;              // RE2 regex searched in the event name; empty = any name
   bool ignore_case = false;         // the pattern ignores case
   std::optional<bool> critical;     // set: only events on (true) / off (false) the critical path
   uint32_t rgb = 0;                 // 0xRRGGBB
@@ -136,7 +134,7 @@ class ColorScheme {
   std::string name() const { return name_; }
 
  private:
-  struct Compiled;  // the rules' std::regex objects (kept out of this header)
+  struct Compiled;  // the rules' compiled patterns (kept out of this header)
   struct Builder;   // assembles a scheme: presets and the file readers
 
   std::string name_;

@@ -3,13 +3,13 @@
 
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/result.h"
 #include "analysis/statistics.h"
+#include "common/name_pattern.h"
 #include "common/status.h"
 #include "model/trace.h"
 
@@ -17,13 +17,13 @@ namespace tracedoc::nsys_stats {
 
 struct ReportArgs {
   std::vector<std::string> args;         // report arguments after the name (`cuda_gpu_kern_sum:base`)
-  std::optional<std::regex> name_filter; // --filter-name: keep rows whose name matches
+  std::optional<NamePattern> name_filter;  // --filter-name: keep rows whose name matches
   bool has(std::string_view a) const {
     for (const auto& x : args) if (x == a) return true;
     return false;
   }
   bool name_ok(std::string_view name) const {
-    return !name_filter || std::regex_search(name.begin(), name.end(), *name_filter);
+    return !name_filter || name_filter->found_in(name);
   }
 };
 
