@@ -309,6 +309,14 @@ TEST(Faults, OversizedEventIsSkippedUnread) {
   ASSERT_EQ(t->kernels.size(), 2u);
   EXPECT_EQ(t->str(t->kernels.name[0]), "before");
   EXPECT_EQ(t->str(t->kernels.name[1]), "after");
+  // A string of 4 MB of escaped backslashes (and no quote) is skipped in one pass.
+  std::string slashes = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": ")";
+  slashes.append(4u << 20, '\\');
+  slashes += R"(", "pid": 0, "tid": 7, "ts": 2, "dur": 1}]})";
+  auto s = read_kineto_bytes(slashes, "slashes.json", options);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->warnings.oversized_events, 1);
+  EXPECT_EQ(s->kernels.size(), 0u);
   // An oversized event cut short by the end of the file is still a truncation.
   auto cut = read_kineto_bytes(doc.substr(0, doc.size() / 2), "cut.json", options);
   ASSERT_FALSE(cut.ok());

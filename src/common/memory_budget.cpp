@@ -29,8 +29,15 @@ uint64_t cgroup_limit() {
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
   return ec == std::errc() ? bytes : 0;
 }
-std::mutex g_subject_mutex;
-std::string g_subject = "tracedoc";
+// Never destroyed: the detached watchdog may read them while the process exits.
+std::mutex& subject_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::string& subject() {
+  static auto* s = new std::string("tracedoc");
+  return *s;
+}
 
 std::string limit_message(std::string_view what, uint64_t max, uint64_t used, uint64_t extra) {
   return fmt::format("{}: needs more memory than the limit of {} (in use: {}{}); raise --max-memory, or "
@@ -58,8 +65,8 @@ std::string limit_message(std::string_view what, uint64_t max, uint64_t used, ui
     if (used <= max) continue;
     std::string what;
     {
-      std::lock_guard<std::mutex> lock(g_subject_mutex);
-      what = g_subject;
+      std::lock_guard<std::mutex> lock(subject_mutex());
+      what = subject();
     }
     PendingFiles::remove_all();
     const std::string line = "tracedoc: " + limit_message(what, max, used, 0) + "\n";
@@ -99,8 +106,8 @@ Status MemoryBudget::check(std::string_view what, uint64_t extra) {
 }
 
 void MemoryBudget::set_subject(std::string_view what) {
-  std::lock_guard<std::mutex> lock(g_subject_mutex);
-  g_subject.assign(what.data(), what.size());
+  std::lock_guard<std::mutex> lock(subject_mutex());
+  subject().assign(what.data(), what.size());
 }
 
 void MemoryBudget::start_watchdog() {

@@ -1,6 +1,7 @@
 #include "ingest/json_cursor.h"
 
 #include <charconv>
+#include <cstring>
 #include <cstdlib>
 
 namespace tracedoc::json {
@@ -96,25 +97,31 @@ bool parse_int64(std::string_view text, int64_t* out) {
 }
 
 size_t UnitEnd::feed(const char* bytes, size_t n) {
+  // The next quote of this piece, found once and kept while the scan is before it, so that a string
+  // of backslashes costs one pass, not one search to its end per backslash.
+  const char* quote = nullptr;
   for (size_t i = 0; i < n; ++i) {
-    const char c = bytes[i];
     if (in_string_) {
-      // The body of a long string: jump to its next quote or backslash.
-      const void* hit = nullptr;
-      if (!escape_) {
-        const char* q = static_cast<const char*>(std::memchr(bytes + i, '"', n - i));
-        const char* b = static_cast<const char*>(std::memchr(bytes + i, '\\', q ? static_cast<size_t>(q - bytes) - i : n - i));
-        hit = b ? b : q;
-        if (!hit) return npos;
-        i = static_cast<size_t>(static_cast<const char*>(hit) - bytes);
-        if (bytes[i] == '"') in_string_ = false;
-        else escape_ = true;
+      if (escape_) {
+        escape_ = false;  // the escaped character, whatever it is
         continue;
       }
-      escape_ = false;
+      if (!quote || quote < bytes + i) {
+        quote = static_cast<const char*>(std::memchr(bytes + i, '"', n - i));
+        if (!quote) quote = bytes + n;
+      }
+      const char* backslash = static_cast<const char*>(std::memchr(bytes + i, '\\', static_cast<size_t>(quote - bytes) - i));
+      if (backslash) {
+        i = static_cast<size_t>(backslash - bytes);
+        escape_ = true;
+        continue;
+      }
+      if (quote == bytes + n) return npos;  // the string goes on in the next piece
+      i = static_cast<size_t>(quote - bytes);
+      in_string_ = false;
       continue;
     }
-    switch (c) {
+    switch (bytes[i]) {
       case '"': in_string_ = true; break;
       case '{':
       case '[': ++depth_; break;

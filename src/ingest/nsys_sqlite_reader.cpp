@@ -109,9 +109,12 @@ class Loader {
     if (!trace_.source.has_table(table)) return Status::Ok();
     TRACEDOC_RETURN_IF_ERROR(check_required_columns(table));
     if (fast_) {
+      const int64_t wrong_type_before = wrong_type_, untimed_before = untimed_;
       Status st = fast_scan(table, wanted, row, prepare);
       // An I/O error (the file shrank under the reader) is final: SQLite would read the same bytes.
       if (st.ok() || st.code() == ErrorCode::kIo) return st;
+      wrong_type_ = wrong_type_before;  // SQLite reads the table again: count its rows once
+      untimed_ = untimed_before;
     }
     prepare(0);
     auto cols = db_.column_names(table);
@@ -652,8 +655,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     std::error_code ec;
     const uintmax_t now = std::filesystem::file_size(path, ec);
     if (st.ok() || st.code() == ErrorCode::kIo || size_error || ec || now >= size_at_open) return st;
-    return IoError(fmt::format("{}: the file shrank while being read ({} bytes when opened, {} now)", path,
-                               size_at_open, now));
+    return file_shrank(path, size_at_open, static_cast<int64_t>(now));
   };
   if (!looks_like_sqlite(path)) {
     return BadInput(fmt::format("{}: not an SQLite database (expected an Nsight Systems SQLite export)", path));

@@ -61,6 +61,11 @@ inline int64_t read_int(const uint8_t* p, size_t n) {
 
 }  // namespace
 
+Status file_shrank(const std::string& path, uint64_t bytes_at_open, int64_t bytes_now) {
+  return IoError(fmt::format("{}: the file shrank while being read ({} bytes when opened, {} now)", path, bytes_at_open,
+                             bytes_now < 0 ? std::string("fewer") : std::to_string(bytes_now)));
+}
+
 SqlitePageFile::~SqlitePageFile() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -99,9 +104,7 @@ Status SqlitePageFile::read_pages(uint32_t first, uint32_t count, std::vector<ui
     if (n < 0) return IoError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
     if (n == 0) {
       struct stat st {};
-      const long long now = ::fstat(fd_, &st) == 0 ? static_cast<long long>(st.st_size) : -1;
-      return IoError(fmt::format("{}: the file shrank while being read ({} bytes when opened, {} now)", path_,
-                                 size_, now));
+      return file_shrank(path_, size_, ::fstat(fd_, &st) == 0 ? static_cast<int64_t>(st.st_size) : -1);
     }
     done += static_cast<size_t>(n);
   }

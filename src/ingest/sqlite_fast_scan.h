@@ -35,6 +35,9 @@ struct SqlValue {
   bool is_null() const { return type == Type::kNull; }
 };
 
+// The error of a file that another program truncated while it was read (-1: its size now is unknown).
+Status file_shrank(const std::string& path, uint64_t bytes_at_open, int64_t bytes_now);
+
 class SqlitePageFile {
  public:
   ~SqlitePageFile();
