@@ -29,6 +29,8 @@
 #include "analysis/summary.h"
 #include "analysis/result.h"
 #include "diagnose/engine.h"
+#include "ingest/capture_format.h"
+#include "ingest/capture_reader.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
@@ -40,6 +42,7 @@
 #include "report/summary_writer.h"
 #include "report/writers.h"
 #include "view/view_model.h"
+#include "trace_recipe.h"
 
 namespace tracedoc::fuzz {
 
@@ -129,17 +132,18 @@ inline int fuzz_kineto(std::string_view bytes) {
 // One per process, tracedoc-fuzz-<pid>, rewritten for each input and removed at exit. A run that
 // ends in a finding exits without destructors, so each new one first removes the files of
 // processes that no longer exist. (Unlinking at once and reading /proc/self/fd/N does not work:
-// SQLite resolves the link to the deleted name.)
+// SQLite resolves the link to the deleted name.) A body that needs a file of its own in the same
+// process (the regression test runs every body) names it with a suffix: tracedoc-fuzz-<pid><suffix>.
 class ScratchFile {
  public:
-  ScratchFile() {
+  explicit ScratchFile(std::string_view suffix = {}) {
     std::string dir = "/dev/shm";
     if (::access(dir.c_str(), W_OK) != 0) {
       const char* tmp = std::getenv("TMPDIR");
       dir = tmp && *tmp ? tmp : "/tmp";
     }
     remove_stale(dir);
-    path_ = dir + "/" + std::string(kPrefix) + std::to_string(::getpid());
+    path_ = dir + "/" + std::string(kPrefix) + std::to_string(::getpid()) + std::string(suffix);
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd_ < 0) fail("cannot create a scratch file");
   }
@@ -166,14 +170,15 @@ class ScratchFile {
  private:
   static constexpr std::string_view kPrefix = "tracedoc-fuzz-";
 
-  // Removes tracedoc-fuzz-<pid> files whose process is gone.
+  // Removes tracedoc-fuzz-<pid>[.suffix] files whose process is gone.
   static void remove_stale(const std::string& dir) {
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
       if (name.rfind(kPrefix, 0) != 0) continue;
-      const std::string digits = name.substr(kPrefix.size());
-      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string rest = name.substr(kPrefix.size());
+      const std::string digits = rest.substr(0, rest.find_first_not_of("0123456789"));
+      if (digits.empty() || (digits.size() < rest.size() && rest[digits.size()] != '.')) continue;
       const long pid = std::strtol(digits.c_str(), nullptr, 10);
       if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
     }
@@ -205,6 +210,64 @@ inline int fuzz_nsys_sqlite(std::string_view bytes) {
   return 0;
 }
 
+// tracedoc capture files (.tdcap, ingest/capture_format.h): read_capture on the bytes, then every
+// report. Every frame carries a CRC-32 of its payload, which nearly every mutation breaks, and the
+// reader stops at the first frame whose CRC does not match: so, unless byte 7 of the file (the
+// version's high byte, which the reader ignores) is odd, the body first rewrites the CRC of every
+// frame it can walk to (by the frames' lengths) to match, and mutations reach the records. An odd
+// byte 7 leaves the file as it is (torn and damaged frames), a one-bit mutation away.
+inline void fix_capture_crcs(std::string& file) {
+  size_t at = sizeof(capture::kFileMagic);
+  while (at <= file.size() && file.size() - at >= capture::kFrameHeader) {
+    capture::BodyReader header(std::string_view(file).substr(at, capture::kFrameHeader));
+    const uint32_t magic = header.get<uint32_t>(), length = header.get<uint32_t>();
+    if (magic != capture::kFrameMagic || length > file.size() - at - capture::kFrameHeader) return;
+    const uint32_t crc = capture::crc32_of(std::string_view(file).substr(at + capture::kFrameHeader, length));
+    for (size_t i = 0; i < 4; ++i) file[at + 8 + i] = static_cast<char>((crc >> (8 * i)) & 0xFF);
+    at += capture::kFrameHeader + length;
+  }
+}
+
+inline int fuzz_capture(std::string_view bytes) {
+  static ScratchFile scratch(".tdcap");
+  std::string file(bytes);
+  if (file.size() < 8 || !(static_cast<unsigned char>(file[7]) & 1)) fix_capture_crcs(file);
+  auto trace = read_capture(scratch.write(file));
+  if (!trace.ok()) return 0;
+  for (const auto& def : nsys_stats::all_reports()) run_report(*trace, def);
+  run_report_variants(*trace);
+  return 0;
+}
+
+// The analyses on small valid traces with hostile values: the bytes are a recipe (trace_recipe.h),
+// not a file. The first byte picks the route: a Kineto JSON document read by read_kineto_bytes, or
+// the tables of an nsys export filled as read_nsys_sqlite fills them. Then every report and
+// everything past them, as the reader targets run them. A recipe whose document the reader rejects
+// would be a harness bug (the JSON is well formed by construction): it aborts, so that a change of
+// the reader or the recipe that loses the route is noticed at once.
+inline int fuzz_analyses(std::string_view bytes) {
+  recipe::Picker picker(bytes);
+  const recipe::Shape shape = recipe::read_shape(picker);
+  Trace trace;
+  if (shape.nsys) {
+    trace = recipe::nsys_model(picker, shape);
+  } else {
+    KinetoReadOptions options;
+    options.python_functions = true;
+    const std::string json = recipe::kineto_json(picker, shape);
+    auto read = read_kineto_bytes(json, "fuzz-recipe.json", options);
+    if (!read.ok()) {
+      std::fprintf(stderr, "fuzz_analyses: the reader rejected a generated document: %s\n%s\n",
+                   std::string(read.status().message()).c_str(), json.substr(0, 4000).c_str());
+      std::abort();
+    }
+    trace = std::move(read).value();
+  }
+  for (const auto& def : nsys_stats::all_reports()) run_report(trace, def);
+  run_report_variants(trace);
+  return 0;
+}
+
 // Target name (the fuzzer executable, the fuzz/corpus/ and fuzz/regressions/ folder) -> body.
 struct Target {
   std::string_view name;
@@ -214,6 +277,8 @@ inline constexpr Target kTargets[] = {
     {"fuzz_kineto_json", fuzz_kineto},
     {"fuzz_kineto_gzip", fuzz_kineto},
     {"fuzz_nsys_sqlite", fuzz_nsys_sqlite},
+    {"fuzz_capture", fuzz_capture},
+    {"fuzz_analyses", fuzz_analyses},
 };
 
 inline const Target* find_target(std::string_view name) {

@@ -22,14 +22,18 @@ out=$repo/fuzz/corpus
 json_dir=$out/fuzz_kineto_json
 gz_dir=$out/fuzz_kineto_gzip
 sqlite_dir=$out/fuzz_nsys_sqlite
+capture_dir=$out/fuzz_capture
+analyses_dir=$out/fuzz_analyses
+# The normal build, whose `tracedoc capture` and NVTX test program give real .tdcap seeds when built.
+build=${TRACEDOC_BUILD:-$repo/build}
 
 # Limits: a JSON seed at most 1 MB uncompressed, a gzip seed at most 256 KB, an nsys export 5 MB.
 max_json=$((1024 * 1024))
 max_gz=$((256 * 1024))
 max_sqlite=$((5 * 1024 * 1024))
 
-rm -rf "$json_dir" "$gz_dir" "$sqlite_dir"
-mkdir -p "$json_dir" "$gz_dir" "$sqlite_dir"
+rm -rf "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir"
+mkdir -p "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir"
 
 if [[ -d $traces ]]; then
   echo "seeds from $traces"
@@ -260,7 +264,146 @@ for f in "$sqlite_dir"/trim_*.sqlite; do
   break
 done
 
+# ---------------------------------------------------------------------------------------------
+# tracedoc captures (.tdcap): frames built here following src/ingest/capture_format.h (every record
+# type, several processes in one file, steps in one and kernels in another, extreme values, torn,
+# damaged and unknown records), and real captures of the NVTX test program when the normal build has
+# `tracedoc capture`. The fuzz body rewrites frame CRCs unless byte 7 is odd (fuzz_targets.h).
+python3 - "$capture_dir" <<'PY'
+import os, struct, sys, zlib
+out = sys.argv[1]
+MAGIC = b"TDCAP\x00\x01\x00"
+MAX, MIN = 2**63 - 1, -2**63
+def rec(kind, body): return struct.pack("<HH", kind, len(body)) + body
+def frame(payload, crc=None):
+    return struct.pack("<III", 0x52464454, len(payload), zlib.crc32(payload) if crc is None else crc) + payload
+def process(pid, start, name=b"python"): return rec(1, struct.pack("<qqq", pid, 1, start) + name)
+def thread(tid, name): return rec(2, struct.pack("<q", tid) + name)
+def string(i, text): return rec(3, struct.pack("<I", i) + text)
+def domain(i, name): return rec(4, struct.pack("<I", i) + name)
+def push(tid, t, text, dom=0): return rec(10, struct.pack("<qqIIII", tid, t, dom, text, 0xFF00FF00, 0))
+def pop(tid, t, dom=0): return rec(11, struct.pack("<qqI", tid, t, dom))
+def start(rid, tid, t, text, dom=0): return rec(12, struct.pack("<QqqIIII", rid, tid, t, dom, text, 0, 0))
+def end(rid, tid, t): return rec(13, struct.pack("<Qqq", rid, tid, t))
+def mark(tid, t, text): return rec(14, struct.pack("<qqIIII", tid, t, 0, text, 0, 0))
+def kernel(s, e, corr, name, dev=0, stream=7, graph=0):
+    return rec(20, struct.pack("<qqqq" + "i" * 12 + "I", s, e, corr, graph, dev, 1, stream, 4, 1, 1, 128, 1, 1, 32, 0, 0, name))
+def memcpy(s, e, corr, nbytes, kind=1): return rec(21, struct.pack("<qqqqiiiiiBBB", s, e, corr, nbytes, 0, 1, 7, -1, 0, kind, 0, 2))
+def memset(s, e, corr, nbytes): return rec(22, struct.pack("<qqqqqiiiB", s, e, corr, nbytes, 0, 0, 1, 7, 2))
+def api(tid, s, e, corr, name, cls=0): return rec(23, struct.pack("<qqqqqIB", tid, s, e, corr, 0, name, cls))
+def sync(s, e, corr, event=-1, kind=3): return rec(24, struct.pack("<qqqqiiii", s, e, corr, event, 0, 1, 7, kind))
+def memory(t, addr, nbytes, op): return rec(25, struct.pack("<qqqqiii", t, addr, nbytes, 0, 0, 2, op))
+def overhead(tid, s, e): return rec(26, struct.pack("<qqqI", tid, s, e, 0))
+def device(i, name, sms=132, mem=85 << 30): return rec(27, struct.pack("<iiiiqI", i, sms, 9, 0, mem, name))
+def dropped(n): return rec(28, struct.pack("<Q", n))
+def capture_range(s, e): return rec(29, struct.pack("<qq", s, e))
+def cuda_event(corr, event, sync_id=-1, t=0): return rec(30, struct.pack("<qqqqiii", corr, event, sync_id, t, 0, 1, 7))
+def graph_trace(s, e, corr, graph): return rec(31, struct.pack("<qqqqiii", s, e, corr, graph, 0, 1, 7))
+def os_call(tid, s, e, name, ret=0): return rec(32, struct.pack("<qqqqI", tid, s, e, ret, name))
+def os_thread(tid, name): return rec(33, struct.pack("<q", tid) + name)
+def write(name, *frames, magic=MAGIC):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(magic + b"".join(frames))
+
+T = 1_700_000_000_000_000_000  # CLOCK_REALTIME ns
+strings = (string(1, b"ProfilerStep#1") + string(2, b"ProfilerStep#2") + string(3, b"cudaLaunchKernel_v7000") +
+           string(4, b"void gemm<float>(float*, int)") + string(5, b"cudaMemcpyAsync_v3020") + string(6, b"poll") +
+           string(7, b"H100 \xc3\xa9") + string(8, b"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)") +
+           string(9, b"cudaEventRecord") + string(10, b"data load"))
+everything = (process(100, T, b"python") + thread(101, b"trainer") + os_thread(102, b"pt_worker") + strings +
+              domain(1, b"training") + device(0, 7) +
+              push(101, T + 1000, 1) + push(101, T + 2000, 10, 1) + pop(101, T + 3000, 1) + pop(101, T + 900_000) +
+              push(101, T + 1_000_000, 2) + pop(101, T + 1_900_000) + start(42, 101, T + 100, 10) + end(42, 102, T + 5000) +
+              mark(101, T + 1500, 10) +
+              api(101, T + 1100, T + 1200, 1, 3) + kernel(T + 1300, T + 50_000, 1, 4) +
+              api(101, T + 1300, T + 1400, 2, 5) + memcpy(T + 60_000, T + 61_000, 2, 4096) +
+              api(101, T + 1500, T + 1600, 3, 3) + memset(T + 62_000, T + 63_000, 3, 64) +
+              api(101, T + 1700, T + 1800, 4, 9) + cuda_event(4, 1, 7, T + 70_000) + sync(T + 71_000, T + 72_000, 5, 1) +
+              memory(T + 1200, 0x7F0000, 1 << 20, 0) + memory(T + 1_800_000, 0x7F0000, 1 << 20, 1) +
+              overhead(102, T + 10, T + 20) + api(101, T + 2000, T + 2100, 6, 3) + graph_trace(T + 80_000, T + 90_000, 6, 3) +
+              os_call(101, T + 95_000, T + 99_000, 6) + dropped(3) + capture_range(T, T + 2_000_000) +
+              api(101, T + 1_100_000, T + 1_100_100, 7, 3, 1) + kernel(T + 1_200_000, T + 1_300_000, 7, 8, 1, 9, 5))
+write("every_record.tdcap", frame(everything))
+# The same records over two frames (split at a record boundary: the first kernel) and a torn third.
+half = len(process(100, T, b"python") + thread(101, b"trainer") + os_thread(102, b"pt_worker") + strings)
+write("two_frames_torn_tail.tdcap", frame(everything[:half]), frame(everything[half:]), frame(strings)[:25])
+# Steps in process 100, the kernels and copies of process 200 (two processes in one file).
+steps = process(100, T, b"trainer") + strings + push(101, T + 1000, 1) + pop(101, T + 2_000_000) + push(101, T + 2_000_000, 2) + pop(101, T + 4_000_000)
+gpu = (process(200, T + 500, b"worker") + strings + api(201, T + 1500, T + 1600, 1, 3) + kernel(T + 1700, T + 900_000, 1, 4) +
+       api(201, T + 2_100_000, T + 2_100_100, 2, 5) + memcpy(T + 2_200_000, T + 3_000_000, 2, 1 << 30, 2) +
+       api(201, T + 3_100_000, T + 3_100_100, 3, 5) + memcpy(T + 3_200_000, T + 3_300_000, 3, 0, 8))
+write("steps_and_gpu_in_two_processes.tdcap", frame(steps), frame(gpu))
+# Extreme values: times near 2^63 and INT64_MIN, ends before starts, sizes near 2^63, zero and
+# negative byte counts, unknown string ids, an unknown record type, a record larger than its frame.
+extreme = (process(7, MIN, b"") + strings + push(7, MAX, 1) + pop(7, MIN) + push(7, 0, 99) +
+           api(7, MAX - 10, MIN, 1, 3) + kernel(MAX - 1, MIN + 1, 1, 4) + kernel(-5, -10, 1, 12345) +
+           memcpy(0, MAX, 2, MAX) + memcpy(MAX, 0, 3, -1) + memset(MIN, MAX, 4, MIN) + memory(MAX, -1, MAX, 7) +
+           cuda_event(1, -1, MAX, MIN) + graph_trace(MIN, MAX, 1, -1) + os_call(7, MAX, MIN, 6, -1) +
+           overhead(7, MAX, MIN) + device(-1, 99999, -1, MIN) + sync(MAX, MIN, 1, MAX, 77) +
+           start(2**64 - 1, 7, MIN, 2) + end(2**64 - 1, -1, MAX) + end(5, 7, 0) + pop(8, 0) +
+           rec(999, b"future record") + rec(20, b"short"))
+write("extreme_values.tdcap", frame(extreme))
+write("record_past_frame.tdcap", frame(process(1, T) + struct.pack("<HH", 3, 4000) + b"abc"))
+# Long and invalid strings (a record body holds at most 65,535 bytes).
+long_strings = (process(3, T, b"\xff" * 100) + string(1, b"w" * 30000) + string(2, bytes(range(128, 256)) * 100) +
+                string(3, b"ProfilerStep#" + b"9" * 30000) + thread(3, b"\xc3") + domain(1, b"\xed\xa0\x80" * 1000) +
+                push(3, T + 1, 3) + pop(3, T + 100_000) + api(3, T + 10, T + 20, 1, 2) + kernel(T + 30, T + 40, 1, 1) +
+                mark(3, T + 50, 2))
+write("long_invalid_strings.tdcap", frame(long_strings))
+# Damage: a bad CRC kept (byte 7 odd: the body does not fix it), a bad frame magic, a frame length
+# past kMaxFrame, a header only, an old and a future version, a short header.
+odd = b"TDCAP\x00\x01\x01"
+write("bad_crc_kept.tdcap", frame(everything), frame(strings, crc=0xDEADBEEF), magic=odd)
+write("bad_frame_magic.tdcap", frame(everything), b"XXXX" + frame(strings)[4:])
+write("frame_length_past_max.tdcap", struct.pack("<III", 0x52464454, (64 << 20) + 1, 0) + b"\x00" * 32)
+write("header_only.tdcap")
+write("future_version.tdcap", frame(everything), magic=b"TDCAP\x00\x02\x00")
+write("short_header.tdcap", magic=b"TDCA")
+write("empty_frames.tdcap", frame(b""), frame(b""), frame(process(9, 0)))
+PY
+# Real captures, when the normal build has the injection library and the NVTX test program.
+if [[ -x $build/tracedoc && -x $build/tracedoc_nvtx_program && -e $build/libtracedoc_inject.so ]]; then
+  tmp=$(mktemp -d)
+  n=0
+  for mode in "ranges 3" "fork" "steps 3 2 50" "waits"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    if timeout 60 "$build/tracedoc" capture -o "$tmp/c$n" --trace nvtx,osrt-lite -- "$build/tracedoc_nvtx_program" $mode \
+        > /dev/null 2>&1 || [[ -d $tmp/c$n ]]; then
+      for f in "$tmp/c$n"/*.tdcap; do
+        [[ -e $f ]] && cp "$f" "$capture_dir/real_${mode// /_}_$(basename "$f")"
+      done
+    fi
+  done
+  rm -rf "$tmp"
+else
+  echo "no $build/tracedoc with the injection library: capture seeds are the hand-built ones only" >&2
+fi
+
+# ---------------------------------------------------------------------------------------------
+# fuzz_analyses: recipes, not files (fuzz/trace_recipe.h): byte 0 the route and the processes of
+# the steps and the launches, byte 1 the time base, bytes 2-4 the event counts, then the values.
+python3 - "$analyses_dir" <<'PY'
+import os, random, sys
+out = sys.argv[1]
+rng = random.Random(1)
+def write(name, data):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(bytes(data))
+write("empty", b"")
+for flags in range(8):
+    for base in range(8):
+        # every count at its largest, ordinary values (small offsets and durations) ...
+        # (64, 29, 239: 4 steps, 8 kernels, 5 copies, 3 memsets, 3 ranges, 3 ops, 2 syncs, 3 extras)
+        write("f%d_b%d_ordinary" % (flags, base), [flags, base, 64, 29, 239] + [rng.randrange(0, 200) for _ in range(400)])
+    # ... and hostile ones (the high bytes pick the tables' extremes)
+    write("f%d_hostile" % flags, [flags, rng.randrange(8), 64, 29, 239] + [rng.randrange(200, 256) for _ in range(600)])
+    write("f%d_random" % flags, [flags] + [rng.randrange(256) for _ in range(800)])
+    write("f%d_steps_only" % flags, [flags, 0, 4, 0, 0])
+    write("f%d_one_copy_one_step" % flags, [flags, 0, 1, 1, 0])
+PY
+
 chmod -R u+w "$out"  # copies of the read-only shared files: libFuzzer and the next run rewrite them
-for d in "$json_dir" "$gz_dir" "$sqlite_dir"; do
+for d in "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir"; do
   echo "$(basename "$d"): $(find "$d" -type f | wc -l) seeds, $(du -sh "$d" | cut -f1)"
 done

@@ -76,7 +76,11 @@ CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) 
     }
   }
   std::vector<int64_t> all_skews;
-  for (const auto& [name, per_unit] : starts) {
+  for (const auto& entry : starts) {
+    // Named locals, not a structured binding: the lambda below captures per_unit, and clang before
+    // 16 (no P1091) cannot capture a structured binding.
+    const StrId name = entry.first;
+    const std::vector<std::vector<TimeNs>>& per_unit = entry.second;
     std::vector<size_t> units;
     for (size_t u = 0; u < per_unit.size(); ++u) {
       if (!per_unit[u].empty()) units.push_back(u);

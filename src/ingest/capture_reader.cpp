@@ -300,7 +300,10 @@ template <typename... Columns>
 void shift(TimeNs origin, Columns&... columns) {
   for (auto* column : {&columns...}) {
     for (TimeNs& t : *column) {
-      if (t != kNoTime) t -= origin;
+      // Saturating, as the analyses' sat_sub: a damaged capture's times must not overflow.
+      if (t != kNoTime && __builtin_sub_overflow(t, origin, &t)) {
+        t = origin < 0 ? std::numeric_limits<TimeNs>::max() : std::numeric_limits<TimeNs>::min();
+      }
     }
   }
 }

@@ -757,17 +757,20 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     trace.warnings.unknown_string_ids += ids.remap(*col);
   }
 
-  // Rows that end before they start are kept as nsys keeps them (its reports must match), and counted.
-  auto count_reversed = [&](const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
+  count_reversed_rows(trace);
+  return trace;
+}
+
+void count_reversed_rows(Trace& trace) {
+  auto count = [&](const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
     for (size_t i = 0; i < start.size(); ++i) trace.warnings.negative_durations += end[i] != kNoTime && end[i] < start[i];
   };
-  count_reversed(trace.kernels.start, trace.kernels.end);
-  count_reversed(trace.memcpys.start, trace.memcpys.end);
-  count_reversed(trace.memsets.start, trace.memsets.end);
-  count_reversed(trace.api.start, trace.api.end);
-  count_reversed(trace.ranges.start, trace.ranges.end);
-  count_reversed(trace.os_calls.start, trace.os_calls.end);
-  return trace;
+  count(trace.kernels.start, trace.kernels.end);
+  count(trace.memcpys.start, trace.memcpys.end);
+  count(trace.memsets.start, trace.memsets.end);
+  count(trace.api.start, trace.api.end);
+  count(trace.ranges.start, trace.ranges.end);
+  count(trace.os_calls.start, trace.os_calls.end);
 }
 
 }  // namespace tracedoc

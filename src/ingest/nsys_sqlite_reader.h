@@ -45,4 +45,8 @@ bool looks_like_sqlite(const std::string& path);
 
 Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& options = {});
 
+// Counts the interval rows that end before they start into trace.warnings.negative_durations: the
+// reader keeps them as nsys does (its reports must match) and says how many there are.
+void count_reversed_rows(Trace& trace);
+
 }  // namespace tracedoc

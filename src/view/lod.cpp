@@ -22,7 +22,7 @@ struct Buckets {
   uint32_t count = 1;
   uint32_t index_of(TimeNs t) const {
     const double b = std::floor((static_cast<double>(t) - static_cast<double>(start)) / width);  // no int64 overflow on hostile times
-    if (b < 0) return 0;
+    if (!(b >= 0)) return 0;  // also NaN: a width of NaN or infinity on hostile spans
     return b >= count ? count - 1 : static_cast<uint32_t>(b);
   }
   double begin_of(uint32_t b) const { return static_cast<double>(start) + width * b; }

@@ -174,13 +174,13 @@ Status op_kernel_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
     ++row.count;
     row.kernel_total = sat_add(row.kernel_total, sat_sub(k.end[r], k.start[r]));
     if (op != kNoRow) {
-      const int64_t d = api.start[a] - ops.start[op];
+      const int64_t d = sat_sub(api.start[a], ops.start[op]);  // hostile times: no overflow
       row.op_delay_min = row.op_delay_count == 0 ? d : std::min(row.op_delay_min, d);
       row.op_delay_max = row.op_delay_count == 0 ? d : std::max(row.op_delay_max, d);
       ++row.op_delay_count;
       row.op_delay_sum = sat_add(row.op_delay_sum, d);
     }
-    queue.add(g, std::max<int64_t>(0, k.start[r] - api.end[a]));
+    queue.add(g, std::max<int64_t>(0, sat_sub(k.start[r], api.end[a])));
     if (api.global_tid[a] != last_tid) {
       last_tid = api.global_tid[a];
       auto it = thread_row.find(last_tid);
