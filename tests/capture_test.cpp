@@ -295,6 +295,9 @@ TEST(Capture, OsRuntimeWaitsAreRecorded) {
     const std::string name(t->str(o.name[i]));
     EXPECT_GE(o.end[i] - o.start[i], 1'000'000) << name;
     EXPECT_EQ(o.event_class[i], 27);
+    // The program's pipe reads and writes never wait, but on a loaded machine (the sanitized suite
+    // beside the slow tests) one can be descheduled past the 1 ms threshold: recorded, rightly.
+    if (name == "read" || name == "write") continue;
     if (pid_of(o.global_tid[i]) != parent) ++child_calls[name];
     else if (tid_of(o.global_tid[i]) == parent) ++main_calls[name];
     else if (o.global_tid[i] == loader) ++loader_calls[name];
