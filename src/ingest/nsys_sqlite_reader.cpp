@@ -107,7 +107,9 @@ class Loader {
   template <typename RowFn, typename PrepareFn>
   Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, PrepareFn&& prepare) {
     if (!trace_.source.has_table(table)) return Status::Ok();
-    TRACEDOC_RETURN_IF_ERROR(check_required_columns(table));
+    auto cols = db_.column_names(table);
+    if (!cols.ok()) return cols.status();
+    TRACEDOC_RETURN_IF_ERROR(check_required_columns(table, *cols));
     if (fast_) {
       const int64_t wrong_type_before = wrong_type_, untimed_before = untimed_;
       Status st = fast_scan(table, wanted, row, prepare);
@@ -117,8 +119,6 @@ class Loader {
       untimed_ = untimed_before;
     }
     prepare(0);
-    auto cols = db_.column_names(table);
-    if (!cols.ok()) return cols.status();
     auto stmt = db_.prepare(select_columns_sql(table, *cols, wanted));
     if (!stmt.ok()) return stmt.status();
     while (stmt->step()) row(*stmt);
@@ -143,13 +143,11 @@ class Loader {
   // A table without one of its required columns (kRequiredColumns) is not read as if the column
   // were NULL: that gave every kernel of an export whose `end` column was lost a duration of
   // -2^63 ns and "kernels 0" in the summary, with exit 0.
-  Status check_required_columns(const std::string& table) {
+  Status check_required_columns(const std::string& table, const std::set<std::string>& columns) const {
     const auto it = kRequiredColumns.find(table.rfind("OPENMP_EVENT_KIND_", 0) == 0 ? "OPENMP_EVENT_KIND_" : table);
     if (it == kRequiredColumns.end()) return Status::Ok();
-    auto cols = db_.column_names(table);
-    if (!cols.ok()) return cols.status();
     for (const char* column : it->second) {
-      if (!cols->count(column)) {
+      if (!columns.count(column)) {
         return BadInput(fmt::format("{}: table {} has no column '{}' (a damaged export, or not one nsys wrote)",
                                     db_.path(), table, column));
       }

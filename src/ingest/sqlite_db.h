@@ -28,25 +28,13 @@ class SqliteStatement {
   const Status& status() const { return status_; }
 
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  // Text or a blob reads as 0, counted in wrong_type() (as int64_or below).
-  int64_t int64(int col) const {
-    const int type = sqlite3_column_type(stmt_, col);
-    if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
-      ++wrong_type_;
-      return 0;
-    }
-    return sqlite3_column_int64(stmt_, col);
-  }
-  // NULL reads as `fallback`, and so does text or a blob (an integer column never holds one in a
-  // sound export): counted in wrong_type().
+  // Text or a blob reads as 0 (an integer column never holds one in a sound export), counted in
+  // wrong_type().
+  int64_t int64(int col) const { return int64_or_type(col, sqlite3_column_type(stmt_, col), 0); }
+  // NULL reads as `fallback`, and so do text and blobs (counted, as in int64).
   int64_t int64_or(int col, int64_t fallback) const {
     const int type = sqlite3_column_type(stmt_, col);
-    if (type == SQLITE_NULL) return fallback;
-    if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
-      ++wrong_type_;
-      return fallback;
-    }
-    return int64(col);
+    return type == SQLITE_NULL ? fallback : int64_or_type(col, type, fallback);
   }
   int64_t wrong_type() const { return wrong_type_; }
   bool is_number(int col) const {
@@ -57,6 +45,12 @@ class SqliteStatement {
   std::string_view text(int col) const;
 
  private:
+  int64_t int64_or_type(int col, int type, int64_t fallback) const {
+    if (type != SQLITE_TEXT && type != SQLITE_BLOB) return sqlite3_column_int64(stmt_, col);
+    ++wrong_type_;
+    return fallback;
+  }
+
   sqlite3_stmt* stmt_ = nullptr;
   Status status_;
   mutable int64_t wrong_type_ = 0;
