@@ -42,6 +42,7 @@ std::atomic<CaptureWriter*> g_writer{nullptr};  // set once CaptureWriter::get()
 std::unordered_map<int64_t, std::string> g_thread_names;  // tid -> name last recorded (record_thread_names)
 uint64_t g_thread_names_generation = 0;
 std::atomic<int64_t> g_flusher_tid{-1};  // the recorder's own thread: not named in the capture
+constexpr char kFlusherName[] = "tracedoc-rec";
 
 // Set once this file's globals above are constructed. A preloaded library's interposers can be
 // called by another library's constructors before that (initialization order across libraries is
@@ -114,7 +115,7 @@ void final_flush() {
 void flusher_loop() {
   RecorderScope busy;  // for good: nothing this thread does is the application's
   g_flusher_tid.store(current_tid());
-  pthread_setname_np(pthread_self(), "tracedoc-rec");
+  pthread_setname_np(pthread_self(), kFlusherName);
   // Every 10th wake-up (about a second) CUPTI is also made to hand over its partly filled
   // buffers, so a crash loses at most about a second of CUDA activity.
   for (int tick = 1;; ++tick) {
@@ -147,7 +148,11 @@ void start_flusher() {
     g_wake[0] = g_wake[1] = -1;
     return;
   }
-  std::thread(flusher_loop).detach();
+  // Named here, by its creator: on a loaded machine the new thread may not have run (nor stored its
+  // tid) when the program exits, and the exit path's thread names must still leave it out.
+  std::thread flusher(flusher_loop);
+  pthread_setname_np(flusher.native_handle(), kFlusherName);
+  flusher.detach();
 }
 
 void atfork_prepare() { g_mutex.lock(); }
@@ -345,6 +350,7 @@ void CaptureWriter::record_thread_names() noexcept {
       while (n > 0 && (comm[n - 1] == '\n' || comm[n - 1] == 0)) --n;
       if (n <= 0) continue;
       std::string name(comm, static_cast<size_t>(n));
+      if (name == kFlusherName) continue;  // the flusher before it stored its tid
       auto [it, added] = g_thread_names.try_emplace(tid, name);
       if (!added && it->second == name) continue;
       it->second = name;
