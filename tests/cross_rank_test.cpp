@@ -55,7 +55,8 @@ TEST(CrossRank, CollectiveSkewEqualsTheRankFilesStartByStart) {
   const CollectiveSkew& c = skew.collectives[0];
   EXPECT_EQ(c.participants, 2);
   EXPECT_EQ(c.matched, 36);
-  EXPECT_EQ(c.median_skew_ns, skews[(skews.size() - 1) / 2]);
+  // 36 skews: the mean of the 18th and 19th smallest, half a nanosecond up.
+  EXPECT_EQ(c.median_skew_ns, (skews[17] + skews[18] + 1) / 2);
   EXPECT_EQ(c.max_skew_ns, max_skew);
   EXPECT_EQ(c.wait_ns, wait0 + wait1);
   EXPECT_EQ(skew.matched, 36);
@@ -85,7 +86,8 @@ TEST(CrossRank, CollectiveSkewEqualsTheRankFilesStartByStart) {
   const diagnose::Finding* straggler = finding(d, "straggler");
   ASSERT_NE(straggler, nullptr);
   EXPECT_NEAR(r.slowest_ratio, figure(*straggler, "ratio"), 1e-12);
-  EXPECT_NEAR(r.slowest_ratio, 1.5, 0.01);
+  // Rank 1 computes 1.5x as long as rank 0; the median of two GPUs is their mean, 1.25x rank 0's.
+  EXPECT_NEAR(r.slowest_ratio, 1.5 / 1.25, 0.01);
 }
 
 TEST(CrossRank, WhatIsAndIsNotMatched) {
@@ -114,7 +116,8 @@ TEST(CrossRank, WhatIsAndIsNotMatched) {
   ASSERT_EQ(s.ranks->rows.size(), 2u);
   EXPECT_EQ(s.ranks->rows[0].pid, 144);
   EXPECT_EQ(s.ranks->rows[1].pid, 145);
-  EXPECT_EQ(s.ranks->rows[0].steps, 0);  // detected on the busier process only
+  // Each process runs the same loop: steps are detected in each, 16 apiece.
+  EXPECT_EQ(s.ranks->rows[0].steps, 16);
   EXPECT_EQ(s.ranks->rows[1].steps, 16);
   EXPECT_EQ(s.ranks->matched, 0);
 }

@@ -93,9 +93,10 @@ TEST(Summary, MarkerStepsAndTheirBusyShare) {
   ASSERT_TRUE(s.steps.has_value());
   EXPECT_EQ(s.steps->source, StepSource::kMarker);
   EXPECT_EQ(s.steps->count, 4u);
-  // step_sum's rows for the same marker: median CPU duration of 21625043, 22641394, 21689945,
-  // 25573221 is the third smallest of four (nth_element at n/2).
-  EXPECT_EQ(s.steps->median_cpu_ns, 22641394);
+  // step_sum's rows for the same marker: CPU durations 21625043, 22641394, 21689945, 25573221;
+  // the median of four is the mean of the middle two, (21689945 + 22641394) / 2 = 22165669.5,
+  // half a nanosecond up (analysis/statistics.h).
+  EXPECT_EQ(s.steps->median_cpu_ns, 22165670);
 }
 
 TEST(Summary, PyTorchTraceWithRanks) {

@@ -7,6 +7,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/intervals.h"
+#include "analysis/statistics.h"
 
 namespace tracedoc {
 
@@ -18,12 +19,6 @@ bool has_times(TimeNs start, TimeNs end) { return start != kNoTime && end != kNo
 // two agree to the last bit.
 double bytes_per_second(int64_t bytes, int64_t ns) {
   return static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
-}
-
-double median_of(std::vector<double>& v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // The copies of one process: their intervals (all and per class) and starts with bytes, for the
@@ -136,7 +131,7 @@ std::vector<CopyGroup> summarize_copies(const Trace& trace) {
   for (const auto& [key, i] : index) {  // map order: the documented row order
     CopyGroup g = groups[i];
     if (g.total_ns > 0) g.throughput = bytes_per_second(g.bytes, g.total_ns);
-    if (!per_copy[i].empty()) g.median_throughput = median_of(per_copy[i]);
+    if (!per_copy[i].empty()) g.median_throughput = median(std::span<double>(per_copy[i]));
     out.push_back(g);
   }
   return out;

@@ -12,7 +12,6 @@ namespace tracedoc {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // The calls that wait, by exact name (prefixes would catch readlink or pthread_rwlock_unlock).
 constexpr std::string_view kLockCalls[] = {
@@ -43,7 +42,7 @@ OsWait os_wait_kind(std::string_view call) {
 bool is_sync_call(std::string_view api_name) {
   const std::string_view n = pytorch::api_base_name(api_name);
   for (std::string_view prefix : {"cuda", "hip"}) {
-    if (!starts_with(n, prefix)) continue;
+    if (!n.starts_with(prefix)) continue;
     const std::string_view rest = n.substr(prefix.size());
     if (rest == "DeviceSynchronize" || rest == "StreamSynchronize" || rest == "EventSynchronize" ||
         rest == "ThreadSynchronize" || rest == "CtxSynchronize") {

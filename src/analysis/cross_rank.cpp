@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
+#include "analysis/statistics.h"
 
 namespace tracedoc {
 
@@ -35,10 +36,7 @@ ComputeBalance compute_balance(std::vector<int64_t> compute_ns) {
     if (b.compute_ns[i] > b.compute_ns[b.slowest]) b.slowest = i;
   }
   if (b.compute_ns.empty()) return b;
-  std::vector<int64_t> sorted = b.compute_ns;
-  const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>((sorted.size() - 1) / 2);
-  std::nth_element(sorted.begin(), mid, sorted.end());
-  b.median_ns = *mid;
+  b.median_ns = median_ns(b.compute_ns);
   return b;
 }
 
@@ -116,16 +114,11 @@ CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) 
       }
     }
     all_skews.insert(all_skews.end(), skews.begin(), skews.end());
-    std::nth_element(skews.begin(), skews.begin() + static_cast<std::ptrdiff_t>((n - 1) / 2), skews.end());
-    c.median_skew_ns = skews[(n - 1) / 2];  // the lower middle, as diagnose's medians
+    c.median_skew_ns = median_ns(skews);
     out.matched += c.matched;
     out.collectives.push_back(std::move(c));
   }
-  if (!all_skews.empty()) {
-    const auto mid = all_skews.begin() + static_cast<std::ptrdiff_t>((all_skews.size() - 1) / 2);
-    std::nth_element(all_skews.begin(), mid, all_skews.end());
-    out.median_skew_ns = *mid;
-  }
+  out.median_skew_ns = median_ns(std::move(all_skews));
   std::stable_sort(out.collectives.begin(), out.collectives.end(),
                    [](const CollectiveSkew& a, const CollectiveSkew& b) { return a.wait_ns > b.wait_ns; });
   return out;

@@ -49,13 +49,13 @@ struct CrossRankSkew {
   std::vector<CollectiveSkew> collectives;    // by wait_ns, descending
   std::vector<ParticipantSkew> participants;  // one per GPU unit, in unit order (zeros without collectives)
   int64_t matched = 0;                        // collectives matched, all names
-  int64_t median_skew_ns = 0;                 // over every matched collective (the lower middle)
+  int64_t median_skew_ns = 0;                 // over every matched collective (analysis/statistics.h)
   int64_t unmatched_names = 0;                // collective names left out: unequal counts
 };
 
 // Each unit's computation time (the union of its computation kernels over the whole trace, as the
-// straggler rule sums it) and the longest against the median unit's (the lower middle: of two units,
-// the faster one). summary's Ranks section, check's [ranks] and diff's ranks all read it.
+// straggler rule sums it) and the longest against the median unit's (analysis/statistics.h: of two
+// units, their mean). summary's Ranks section, check's [ranks] and diff's ranks all read it.
 struct ComputeBalance {
   std::vector<int64_t> compute_ns;  // per unit, in unit order
   size_t slowest = 0;               // the unit computing longest (the first of equals)

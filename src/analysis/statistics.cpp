@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "analysis/checked_math.h"
 
@@ -115,6 +116,70 @@ SummaryStats summarize(std::span<int64_t> values) {
     select_quartiles(values, s);
   }
   return s;
+}
+
+double quantile_of_sorted(std::span<const int64_t> sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  const double h = static_cast<double>(sorted.size() - 1) * std::clamp(fraction, 0.0, 1.0);
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double a = static_cast<double>(sorted[lo]);
+  return a + (h - static_cast<double>(lo)) * (static_cast<double>(sorted[hi]) - a);
+}
+
+namespace {
+
+// The two middle values of `values` (equal for an odd count), by selection: the lower middle, then
+// the smallest of what lies above it.
+template <typename T>
+std::pair<T, T> middle_pair(std::span<T> values) {
+  const size_t n = values.size();
+  const auto lower = values.begin() + static_cast<std::ptrdiff_t>((n - 1) / 2);
+  std::nth_element(values.begin(), lower, values.end());
+  if (n % 2) return {*lower, *lower};
+  return {*lower, *std::min_element(lower + 1, values.end())};
+}
+
+// The mean of two nanosecond values, half a nanosecond up; no overflow.
+int64_t mean_ns(int64_t a, int64_t b) {
+  const __int128 sum = static_cast<__int128>(a) + b;
+  const __int128 half = sum >= 0 ? (sum + 1) / 2 : -((-sum) / 2);  // floor((sum + 1) / 2)
+  return static_cast<int64_t>(half);
+}
+
+}  // namespace
+
+double median(std::span<int64_t> values) {
+  if (values.empty()) return 0;
+  const auto [a, b] = middle_pair(values);
+  return a == b ? static_cast<double>(a) : (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
+}
+
+double median(std::span<double> values) {
+  if (values.empty()) return 0;
+  const auto [a, b] = middle_pair(values);
+  return (a + b) / 2;
+}
+
+int64_t median_ns(std::vector<int64_t> values) {
+  if (values.empty()) return 0;
+  const auto [a, b] = middle_pair(std::span<int64_t>(values));
+  return mean_ns(a, b);
+}
+
+int64_t percentile_ns(std::vector<int64_t> values, double pct) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double h = static_cast<double>(values.size() - 1) * std::clamp(pct, 0.0, 100.0) / 100.0;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, values.size() - 1);
+  const double frac = h - static_cast<double>(lo);
+  if (frac == 0 || values[lo] == values[hi]) return values[lo];
+  if (frac == 0.5) return mean_ns(values[lo], values[hi]);  // exact: the median of an even count
+  // Between two ranks: the fraction of their (non-negative) difference, rounded half up.
+  const __int128 diff = static_cast<__int128>(values[hi]) - values[lo];
+  const double step = std::floor(frac * static_cast<double>(diff) + 0.5);
+  return static_cast<int64_t>(values[lo] + static_cast<__int128>(step));
 }
 
 double sqlite_round(double x, int digits) {

@@ -1,6 +1,13 @@
 // Summary statistics with the exact semantics of the SQLite aggregates that `nsys stats` uses
 // (nsys ships SQLite with the extension-functions median / lower_quartile / upper_quartile / stdev),
-// so that tracedoc's numbers equal nsys's bit for bit.
+// so that tracedoc's numbers equal nsys's bit for bit; and the one median and percentile every
+// other figure of tracedoc uses (step times, gaps, skews, the check's percentiles).
+//
+// The convention. The median is the middle value of an odd count and the mean of the two middle
+// values of an even count: nsys's median() (the mean of the middle distinct value or values comes
+// to the same), pandas' and numpy's. A percentile p interpolates linearly between the two closest
+// ranks, at (n - 1) * p / 100 (numpy's and pandas' default, HTA's), so p50 is the median. A median
+// or percentile of nanoseconds given as whole nanoseconds rounds half a nanosecond up.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +47,17 @@ inline SummaryStats summarize(std::vector<int64_t>& values) { return summarize(s
 // Percentile-like selection of the extension functions: `fraction` 0.5 median, 0.25 / 0.75 quartiles.
 // `sorted` must be ascending.
 double nsys_quantile(std::span<const int64_t> sorted, double fraction);
+
+// The linear-interpolation quantile (fraction 0..1) of ascending `sorted`; 0 when empty.
+double quantile_of_sorted(std::span<const int64_t> sorted, double fraction);
+
+// The median of `values` (reordered); 0 when empty.
+double median(std::span<int64_t> values);
+double median(std::span<double> values);
+// The median of nanoseconds, rounded to whole nanoseconds (half up); 0 when empty.
+int64_t median_ns(std::vector<int64_t> values);
+// The `pct` percentile (0..100) of nanoseconds, rounded as median_ns; 0 when empty.
+int64_t percentile_ns(std::vector<int64_t> values, double pct);
 
 // SQLite's round(x, digits) (SQLite 3.42 printf-based rounding: half away from zero, with its
 // small upward bias), so that .x5 cases round as nsys rounds them.

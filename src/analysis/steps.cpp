@@ -10,7 +10,9 @@
 #include <unordered_map>
 
 #include "analysis/intervals.h"
+#include "analysis/statistics.h"
 #include "analysis/pytorch/op_links.h"
+#include "model/step_names.h"
 
 namespace tracedoc {
 
@@ -26,7 +28,7 @@ const char* step_source_name(StepSource s) {
 Result<StepOptions> step_options_from_args(const std::vector<std::string>& args) {
   StepOptions o;
   for (const auto& a : args) {
-    if (a.rfind("marker=", 0) == 0) {
+    if (a.starts_with("marker=")) {
       o.marker = a.substr(7);
       if (o.marker.empty() || o.marker == "*") return UsageError("marker= needs a range name (NAME, or NAME* for a prefix)");
     } else if (a == "nodetect") {
@@ -68,52 +70,51 @@ StepSet ranges_as_steps(const Trace& trace, const std::vector<uint32_t>& rows, S
   return set;
 }
 
-// The N of "ProfilerStep#N", given the text after "ProfilerStep": spaces, '#', spaces, digits and
-// nothing else (PyTorch's own pattern); kNoValue otherwise.
-int64_t profiler_step_number(std::string_view rest) {
-  size_t i = 0;
-  while (i < rest.size() && rest[i] == ' ') ++i;
-  if (i == rest.size() || rest[i] != '#') return kNoValue;
-  ++i;
-  while (i < rest.size() && rest[i] == ' ') ++i;
-  if (i == rest.size()) return kNoValue;
-  int64_t n = 0;
-  for (; i < rest.size(); ++i) {
-    if (rest[i] < '0' || rest[i] > '9' || n > (INT64_MAX - 9) / 10) return kNoValue;
-    n = n * 10 + (rest[i] - '0');
-  }
-  return n;
-}
-
 struct Sequence {
   std::vector<uint32_t> rows;   // kernel rows in start order
   std::vector<StrId> names;     // their names
 };
 
-// The kernels of the (process, device) with the most kernels, in launch order (the order of the
+// Each process's kernels on the device where it ran the most, in launch order (the order of the
 // launching calls: program order, where GPU start order interleaves streams differently each
-// iteration); kernels without a known launch call are placed by their own start.
-Sequence busiest_sequence(const Trace& trace, const pytorch::GpuLaunches& launches) {
+// iteration); kernels without a known launch call are placed by their own start and belong to the
+// process the GPU record names. A process is the CPU process of the launching calls, so that the
+// kernels of a PyTorch trace (whose GPU records carry the device as pid) go with their launcher.
+// The busiest process first (the most kernels on its device; the lower pid of equals).
+std::vector<Sequence> sequences_per_process(const Trace& trace, const pytorch::GpuLaunches& launches) {
   const KernelTable& k = trace.kernels;
+  auto process_of = [&](size_t row) {
+    const int32_t a = launches.of(pytorch::GpuKind::kKernel, row);
+    return a == pytorch::kNoRow ? k.global_pid[row] : global_pid_of(trace.api.global_tid[a]);
+  };
   std::map<std::pair<int64_t, int32_t>, size_t> counts;
-  for (size_t i = 0; i < k.size(); ++i) ++counts[{k.global_pid[i], k.device[i]}];
-  Sequence seq;
-  if (counts.empty()) return seq;
-  auto best = std::max_element(counts.begin(), counts.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (size_t i = 0; i < k.size(); ++i) ++counts[{process_of(i), k.device[i]}];
+  std::map<int64_t, std::pair<int32_t, size_t>> busiest;  // process -> (device, kernels)
+  for (const auto& [key, n] : counts) {
+    auto [it, fresh] = busiest.try_emplace(key.first, key.second, n);
+    if (!fresh && n > it->second.second) it->second = {key.second, n};
+  }
+  std::vector<std::pair<int64_t, std::pair<int32_t, size_t>>> order(busiest.begin(), busiest.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  std::map<int64_t, size_t> slot;
+  std::vector<Sequence> out(order.size());
+  for (size_t i = 0; i < order.size(); ++i) slot[order[i].first] = i;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.global_pid[i] == best->first.first && k.device[i] == best->first.second) seq.rows.push_back(static_cast<uint32_t>(i));
+    const size_t at = slot.at(process_of(i));
+    if (k.device[i] == order[at].second.first) out[at].rows.push_back(static_cast<uint32_t>(i));
   }
   auto order_time = [&](uint32_t row) {
     const int32_t a = launches.of(pytorch::GpuKind::kKernel, row);
     return a == pytorch::kNoRow ? k.start[row] : trace.api.start[a];
   };
-  std::stable_sort(seq.rows.begin(), seq.rows.end(), [&](uint32_t a, uint32_t b) {
-    return std::make_pair(order_time(a), k.start[a]) < std::make_pair(order_time(b), k.start[b]);
-  });
-  seq.names.reserve(seq.rows.size());
-  for (uint32_t r : seq.rows) seq.names.push_back(k.name[r]);
-  return seq;
+  for (Sequence& seq : out) {
+    std::stable_sort(seq.rows.begin(), seq.rows.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(order_time(a), k.start[a]) < std::make_pair(order_time(b), k.start[b]);
+    });
+    seq.names.reserve(seq.rows.size());
+    for (uint32_t r : seq.rows) seq.names.push_back(k.name[r]);
+  }
+  return out;
 }
 
 // A name repeating every `period` kernels: at least 80% of the gaps between its consecutive
@@ -126,17 +127,16 @@ struct Candidate {
   double coverage = 0;
 };
 
-std::optional<Candidate> regular_name(StrId name, const std::vector<uint32_t>& pos, std::vector<size_t>& gaps) {
+std::optional<Candidate> regular_name(StrId name, const std::vector<uint32_t>& pos, std::vector<int64_t>& gaps) {
   if (pos.size() < 3) return std::nullopt;
   gaps.clear();
   for (size_t j = 1; j < pos.size(); ++j) gaps.push_back(pos[j] - pos[j - 1]);
-  std::vector<size_t> sorted = gaps;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const size_t median = sorted[sorted.size() / 2];
+  const size_t median = static_cast<size_t>(median_ns(gaps));  // whole kernels, half up
   if (median < 2) return std::nullopt;
   const size_t tolerance = std::max<size_t>(1, median * 3 / 100);
   size_t regular = 0, all = 0, regular_count = 0;
-  for (size_t g : gaps) {
+  for (const int64_t gap : gaps) {
+    const size_t g = static_cast<size_t>(gap);
     all += g;
     if (g + tolerance >= median && g <= median + tolerance) regular += g, ++regular_count;
   }
@@ -153,16 +153,15 @@ bool near_multiple(size_t q, size_t p) {
   return diff * 100 <= q;
 }
 
-Result<StepSet> detect_steps(const Trace& trace, const pytorch::GpuLaunches& launches) {
-  const Sequence seq = busiest_sequence(trace, launches);
+// The steps of one process's sequence; nullopt when it does not repeat.
+std::optional<StepSet> detect_in(const Trace& trace, const Sequence& seq, const pytorch::GpuLaunches& launches) {
   const auto& s = seq.names;
-  if (s.size() < 6) return NoData("too few kernels to find a repeating step");
-
+  if (s.size() < 6) return std::nullopt;  // too few kernels to find a repeating step
   std::unordered_map<StrId, std::vector<uint32_t>> at;
   for (uint32_t i = 0; i < s.size(); ++i) at[s[i]].push_back(i);
   // One candidate per period: the name seen first.
   std::map<size_t, Candidate> by_period;
-  std::vector<size_t> gaps;
+  std::vector<int64_t> gaps;
   for (const auto& [name, pos] : at) {
     auto c = regular_name(name, pos, gaps);
     if (!c || s.size() < 2 * c->period) continue;
@@ -215,7 +214,27 @@ Result<StepSet> detect_steps(const Trace& trace, const pytorch::GpuLaunches& lau
     }
     if (set.steps.size() >= 2) return set;
   }
-  return NoData("no repeating kernel sequence (no steps detected)");
+  return std::nullopt;
+}
+
+// Steps detected in every process of the trace (each rank or process of a multi-process export runs
+// its own loop), in (process, start) order; the period, match and anchor are the busiest process's.
+Result<StepSet> detect_steps(const Trace& trace, const pytorch::GpuLaunches& launches) {
+  std::optional<StepSet> all;
+  for (const Sequence& seq : sequences_per_process(trace, launches)) {
+    std::optional<StepSet> found = detect_in(trace, seq, launches);
+    if (!found) continue;
+    if (!all) {
+      all = std::move(found);
+      continue;
+    }
+    all->steps.insert(all->steps.end(), found->steps.begin(), found->steps.end());
+  }
+  if (!all) return NoData("no repeating kernel sequence (no steps detected)");
+  std::stable_sort(all->steps.begin(), all->steps.end(), [](const StepWindow& a, const StepWindow& b) {
+    return std::make_pair(a.global_pid, a.start) < std::make_pair(b.global_pid, b.start);
+  });
+  return *std::move(all);
 }
 
 // Finds the step whose CPU window holds a call: per process, windows sorted by start.
@@ -291,12 +310,12 @@ Result<StepSet> find_steps(const Trace& trace, const StepOptions& options, const
       for (uint32_t i = 0; i < r.size(); ++i) {
         if (r.text[i] == kNoStr) continue;
         const std::string_view name = trace.str(r.text[i]);
-        if (name.rfind("ProfilerStep", 0) == 0 && profiler_step_number(name.substr(12)) != kNoValue) rows.push_back(i);
+        if (is_profiler_step(name)) rows.push_back(i);
       }
     }
     if (!rows.empty()) {
       StepSet set = ranges_as_steps(trace, rows, StepSource::kProfilerStep);
-      for (auto& w : set.steps) w.number = profiler_step_number(trace.str(w.name).substr(12));
+      for (auto& w : set.steps) w.number = profiler_step_number(trace.str(w.name)).value_or(kNoValue);
       if (!set.steps.empty()) return set;
     }
   }

@@ -9,15 +9,18 @@
 //  2. PyTorch's own `ProfilerStep#N` ranges;
 //  3. detection from the periodicity of the GPU work, when there are no markers (below).
 //
-// Detection. Training and inference loops launch the same kernel sequence every iteration. On the
-// process and device with the most kernels, the kernel names in start order form a sequence s.
+// Detection. Training and inference loops launch the same kernel sequence every iteration. Each
+// process (the CPU process of the launching calls: every rank or process of a multi-process export
+// runs its own loop) is searched on its own: on the device where it ran the most kernels, their
+// names in launch order form a sequence s.
 //  * Candidate periods: for every name occurring at least 3 times, the median distance (in kernels)
 //    between its consecutive occurrences, when at least 80% of the distances lie within 3% of it and
 //    those regular distances cover at least 80% of the kernels between its first and last
 //    occurrence (kernels interleave differently across streams from one iteration to the next, so
-//    neither positions nor distances repeat exactly). Names launched once per iteration (the
-//    optimizer's, the loss's) give the iteration length; names launched once per layer give the
-//    layer length but cover little: the backward pass and the optimizer break their rhythm.
+//    neither positions nor distances repeat exactly; the median as analysis/statistics.h, in whole
+//    kernels). Names launched once per iteration (the optimizer's, the loss's) give the iteration
+//    length; names launched once per layer give the layer length but cover little: the backward
+//    pass and the optimizer break their rhythm.
 //  * The sequence must hold at least two periods. The longest candidate that is not (within 1%) a
 //    multiple of a shorter one wins: two iterations also repeat, but as a multiple of one.
 //  * The anchor is the candidate name of that period occurring first; each of its occurrences starts

@@ -1,4 +1,5 @@
 #include "analysis/checked_math.h"
+#include "analysis/statistics.h"
 #include "analysis/summary.h"
 
 #include <fmt/format.h>
@@ -181,8 +182,6 @@ pytorch::GpuWork add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& 
   return work;
 }
 
-int64_t median(std::vector<int64_t> v);  // the upper middle (below)
-
 // Each GPU unit with its device's figures, its owner's step median and its collective skew.
 std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::GpuWork& work,
                                           const std::vector<DeviceSummary>& devices,
@@ -202,7 +201,7 @@ std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::Gpu
     }
     if (auto it = steps_by_owner.find(unit.owner); it != steps_by_owner.end()) {
       row.steps = static_cast<int64_t>(it->second.size());
-      row.step_median_ns = median(it->second);
+      row.step_median_ns = median_ns(it->second);
     }
     const ParticipantSkew& p = skew.participants[u];
     row.collectives = p.collectives, row.last = p.last, row.late_ns = p.late_ns, row.wait_ns = p.wait_ns;
@@ -284,12 +283,6 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
   }
 }
 
-int64_t median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units name them.
 std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options,
                                          const pytorch::GpuLaunches& launches, std::map<int64_t, std::vector<int64_t>>& by_owner) {
@@ -315,13 +308,10 @@ std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions&
     const int64_t base = std::max(len, sat_sub(work[k].end, work[k].start));
     if (base > 0) pct.push_back(100.0 * static_cast<double>(work[k].busy) / static_cast<double>(base));
   }
-  s.median_cpu_ns = median(cpu);
-  s.median_gpu_span_ns = median(span);
-  s.median_gpu_busy_ns = median(busy);
-  if (!pct.empty()) {
-    std::nth_element(pct.begin(), pct.begin() + static_cast<std::ptrdiff_t>(pct.size() / 2), pct.end());
-    s.median_busy_pct = pct[pct.size() / 2];
-  }
+  s.median_cpu_ns = median_ns(std::move(cpu));
+  s.median_gpu_span_ns = median_ns(std::move(span));
+  s.median_gpu_busy_ns = median_ns(std::move(busy));
+  s.median_busy_pct = median(std::span<double>(pct));
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include "analysis/gpu_memory.h"
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
+#include "analysis/statistics.h"
 #include "diagnose/context.h"
 
 namespace tracedoc::budget {
@@ -101,12 +102,7 @@ double GpuMeasure::copy_pct() const {
   return window_ns > 0 ? 100.0 * static_cast<double>(copy_ns) / static_cast<double>(window_ns) : 0;
 }
 
-int64_t Measures::step_percentile(int pct) const {
-  if (step_ns.empty()) return 0;
-  const size_t n = step_ns.size();
-  const size_t rank = std::max<size_t>(1, (static_cast<size_t>(pct) * n + 99) / 100);  // ceil(pct * n / 100)
-  return step_ns[std::min(rank, n) - 1];
-}
+int64_t Measures::step_percentile(int pct) const { return percentile_ns(step_ns, pct); }
 
 double Measures::overall_busy_pct() const {
   int64_t busy = 0, window = 0;

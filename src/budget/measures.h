@@ -44,7 +44,7 @@ struct MemoryMeasure {
 struct RanksMeasure {
   int64_t gpus = 0;
   std::string slowest;                  // the GPU computing longest
-  int64_t slowest_compute_ns = 0, median_compute_ns = 0;  // union of computation kernels; the lower middle
+  int64_t slowest_compute_ns = 0, median_compute_ns = 0;  // union of computation kernels; median as analysis/statistics.h
   int64_t collectives = 0;              // matched across the GPUs
   int64_t skew_p50_ns = 0;              // median skew of those
 };
@@ -65,8 +65,8 @@ struct Measures {
   std::vector<KernelMeasure> kernels;
   std::optional<diagnose::Diagnosis> diagnosis;  // the forbidden rules' findings
 
-  // The step time below which `pct` percent of the steps lie (nearest rank: the ceil(pct/100 * n)-th
-  // smallest, so p50 is the lower middle of an even count, as diagnose's medians); 0 without steps.
+  // The `pct` percentile of the step times (analysis/statistics.h: linear between the closest ranks,
+  // so p50 is the median every other command prints); 0 without steps.
   int64_t step_percentile(int pct) const;
   // Busy share of all GPUs together (their busy time over their windows), for baseline comparisons:
   // it does not depend on process ids, which change from run to run.

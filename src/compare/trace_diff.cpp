@@ -16,6 +16,7 @@
 #include "analysis/rank_test.h"
 #include "analysis/statistics.h"
 #include "diagnose/context.h"
+#include "model/step_names.h"
 
 namespace tracedoc::compare {
 
@@ -61,8 +62,6 @@ Samples operator_samples(const Trace& t) {
                        [&](size_t i) { return duration_of(o.start[i], o.end[i]); }, t);
 }
 
-bool is_profiler_step_name(std::string_view s) { return s.starts_with("ProfilerStep#"); }
-
 // PyTorch's emit_nvtx names each operator's range "aten::mm, seq = 12, op_id = 4242, sizes = ..."
 // with ids that differ in every call and every run: ranges are compared by the operator name.
 std::string_view without_emit_nvtx_attributes(std::string_view name) {
@@ -86,7 +85,7 @@ Samples range_samples(const Trace& t) {
   for (const auto& [key, rows] : groups) {
     bool null = false;
     const std::string tag = namer.tag(rows.front(), &null);
-    if (null || is_profiler_step_name(tag)) continue;
+    if (null || is_profiler_step(tag)) continue;
     auto& slot = out[std::string(without_emit_nvtx_attributes(tag))];
     for (size_t i : rows) slot.push_back(std::max<int64_t>(0, namer.duration(i)));
   }
@@ -311,7 +310,7 @@ void compare_findings(const Side& base, const diagnose::Diagnosis& bd, const Sid
 // Each GPU's figures on one side, keyed for matching across runs.
 struct RankFigures {
   std::string key, label;
-  int64_t step_median_ns = 0, compute_ns = 0, wait_ns = 0, last = 0;
+  int64_t steps = 0, step_median_ns = 0, compute_ns = 0, collectives = 0, wait_ns = 0, last = 0;
 };
 struct SideRanks {
   std::vector<RankFigures> gpus;
@@ -332,8 +331,10 @@ SideRanks side_ranks(Side& side, std::vector<int64_t> unit_compute_ns) {
     g.label = side.ctx.unit_label(u);
     std::vector<int64_t> steps;
     for (const Interval& w : side.ctx.windows_of(u.owner)) steps.push_back(w.length());
-    g.step_median_ns = diagnose::median_of(std::move(steps));
+    g.steps = static_cast<int64_t>(steps.size());
+    g.step_median_ns = median_ns(std::move(steps));
     g.compute_ns = balance.compute_ns[i];
+    g.collectives = skew.participants[i].collectives;
     g.wait_ns = skew.participants[i].wait_ns;
     g.last = skew.participants[i].last;
     out.gpus.push_back(std::move(g));
@@ -351,13 +352,15 @@ RanksDiff compare_ranks(const SideRanks& b, const SideRanks& n) {
   d.base_collectives = b.collectives, d.new_collectives = n.collectives;
   auto set_base = [](RankChange& c, const RankFigures& g) {
     c.in_base = true;
-    c.base_step_median_ns = g.step_median_ns, c.base_compute_ns = g.compute_ns, c.base_wait_ns = g.wait_ns, c.base_last = g.last;
+    c.base_steps = g.steps, c.base_step_median_ns = g.step_median_ns, c.base_compute_ns = g.compute_ns;
+    c.base_collectives = g.collectives, c.base_wait_ns = g.wait_ns, c.base_last = g.last;
   };
   std::vector<bool> used(b.gpus.size(), false);
   for (const RankFigures& g : n.gpus) {
     RankChange c;
     c.gpu = g.label, c.in_new = true;
-    c.new_step_median_ns = g.step_median_ns, c.new_compute_ns = g.compute_ns, c.new_wait_ns = g.wait_ns, c.new_last = g.last;
+    c.new_steps = g.steps, c.new_step_median_ns = g.step_median_ns, c.new_compute_ns = g.compute_ns;
+    c.new_collectives = g.collectives, c.new_wait_ns = g.wait_ns, c.new_last = g.last;
     for (size_t i = 0; i < b.gpus.size(); ++i) {
       if (used[i] || b.gpus[i].key != g.key) continue;
       used[i] = true;

@@ -116,15 +116,17 @@ struct FindingChange {
 struct RankChange {
   std::string gpu;                 // as NEW labels it (BASE's when only there)
   bool in_base = false, in_new = false;
-  int64_t base_step_median_ns = 0, new_step_median_ns = 0;  // its owner's step windows; 0 without
+  int64_t base_steps = 0, new_steps = 0;                    // its owner's steps
+  int64_t base_step_median_ns = 0, new_step_median_ns = 0;  // their median window; 0 (absent) without
   int64_t base_compute_ns = 0, new_compute_ns = 0;          // union of its computation kernels
-  int64_t base_wait_ns = 0, new_wait_ns = 0;                // waited at matched collectives
-  int64_t base_last = 0, new_last = 0;                      // collectives it started last
+  int64_t base_collectives = 0, new_collectives = 0;        // its matched collectives
+  int64_t base_wait_ns = 0, new_wait_ns = 0;                // waited at them (absent without)
+  int64_t base_last = 0, new_last = 0;                      // collectives it started last (likewise)
 };
 
 struct RanksDiff {
   std::vector<RankChange> gpus;   // in NEW's order, then BASE-only ones
-  double base_imbalance = 0, new_imbalance = 0;  // longest compute over the median GPU's (lower middle)
+  double base_imbalance = 0, new_imbalance = 0;  // longest compute over the median GPU's (analysis/statistics.h)
   int64_t base_skew_p50_ns = 0, new_skew_p50_ns = 0;  // median collective skew
   int64_t base_collectives = 0, new_collectives = 0;  // matched
 };

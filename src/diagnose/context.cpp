@@ -7,16 +7,9 @@
 #include <utility>
 
 #include "analysis/checked_math.h"
+#include "model/step_names.h"
 
 namespace tracedoc::diagnose {
-
-namespace {
-
-bool is_step_marker(std::string_view name) {
-  return name.rfind("ProfilerStep#", 0) == 0;
-}
-
-}  // namespace
 
 Context::Context(const Trace& trace, StepOptions step_options) : trace_(trace), step_options_(std::move(step_options)) {}
 
@@ -148,7 +141,7 @@ std::vector<Offender> Context::cpu_activity_during(const IntervalSet& during, in
     if (name == kNoStr || start == kNoTime || end == kNoTime || end <= start) return;
     if (owner_of(global_tid) != owner) return;
     const std::string_view n = trace_.str(name);
-    if (is_step_marker(n)) return;
+    if (is_profiler_step(n)) return;
     const int64_t overlap = during.covered_within({start, end});
     if (overlap <= 0) return;
     Offender& o = by_name[n];
@@ -203,17 +196,10 @@ std::string Context::call_site(size_t api_row) {
     --pos;
     if (r.end[*pos] < t) continue;
     const std::string_view name = trace_.str(r.text[*pos]);
-    if (is_step_marker(name)) continue;
+    if (is_profiler_step(name)) continue;
     return std::string(name);
   }
   return {};
-}
-
-int64_t median_of(std::vector<int64_t> values) {
-  if (values.empty()) return 0;
-  const auto mid = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  return *mid;
 }
 
 Severity severity_for(double share, double warning, double critical) {

@@ -17,6 +17,7 @@
 #include "analysis/intervals.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "analysis/pytorch/op_links.h"
+#include "analysis/statistics.h"  // median_ns, the one median of the rules
 #include "analysis/steps.h"
 #include "diagnose/finding.h"
 #include "model/trace.h"
@@ -81,9 +82,6 @@ class Context {
   // Annotation ranges per thread, by start (for call_site).
   std::optional<std::map<int64_t, std::vector<uint32_t>>> ranges_by_thread_;
 };
-
-// The median of a sample (the lower middle for an even count); 0 when empty.
-int64_t median_of(std::vector<int64_t> values);
 
 // Severity from a share of the time basis: critical at `critical` or more, warning at `warning`.
 Severity severity_for(double share, double warning, double critical);

@@ -71,7 +71,7 @@ void straggler(Context& ctx, const Params& p, std::vector<Finding>& out) {
   if (ranks.size() < 2) return;
   std::vector<int64_t> compute;
   for (const auto& [owner, r] : ranks) compute.push_back(r.compute);
-  const int64_t median = median_of(compute);
+  const int64_t median = median_ns(compute);
   const auto slowest = std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
     return a.second.compute < b.second.compute;
   });

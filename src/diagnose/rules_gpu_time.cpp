@@ -15,7 +15,7 @@ namespace tracedoc::diagnose {
 namespace {
 
 bool is_data_loading(std::string_view name) {
-  return name.rfind("enumerate(DataLoader)", 0) == 0 || name.rfind("enumerate(DataPipe)", 0) == 0;
+  return name.starts_with("enumerate(DataLoader)") || name.starts_with("enumerate(DataPipe)");
 }
 
 const char* basis_word(Context& ctx) { return ctx.steps() ? "steps" : "run"; }
@@ -78,8 +78,7 @@ void comb_pattern(Context& ctx, const Params& p, std::vector<Finding>& out) {
       shares.push_back(share_of(best.length(), w.length()));
     }
     std::vector<double> sorted = shares;
-    std::sort(sorted.begin(), sorted.end());
-    const double median_share = sorted[(sorted.size() - 1) / 2];
+    const double median_share = median(std::span<double>(sorted));
     if (median_share < p.get("min_gap_share")) continue;
     std::vector<Interval> regular;
     std::vector<int64_t> lengths, steps;
@@ -98,7 +97,7 @@ void comb_pattern(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.savings_ns = total_length(regular);
     rate(f, ctx, p.warning(), p.critical());
     f.offenders = ctx.cpu_activity_during(IntervalSet::busy_union(regular), u.owner, 5);
-    const int64_t median_gap = median_of(lengths), median_step = median_of(steps);
+    const int64_t median_gap = median_ns(lengths), median_step = median_ns(steps);
     f.title = fmt::format("comb pattern: the GPU waits {} of each step in one gap of {} (every {})", human_percent(median_share),
                           human_duration(median_gap), human_duration(median_step));
     if (!f.offenders.empty()) f.title += fmt::format("; the CPU is in {} meanwhile", f.offenders.front().name);
@@ -156,12 +155,12 @@ void dataloader_bound(Context& ctx, const Params& p, std::vector<Finding>& out) 
     f.savings_ns = exposed;
     rate(f, ctx, p.warning(), p.critical());
     f.title = fmt::format("data loading takes {} of the {} ({} per step, median){}", human_percent(share), basis_word(ctx),
-                          human_duration(median_of(per_step)),
+                          human_duration(median_ns(per_step)),
                           has_gpu ? fmt::format("; the GPU idles through {} of it", human_duration(exposed)) : std::string());
     f.confidence = 0.9;
     f.figures = {{"loading_ns", static_cast<double>(dl_ns), "ns"},
                  {"loading_share", share, "fraction"},
-                 {"median_per_step_ns", static_cast<double>(median_of(per_step)), "ns"},
+                 {"median_per_step_ns", static_cast<double>(median_ns(per_step)), "ns"},
                  {"gpu_idle_while_loading_ns", static_cast<double>(exposed), "ns"},
                  {"calls", static_cast<double>(calls[owner]), "count"}};
     f.offenders = ctx.cpu_activity_during(dl, owner, 3);
@@ -226,7 +225,7 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.scope = ctx.unit_label(u);
     f.savings_ns = bubble_ns;
     rate(f, ctx, p.warning(), p.critical());
-    const int64_t median_kernel = median_of(kernel_ns), median_launch = median_of(launch_ns);
+    const int64_t median_kernel = median_ns(kernel_ns), median_launch = median_ns(launch_ns);
     f.title = fmt::format("launch-bound: {} of {} kernels shorter than {} (median {}, launch call {}); the GPU idles {} in {} gaps between them",
                           short_kernels, kernel_ns.size(), human_duration(static_cast<int64_t>(p.get("short_kernel_ns"))),
                           human_duration(median_kernel), human_duration(median_launch), human_percent(bubble_share), bubbles.size());

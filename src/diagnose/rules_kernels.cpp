@@ -89,7 +89,7 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
     // (straggler, exposed_comm), not a property of the kernel.
     if (communication[k.name[r]] < 0) {
       const std::string n = lower(t.str(k.name[r]));
-      communication[k.name[r]] = n.rfind("nccl", 0) == 0 || n.rfind("rccl", 0) == 0 ? 1 : 0;
+      communication[k.name[r]] = n.starts_with("nccl") || n.starts_with("rccl") ? 1 : 0;
     }
     if (communication[k.name[r]]) continue;
     groups[{k.name[r], k.grid_x[r], k.grid_y[r], k.grid_z[r], k.block_x[r], k.block_y[r], k.block_z[r]}].push_back(r);
@@ -101,10 +101,10 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
     if (static_cast<double>(rows.size()) < p.get("min_instances")) continue;
     std::vector<int64_t> d;
     for (uint32_t r : rows) d.push_back(sat_sub(k.end[r], k.start[r]));
-    const int64_t med = median_of(d);
+    const int64_t med = median_ns(d);
     std::vector<int64_t> dev;
     for (int64_t x : d) dev.push_back(sat_sub(x, med) == INT64_MIN ? INT64_MAX : std::llabs(sat_sub(x, med)));
-    const int64_t mad = std::max<int64_t>(median_of(dev), med / 20);
+    const int64_t mad = std::max<int64_t>(median_ns(dev), med / 20);
     const double limit = std::max(static_cast<double>(med) + p.get("k") * static_cast<double>(mad), p.get("min_ratio") * static_cast<double>(med));
     int64_t excess = 0, outliers = 0, longest = 0;
     for (size_t i = 0; i < rows.size(); ++i) {

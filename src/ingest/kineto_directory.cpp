@@ -36,10 +36,6 @@ namespace tracedoc {
 
 namespace {
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Gives freed heap pages back to the system. The ranks' columns were allocated piecemeal by the
 // reader threads and are freed one column at a time, so the allocator is left with holes between
 // live blocks that it would keep resident; the merged columns, sized once, never reuse them.
@@ -382,7 +378,7 @@ std::vector<std::string> kineto_files_in(const std::string& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (!entry.is_regular_file(ec)) continue;
     const std::string name = entry.path().filename().string();
-    if (ends_with(name, ".json") || ends_with(name, ".json.gz")) files.push_back(entry.path().string());
+    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -9,6 +9,7 @@
 
 #include "ingest/json_cursor.h"
 #include "model/kernel_names.h"
+#include "model/step_names.h"
 
 namespace tracedoc::kineto {
 
@@ -183,7 +184,7 @@ int32_t TraceBuilder::gpu_stream(const RawEvent& e) const {
   int64_t s = int_or(e.stream, kNoValue);
   if (s != kNoValue) return static_cast<int32_t>(s);
   std::string_view tid = e.tid.text;  // 2021: "stream 7"
-  if (tid.rfind("stream ", 0) == 0) tid.remove_prefix(7);
+  if (tid.starts_with("stream ")) tid.remove_prefix(7);
   while (!tid.empty() && tid.back() == ' ') tid.remove_suffix(1);
   int64_t x = 0;
   return json::parse_int64(tid, &x) ? static_cast<int32_t>(x) : 0;
@@ -636,16 +637,8 @@ void sort_by_time(Trace& t_, int threads) {
 void find_steps(Trace& t_) {
   auto& py = t_.pytorch;
   py.steps.clear();
-  // Steps: ProfilerStep#N ranges (regex ProfilerStep\s*#\s*\d+, as the profiler and HTA match them).
   for (uint32_t i = 0; i < t_.ranges.size(); ++i) {
-    std::string_view s = t_.strings.get(t_.ranges.text[i]);
-    if (s.rfind("ProfilerStep", 0) != 0) continue;
-    s.remove_prefix(12);
-    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    if (s.empty() || s.front() != '#') continue;
-    s.remove_prefix(1);
-    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    if (!s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) py.steps.push_back(i);
+    if (is_profiler_step(t_.strings.get(t_.ranges.text[i]))) py.steps.push_back(i);
   }
 }
 

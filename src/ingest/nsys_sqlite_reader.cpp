@@ -144,7 +144,7 @@ class Loader {
   // were NULL: that gave every kernel of an export whose `end` column was lost a duration of
   // -2^63 ns and "kernels 0" in the summary, with exit 0.
   Status check_required_columns(const std::string& table, const std::set<std::string>& columns) const {
-    const auto it = kRequiredColumns.find(table.rfind("OPENMP_EVENT_KIND_", 0) == 0 ? "OPENMP_EVENT_KIND_" : table);
+    const auto it = kRequiredColumns.find(table.starts_with("OPENMP_EVENT_KIND_") ? "OPENMP_EVENT_KIND_" : table);
     if (it == kRequiredColumns.end()) return Status::Ok();
     for (const char* column : it->second) {
       if (!columns.count(column)) {

@@ -19,10 +19,6 @@ namespace tracedoc {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   if (!path) return {};
@@ -135,7 +131,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     }
     return read_nsys_sqlite(path, options.nsys);
   }
-  if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) return open_nsys_rep(path, options);
+  if (path.ends_with(".nsys-rep") || path.ends_with(".qdrep")) return open_nsys_rep(path, options);
   if (looks_like_capture(path)) return read_capture(path);
   if (looks_like_kineto(path)) {
     auto trace = read_kineto_trace(path, kineto);

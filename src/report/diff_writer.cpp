@@ -148,9 +148,10 @@ std::string side_line(const char* label, const compare::SideInfo& s) {
 }
 
 std::string ranks_headline(const compare::RanksDiff& r) {
+  auto skew = [](int64_t matched, int64_t p50) { return matched > 0 ? dur(static_cast<double>(p50)) : std::string("-"); };
   return fmt::format("{} GPUs: compute imbalance {:.2f}x -> {:.2f}x, collective skew p50 {} -> {} ({} -> {} collectives matched)",
-                     r.gpus.size(), r.base_imbalance, r.new_imbalance, dur(static_cast<double>(r.base_skew_p50_ns)),
-                     dur(static_cast<double>(r.new_skew_p50_ns)), r.base_collectives, r.new_collectives);
+                     r.gpus.size(), r.base_imbalance, r.new_imbalance, skew(r.base_collectives, r.base_skew_p50_ns),
+                     skew(r.new_collectives, r.new_skew_p50_ns), r.base_collectives, r.new_collectives);
 }
 
 // The GPUs a listing shows: many ranks, the ones whose computation time changed most.
@@ -167,8 +168,23 @@ std::vector<const compare::RankChange*> shown_ranks(const compare::RanksDiff& r)
   return out;
 }
 
-std::string side_pair(const compare::RankChange& g, int64_t base, int64_t next) {
-  return fmt::format("{} -> {}", g.in_base ? dur(static_cast<double>(base)) : "-", g.in_new ? dur(static_cast<double>(next)) : "-");
+// "16.7 ms -> 16.9 ms": a side without the GPU, or without the figure (`known` false), shows "-",
+// as summary shows a figure a trace cannot give.
+std::string side_pair(const compare::RankChange& g, int64_t base, int64_t next, bool base_known = true, bool new_known = true,
+                      const char* arrow = "->") {
+  auto side = [](bool present, int64_t v) { return present ? dur(static_cast<double>(v)) : std::string("-"); };
+  return fmt::format("{} {} {}", side(g.in_base && base_known, base), arrow, side(g.in_new && new_known, next));
+}
+std::string step_pair(const compare::RankChange& g) {
+  return side_pair(g, g.base_step_median_ns, g.new_step_median_ns, g.base_steps > 0, g.new_steps > 0);
+}
+std::string wait_pair(const compare::RankChange& g) {
+  return side_pair(g, g.base_wait_ns, g.new_wait_ns, g.base_collectives > 0, g.new_collectives > 0);
+}
+std::string last_pair(const compare::RankChange& g, const char* arrow) {
+  auto side = [](bool present, int64_t v) { return present ? fmt::format("{}", v) : std::string("-"); };
+  return fmt::format("{} {} {}", side(g.in_base && g.base_collectives > 0, g.base_last), arrow,
+                     side(g.in_new && g.new_collectives > 0, g.new_last));
 }
 
 }  // namespace
@@ -192,8 +208,7 @@ std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
                        "waited base -> new", "last at");
     for (const compare::RankChange* g : shown_ranks(r)) {
       out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", clip_text(g->gpu, 44),
-                         side_pair(*g, g->base_step_median_ns, g->new_step_median_ns), side_pair(*g, g->base_compute_ns, g->new_compute_ns),
-                         side_pair(*g, g->base_wait_ns, g->new_wait_ns), fmt::format("{} -> {}", g->base_last, g->new_last));
+                         step_pair(*g), side_pair(*g, g->base_compute_ns, g->new_compute_ns), wait_pair(*g), last_pair(*g, "->"));
     }
     if (r.gpus.size() > kRanksShown) out += fmt::format("  ({} more GPUs; -f json lists every one)\n", r.gpus.size() - kRanksShown);
   }
@@ -240,9 +255,8 @@ std::string diff_markdown(const TraceDiff& d, const DiffTextOptions& o) {
     out += fmt::format("\n**Ranks**: {}\n\n| GPU | Step p50 | Compute | Waited at collectives | Started last |\n|---|---:|---:|---:|---:|\n",
                        ranks_headline(*d.ranks));
     for (const compare::RankChange* g : shown_ranks(*d.ranks)) {
-      out += fmt::format("| {} | {} | {} | {} | {} → {} |\n", markdown_cell(g->gpu), side_pair(*g, g->base_step_median_ns, g->new_step_median_ns),
-                         side_pair(*g, g->base_compute_ns, g->new_compute_ns), side_pair(*g, g->base_wait_ns, g->new_wait_ns),
-                         g->base_last, g->new_last);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(g->gpu), step_pair(*g),
+                         side_pair(*g, g->base_compute_ns, g->new_compute_ns), wait_pair(*g), last_pair(*g, "→"));
     }
   }
   const char* time_head = per_step(d) ? "per step" : "total";
@@ -366,10 +380,14 @@ std::string diff_json(const TraceDiff& d) {
       g.field("gpu", c.gpu);
       g.flag("in_base", c.in_base);
       g.flag("in_new", c.in_new);
+      g.field("base_steps", c.base_steps);
+      g.field("new_steps", c.new_steps);
       g.field("base_step_median_ns", c.base_step_median_ns);
       g.field("new_step_median_ns", c.new_step_median_ns);
       g.field("base_compute_ns", c.base_compute_ns);
       g.field("new_compute_ns", c.new_compute_ns);
+      g.field("base_collectives", c.base_collectives);
+      g.field("new_collectives", c.new_collectives);
       g.field("base_waited_ns", c.base_wait_ns);
       g.field("new_waited_ns", c.new_wait_ns);
       g.field("base_started_last", c.base_last);
@@ -490,7 +508,9 @@ void diff_rows(const TraceDiff& d, RowSink& sink) {
       CsvRow r;
       r.kind = "rank", r.name = g.gpu;
       r.base_total = g.base_compute_ns, r.new_total = g.new_compute_ns;
-      r.base_median = fmt::format("{}", g.base_step_median_ns), r.new_median = fmt::format("{}", g.new_step_median_ns);
+      // An absent step median (no steps on that side) is an empty cell.
+      if (g.base_steps > 0) r.base_median = fmt::format("{}", g.base_step_median_ns);
+      if (g.new_steps > 0) r.new_median = fmt::format("{}", g.new_step_median_ns);
       emit(sink, r);
     }
   }

@@ -482,7 +482,7 @@ void Writer::metadata() {
     if (th.name == kNoStr) continue;
     // Kineto's form, "thread 123 (pt_main_thread)", for names from elsewhere (nsys, synth).
     const std::string_view name = t_.str(th.name);
-    const std::string label = name.rfind("thread ", 0) == 0 ? std::string(name)
+    const std::string label = name.starts_with("thread ") ? std::string(name)
                                                              : fmt::format("thread {} ({})", tid_of(th.global_tid), name);
     open("M", "", "thread_name", pid_of(th.global_tid), tid_of(th.global_tid), first);
     o_.key("args").obj().key("name").str(label).raw("}}");

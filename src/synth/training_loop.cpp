@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "model/step_names.h"
 #include "synth/rank_process.h"
 
 namespace tracedoc::synth {
@@ -119,7 +120,7 @@ LoopPlan planted_plan(const SynthSpec& spec, const CleanLoopFigures& clean) {
 
 void find_steps(Trace& t) {
   for (uint32_t i = 0; i < t.ranges.size(); ++i) {
-    if (t.str(t.ranges.text[i]).rfind("ProfilerStep#", 0) == 0) t.pytorch.steps.push_back(i);
+    if (is_profiler_step(t.str(t.ranges.text[i]))) t.pytorch.steps.push_back(i);
   }
 }
 

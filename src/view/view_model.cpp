@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
+#include "analysis/statistics.h"
 #include "diagnose/context.h"
 
 namespace tracedoc::view {
@@ -29,7 +30,7 @@ std::vector<KernelRow> top_kernels(const Trace& trace, size_t top, int64_t* tota
     r.count = static_cast<int64_t>(durations.size());
     for (int64_t d : durations) r.total_ns = sat_add(r.total_ns, d);
     r.max_ns = *std::max_element(durations.begin(), durations.end());
-    r.median_ns = diagnose::median_of(std::move(durations));
+    r.median_ns = median_ns(std::move(durations));
     r.share = *total_ns > 0 ? static_cast<double>(r.total_ns) / static_cast<double>(*total_ns) : 0;
     rows.push_back(std::move(r));
   }

@@ -168,7 +168,7 @@ void outer_join(const std::vector<AddressGroup>& first, const std::vector<Addres
 Result<int64_t> row_limit(const ReportArgs& args) {
   int64_t limit = kDefaultRowLimit;
   for (const std::string& arg : args.args) {
-    if (arg.rfind("rows=", 0) != 0) continue;
+    if (!arg.starts_with("rows=")) continue;
     std::string_view text = std::string_view(arg).substr(5);
     if (!text.empty() && text.front() == '+') text.remove_prefix(1);
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);

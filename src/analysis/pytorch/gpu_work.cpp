@@ -12,7 +12,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool contains(std::string_view s, std::string_view p, size_t from = 0) {
   return from <= s.size() && s.find(p, from) != std::string_view::npos;
 }
@@ -107,13 +106,13 @@ const char* work_class_name(WorkClass c) {
 
 WorkClass classify_kernel_name(std::string_view name, Classifier classifier) {
   if (classifier == Classifier::kTracedoc) {
-    return starts_with(name, "nccl") || starts_with(name, "rccl") ? WorkClass::kCommunication : WorkClass::kComputation;
+    return name.starts_with("nccl") || name.starts_with("rccl") ? WorkClass::kCommunication : WorkClass::kComputation;
   }
   // Python's re.match: anchored at the start, and `.` stops at a line break, so only the first line
   // of a name is ever looked at.
   const std::string_view n = name.substr(0, name.find('\n'));
-  if (starts_with(n, "nccl") && contains(n, "Kernel", 4)) return WorkClass::kCommunication;
-  if (starts_with(n, "Memcpy") || starts_with(n, "Memset") || starts_with(n, "dma")) return WorkClass::kMemory;
+  if (n.starts_with("nccl") && contains(n, "Kernel", 4)) return WorkClass::kCommunication;
+  if (n.starts_with("Memcpy") || n.starts_with("Memset") || n.starts_with("dma")) return WorkClass::kMemory;
   if (contains(n, "Memcpy") || contains(n, "Sync")) return WorkClass::kOther;
   return WorkClass::kComputation;
 }

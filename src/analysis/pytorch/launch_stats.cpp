@@ -8,15 +8,15 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/intervals.h"
+#include "analysis/statistics.h"
 
 namespace tracedoc::pytorch {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
-bool is_gpu_api(std::string_view n) { return starts_with(n, "cu") || starts_with(n, "hip"); }
+bool is_gpu_api(std::string_view n) { return n.starts_with("cu") || n.starts_with("hip"); }
 
 bool is_kernel_launch(std::string_view n) {
   return is_gpu_api(n) && contains(n, "Launch") && contains(n, "Kernel") && !contains(n, "Graph");
@@ -42,14 +42,6 @@ bool one_of(std::string_view n, const std::string_view (&list)[N]) {
   return std::find(std::begin(list), std::end(list), n) != std::end(list);
 }
 
-// numpy's percentile with linear interpolation on sorted values.
-double quantile(const std::vector<int64_t>& sorted, double p) {
-  const double h = static_cast<double>(sorted.size() - 1) * p;
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double a = static_cast<double>(sorted[lo]);
-  return a + (h - static_cast<double>(lo)) * (static_cast<double>(sorted[hi]) - a);
-}
 
 }  // namespace
 
@@ -74,9 +66,9 @@ Describe describe(std::vector<int64_t> values) {
   std::sort(values.begin(), values.end());
   d.min = values.front();
   d.max = values.back();
-  d.q1 = quantile(values, 0.25);
-  d.median = quantile(values, 0.5);
-  d.q3 = quantile(values, 0.75);
+  d.q1 = quantile_of_sorted(values, 0.25);
+  d.median = quantile_of_sorted(values, 0.5);
+  d.q3 = quantile_of_sorted(values, 0.75);
   return d;
 }
 

@@ -7,6 +7,7 @@
 #include "analysis/intervals.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "analysis/pytorch/op_links.h"
+#include "model/step_names.h"
 
 namespace tracedoc::pytorch {
 
@@ -16,23 +17,21 @@ constexpr TimeNs kMaxTime = std::numeric_limits<TimeNs>::max();
 constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
 constexpr int kClaimingRoles = kTbRoles - 1;  // Other is what they leave
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
 
 // The rank tag of a merged directory's ids (rank + 1 in the top bits; 0 in a single file).
 int64_t owner_of(int64_t global_id) { return global_id >> 48; }
 
 bool is_data_loader(std::string_view name) {
-  return (starts_with(name, "enumerate(DataLoader)#") && ends_with(name, ".__next__")) ||
-         starts_with(name, "enumerate(DataPipe)#");
+  return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
+         name.starts_with("enumerate(DataPipe)#");
 }
 
 // A collective's CPU-side range. The plugin's list (trace.py NcclOpNameSet / GlooOpNameSet) predates
 // all_to_all, the _base variants and send/recv; any nccl:/gloo: range is one.
 bool is_collective(std::string_view name, bool plugin_names) {
-  if (!plugin_names) return starts_with(name, "nccl:") || starts_with(name, "gloo:");
+  if (!plugin_names) return name.starts_with("nccl:") || name.starts_with("gloo:");
   static constexpr std::string_view kNames[] = {"broadcast", "reduce", "all_reduce", "all_gather", "reduce_scatter"};
-  if (!starts_with(name, "nccl:") && !starts_with(name, "gloo:")) return false;
+  if (!name.starts_with("nccl:") && !name.starts_with("gloo:")) return false;
   return std::find(std::begin(kNames), std::end(kNames), name.substr(5)) != std::end(kNames);
 }
 
@@ -43,25 +42,8 @@ TbRole cpu_role(std::string_view name, bool plugin_names) {
   return TbRole::kCpuExec;
 }
 
-// N of "ProfilerStep#N" as the plugin reads it (int(name.split('#')[1]), which allows spaces
-// around the digits); kNoValue when the name is not one.
-int64_t step_number(std::string_view name) {
-  if (!starts_with(name, "ProfilerStep")) return kNoValue;
-  std::string_view rest = name.substr(12);
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  if (rest.empty() || rest.front() != '#') return kNoValue;
-  rest.remove_prefix(1);
-  rest = rest.substr(0, rest.find('#'));
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
-  if (rest.empty() || rest.size() > 18) return kNoValue;
-  int64_t n = 0;
-  for (char c : rest) {
-    if (c < '0' || c > '9') return kNoValue;
-    n = n * 10 + (c - '0');
-  }
-  return n;
-}
+// N of "ProfilerStep#N" (model/step_names.h); kNoValue when the name is not one.
+int64_t step_number(std::string_view name) { return profiler_step_number(name).value_or(kNoValue); }
 
 struct GpuOp {
   TimeNs start, end;
