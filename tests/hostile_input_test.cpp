@@ -54,15 +54,6 @@ std::string gzip(const std::string& text) {
   return testing::read_file(p);
 }
 
-std::string gunzip(const fs::path& p) {
-  gzFile f = gzopen(p.c_str(), "rb");
-  std::string out;
-  char buf[1 << 16];
-  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  gzclose(f);
-  return out;
-}
-
 // Every report, every analyze rule, and what the other commands compute (summary, diagnosis, diff,
 // view) on a trace: whatever it holds, each prints or says it has no data.
 void run_every_report(const Trace& trace) {
@@ -85,7 +76,7 @@ void run_every_report(const Trace& trace) {
 std::string small_real_trace() {
   const auto shared = testing::shared_dir();
   if (shared.empty()) return {};
-  return gunzip(shared / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz");
+  return testing::gunzip(shared / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz");
 }
 
 TEST(HostileJson, TruncatedAnywhereIsAnErrorNamingTheByte) {

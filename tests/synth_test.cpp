@@ -157,6 +157,10 @@ TEST(SynthSpec, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(spec_error("stepz = 3\n").rfind("bad.toml: stepz: unknown key", 0), 0u) << spec_error("stepz = 3\n");
   EXPECT_EQ(spec_error("[plant.longtail]\nstrength = 1\n"), "bad.toml: plant.longtail: unknown plant (docs/synth.md lists them)");
   EXPECT_EQ(spec_error("[plant.long_tail]\nstrenght = 1\n"), "bad.toml: plant.long_tail.strenght: unknown key (a plant takes only strength)");
+  EXPECT_EQ(spec_error("[plant.launch_bound]\nstrength = 0.3\nshape = \"graph\"\n"),
+            "bad.toml: plant.launch_bound.shape: must be \"tiny_kernels\", \"eager_block\" or \"gemm_queue\" (got \"graph\")");
+  EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = 1\nshape = \"eager_block\"\n"),
+            "bad.toml: plant.long_tail.shape: unknown key (a plant takes only strength)");
   EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = 1.5\n"), "bad.toml: plant.long_tail.strength: must be between 0 and 1 (got 1.5)");
   EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = \"high\"\n"), "bad.toml: plant.long_tail.strength: must be a number between 0 and 1");
   EXPECT_EQ(spec_error("[plant.long_tail]\n"), "bad.toml: plant.long_tail.strength: missing");
@@ -608,6 +612,27 @@ INSTANTIATE_TEST_SUITE_P(Plants, SynthDiagnosePlant,
                          ::testing::Values("comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall",
                                            "memcpy_heavy", "pageable_memcpy", "launch_bound", "kernel_config",
                                            "layout_overhead", "tensor_cores_unused", "gpu_idle"));
+
+// The two shapes of launch overhead whose kernels are mostly not "short": an eager block with Python
+// between the launches, and small matmuls draining a queue behind a large GEMM. The launch bubbles
+// are most of the GPU's idle time; the block's final synchronize, on an idle GPU, stalls nothing.
+TEST(SynthDiagnose, LaunchBoundShapesWithLongerKernels) {
+  for (const char* spec : {"launch_bound_eager_block", "launch_bound_gemm_queue"}) {
+    const Generated& g = generated(spec);
+    for (const Trace* t : {&g.json[0], &g.sqlite[0]}) {
+      SCOPED_TRACE(fmt::format("{} {}", spec, t->source.format));
+      const diagnose::Diagnosis d = diagnose::diagnose(*t, {});
+      const diagnose::Finding* f = finding(d, "launch_bound");
+      ASSERT_NE(f, nullptr) << ids(d);
+      EXPECT_LT(figure(*f, "short_kernel_share"), 0.5);
+      EXPECT_GT(figure(*f, "launch_bubble_idle_share"), 0.85);
+      EXPECT_GT(figure(*f, "launch_bubble_share"), 0.15);
+      EXPECT_EQ(finding(d, "sync_stall"), nullptr) << ids(d);
+    }
+  }
+  // The clean loop has neither.
+  EXPECT_EQ(finding(diagnose::diagnose(json("clean"), {}), "launch_bound"), nullptr);
+}
 
 TEST(SynthDiagnose, ExposedCommunicationAndStraggler) {
   const Generated& exposed = generated("exposed_comm");

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -280,6 +281,16 @@ Result<std::string> write_sql_export(const std::vector<fs::path>& scripts, const
   }
   sqlite3_close(db);
   return path.string();
+}
+
+std::string gunzip(const std::filesystem::path& p) {
+  gzFile f = gzopen(p.c_str(), "rb");
+  if (!f) return {};
+  std::string out;
+  char buf[1 << 16];
+  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
 }
 
 std::string read_file(const fs::path& p) {

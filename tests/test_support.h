@@ -45,6 +45,8 @@ bool cell_equal(const std::string& expected, const std::string& actual);
 bool csv_equal(const std::string& expected, const std::string& actual, std::string* why);
 
 std::string read_file(const std::filesystem::path& p);
+// The bytes of a gzip file, inflated (empty when it cannot be read).
+std::string gunzip(const std::filesystem::path& p);
 
 // What a run of the tracedoc binary printed and returned.
 struct CliRun {

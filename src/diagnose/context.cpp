@@ -58,6 +58,9 @@ void Context::ensure_steps() {
   }
   for (auto& [owner, list] : by_owner) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
+    std::vector<Interval> cpu;
+    for (const auto& [w, k] : list) cpu.push_back({steps_->steps[k].start, steps_->steps[k].end});
+    cpu_windows_.push_back({owner, std::move(cpu)});
     std::vector<Interval> windows;
     TimeNs prev_end = kNoTime;
     for (const auto& [w, k] : list) {
@@ -80,6 +83,15 @@ const std::vector<Interval>& Context::windows_of(int64_t owner) {
   ensure_steps();
   static const std::vector<Interval> kNone;
   for (const auto& [o, w] : windows_) {
+    if (o == owner) return w;
+  }
+  return kNone;
+}
+
+const std::vector<Interval>& Context::cpu_windows_of(int64_t owner) {
+  ensure_steps();
+  static const std::vector<Interval> kNone;
+  for (const auto& [o, w] : cpu_windows_) {
     if (o == owner) return w;
   }
   return kNone;

@@ -41,8 +41,13 @@ class Context {
 
   // The steps, nullptr when the trace has none (no marker, nothing periodic).
   const StepSet* steps();
-  // The step windows of an owner (rank tag or global pid, as GpuUnit::owner), stretched as above.
+  // The step windows of an owner (rank tag or global pid, as GpuUnit::owner), stretched as above:
+  // for what happens on the GPU and for the time basis.
   const std::vector<Interval>& windows_of(int64_t owner);
+  // The same steps' CPU windows, as recorded, in start order: for what the CPU records in a step
+  // (allocator events, data loading, OS calls), which the stretched windows would shift into the
+  // next step wherever the GPU runs behind the CPU.
+  const std::vector<Interval>& cpu_windows_of(int64_t owner);
   // The owner of a CPU thread or process id.
   int64_t owner_of(int64_t global_id) const;
   // The windows a unit's shares are computed over: its owner's steps, else its own span.
@@ -77,7 +82,8 @@ class Context {
   std::vector<std::optional<IntervalSet>> busy_;  // by unit index
   bool steps_done_ = false;
   std::optional<StepSet> steps_;
-  std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;  // per owner
+  std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;      // per owner, stretched
+  std::vector<std::pair<int64_t, std::vector<Interval>>> cpu_windows_;  // per owner, as recorded
   std::optional<int64_t> basis_;
   // Annotation ranges per thread, by start (for call_site).
   std::optional<std::map<int64_t, std::vector<uint32_t>>> ranges_by_thread_;

@@ -135,11 +135,12 @@ void dataloader_bound(Context& ctx, const Params& p, std::vector<Finding>& out) 
     if (windows.empty()) windows = {dl.span()};
     const int64_t window_ns = total_length(windows);
     int64_t dl_ns = 0;
+    for (const Interval& w : windows) dl_ns = sat_add(dl_ns, dl.covered_within(w));
+    // Per step: within each step's CPU window, where the loading is recorded (a stretched window
+    // would hand the next step's loading to the step whose GPU work is still running).
+    const std::vector<Interval>& cpu = ctx.cpu_windows_of(owner);
     std::vector<int64_t> per_step;
-    for (const Interval& w : windows) {
-      per_step.push_back(dl.covered_within(w));
-      dl_ns = sat_add(dl_ns, per_step.back());
-    }
+    for (const Interval& w : cpu.empty() ? windows : cpu) per_step.push_back(dl.covered_within(w));
     const double share = share_of(dl_ns, window_ns);
     if (share < p.get("min_share")) continue;
     // With a GPU, only the loading time during which the GPU idles costs anything.
@@ -184,9 +185,10 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
       if (kernel_ns.back() < static_cast<int64_t>(p.get("short_kernel_ns"))) ++short_kernels;
       if (it.launch >= 0) launch_ns.push_back(sat_sub(it.launch_end, it.launch_start));
     }
-    if (kernel_ns.size() < 100 || launch_ns.size() < kernel_ns.size() / 2) continue;
+    // Any number of kernels: a block of 35 eager kernels waits for its launches as a loop of
+    // thousands does. Two at least, for a gap between them.
+    if (kernel_ns.size() < 2 || launch_ns.size() < kernel_ns.size() / 2) continue;
     const double short_share = static_cast<double>(short_kernels) / static_cast<double>(kernel_ns.size());
-    if (short_share < p.get("min_short")) continue;
     // The signature: many short idle stretches between kernels in which the GPU waits for the next
     // launch: the operation that ends the gap was still being launched when the GPU went idle (its
     // call ended after the gap began). A gap whose next operation was queued before it is a
@@ -194,7 +196,9 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const std::vector<Interval> windows = ctx.unit_windows(u);
     const int64_t window_ns = total_length(windows);
     std::vector<Interval> bubbles;
+    int64_t idle_ns = 0;
     for (const Interval& g : idle_within(ctx.busy(u), windows)) {
+      idle_ns = sat_add(idle_ns, g.length());
       if (g.length() > static_cast<int64_t>(p.get("max_gap_ns"))) continue;
       // The operations that start when the gap ends (items are sorted by start).
       auto it = std::lower_bound(u.items.begin(), u.items.end(), g.end,
@@ -208,6 +212,11 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const int64_t bubble_ns = total_length(bubbles);
     const double bubble_share = share_of(bubble_ns, window_ns);
     if (bubble_share < p.get("min_bubble")) continue;
+    // Launch overhead is the cause when the kernels are mostly shorter than a launch, or, whatever
+    // their length (small GEMMs queued behind a large one), when the launch bubbles are most of
+    // the GPU's idle time.
+    const double idle_share = share_of(bubble_ns, idle_ns);
+    if (short_share < p.get("min_short") && idle_share < p.get("min_idle_share")) continue;
     // The launch queue of the busiest stream, for the evidence: near empty when launches cannot
     // keep ahead of the GPU.
     std::map<int32_t, size_t> per_stream;
@@ -237,6 +246,7 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
                  {"launch_bubbles", static_cast<double>(bubbles.size()), "count"},
                  {"launch_bubble_ns", static_cast<double>(bubble_ns), "ns"},
                  {"launch_bubble_share", bubble_share, "fraction"},
+                 {"launch_bubble_idle_share", idle_share, "fraction"},
                  {"queue_length_mean", queue, "launches"}};  // a time-weighted mean: a real
     f.ranges = longest_ranges(bubbles, 3, ctx.unit_label(u), "launch bubble");
     f.remedy =

@@ -67,7 +67,12 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     auto b = busy.find(owner);
     if (b == busy.end()) b = busy.emplace(owner, owner_busy(ctx, owner)).first;
     if (b->second.empty()) continue;  // no GPU work in this process
-    const int64_t bubble = std::min(idle_after(b->second, t.api.end[a]), max_bubble);
+    // What the call cost the GPU: the idle time after it, but no more than the GPU work the call
+    // waited for (busy time during the call). Without the wait the CPU would have launched the
+    // next work that much earlier and no more; a call on an idle GPU (the queue already drained by
+    // slow launches, or a final synchronize) waits for nothing and stalls nothing.
+    const int64_t waited = b->second.covered_within(Interval{t.api.start[a], t.api.end[a]});
+    const int64_t bubble = std::min({idle_after(b->second, t.api.end[a]), waited, max_bubble});
     const std::string site = ctx.call_site(a);
     Site& s = sites[owner][fmt::format("{}{}", pytorch::api_base_name(t.str(name)), site.empty() ? "" : " in " + site)];
     ++s.calls;

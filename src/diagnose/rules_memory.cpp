@@ -15,7 +15,9 @@ void staircase_memory(Context& ctx, const Params& p, std::vector<Finding>& out) 
   if (!ctx.steps()) return;
   constexpr int64_t kNoise = 1 << 20;  // changes below 1 MiB are the allocator's rounding, not growth
   for (const MemorySeries& series : collect_gpu_memory(t)) {
-    const std::vector<Interval>& windows = ctx.windows_of(ctx.owner_of(series.global_pid));
+    // The allocator records its events on the CPU, when the step's code allocates: its steps' CPU
+    // windows, not the stretched ones (with the GPU behind, those start in the previous step).
+    const std::vector<Interval>& windows = ctx.cpu_windows_of(ctx.owner_of(series.global_pid));
     if (static_cast<double>(windows.size()) < p.get("min_steps")) continue;
     // Each step's peak: what the step needed on top of what earlier steps left behind.
     std::vector<int64_t> peaks;

@@ -140,7 +140,13 @@ void RankProcess::forward(int32_t step) {
   const Precision p = plan_.precision;
   linear(kInProjOp, "[[8, 512, 512], [1024, 512], [1024]]", kInProj, kAct, 1024, 512);
   saved_.back().bucket_end = plan_.layers - 1;  // the last bucket: the first block's and this one's
-  if (plan_.tiny_ops > 0) launch_bound_ops();
+  if (plan_.tiny_ops > 0) {
+    switch (plan_.launch_shape) {
+      case LaunchShape::kTinyKernels: launch_bound_ops(); break;
+      case LaunchShape::kEagerBlock: eager_block_ops(); break;
+      case LaunchShape::kGemmQueue: gemm_queue_ops(); break;
+    }
+  }
   for (int32_t layer = 0; layer < plan_.layers; ++layer) forward_block(step, layer);
   python(m, 12'000);
   simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]",
@@ -243,6 +249,67 @@ void RankProcess::launch_bound_ops() {
     KernelShape k = tiny_elementwise(i % 3, plan_.precision, jitter(2500, 200));
     k.duration = compute(k.duration);
     const GpuOp op = tl_.launch(m, k, kComputeStream, 0, "cudaLaunchKernel", jitter(7000, 140));
+    gpu_in_step_ += op.end - op.start;
+    tl_.end_op(m);
+  }
+}
+
+void RankProcess::eager_block_ops() {
+  // An eager block of small kernels (a pooler and classifier head run op by op: layer norm, tanh,
+  // cat, adds and scales) with Python between the launches: each kernel runs 2-8 µs, the CPU takes
+  // ~45 µs per op, so the GPU's work is spread over ten times its length. The block ends in
+  // torch.cuda.synchronize(), which finds the GPU already idle.
+  CpuThread& m = tl_.main;
+  const Precision p = plan_.precision;
+  for (int32_t i = 0; i < std::min(plan_.tiny_ops, static_cast<int32_t>(kMaxTinyOps)); ++i) {
+    python(m, 38'000);
+    KernelShape k;
+    switch (i % 5) {
+      case 0:
+        tl_.begin_op(m, "aten::layer_norm", "[[8, 1024], [], [1024], [1024], [], []]");
+        k = layer_norm_forward(p, jitter(7000, 100));
+        break;
+      case 1:
+        tl_.begin_op(m, "aten::tanh", "[[8, 1024]]");
+        k = gelu_forward(p, jitter(3000, 100));
+        break;
+      case 2:
+        tl_.begin_op(m, "aten::cat", "[[8, 512], [8, 512]]");
+        k = direct_copy(p, jitter(4000, 100));
+        break;
+      default:
+        tl_.begin_op(m, i % 5 == 3 ? "aten::add" : "aten::mul", "[[8, 1024], [8, 1024]]");
+        k = tiny_elementwise(i % 5 == 3 ? 1 : 0, p, jitter(2500, 100));
+        break;
+    }
+    k.duration = compute(k.duration);
+    const GpuOp op = tl_.launch(m, k, kComputeStream, 0, "cudaLaunchKernel", jitter(6000, 140));
+    gpu_in_step_ += op.end - op.start;
+    tl_.end_op(m);
+  }
+  tl_.begin_op(m, "cuda::synchronize", "[]");
+  tl_.device_sync(m);
+  tl_.end_op(m);
+}
+
+void RankProcess::gemm_queue_ops() {
+  // One large GEMM, then small matmuls (a per-head projection loop): the CPU queues them while
+  // the large one runs, the GPU drains that queue faster than the CPU adds to it, and from then on
+  // each small matmul (20 µs, longer than a launch) waits for its launch.
+  CpuThread& m = tl_.main;
+  const Precision p = plan_.precision;
+  tl_.begin_op(m, "aten::mm", "[[8192, 4096], [4096, 8192]]");
+  KernelShape big = linear_gemm(GemmRole::kForward, p, 8192, 8192, 4096, static_cast<TimeNs>(600'000 * plan_.gemm_slowdown));
+  big.duration = compute(big.duration);
+  GpuOp op = tl_.launch(m, big, kComputeStream, 0, "cudaLaunchKernel", jitter(6000, 140));
+  gpu_in_step_ += op.end - op.start;
+  tl_.end_op(m);
+  for (int32_t i = 0; i < std::min(plan_.tiny_ops, static_cast<int32_t>(kMaxTinyOps)); ++i) {
+    python(m, 32'000);
+    tl_.begin_op(m, "aten::mm", "[[256, 256], [256, 256]]");
+    KernelShape k = linear_gemm(GemmRole::kForward, p, 256, 256, 256, static_cast<TimeNs>(20'000 * plan_.gemm_slowdown));
+    k.duration = compute(k.duration);
+    op = tl_.launch(m, k, kComputeStream, 0, "cudaLaunchKernel", jitter(6000, 140));
     gpu_in_step_ += op.end - op.start;
     tl_.end_op(m);
   }

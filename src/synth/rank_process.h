@@ -34,7 +34,8 @@ struct LoopPlan {
   int64_t leak_per_step = 0;                // bytes kept forever each step
   int32_t sync_stalls = 0;                  // aten::nonzero + cudaStreamSynchronize in the forward
   TimeNs extra_copy_ns = 0;                 // per step: activation offload D2H + reload H2D
-  int32_t tiny_ops = 0;                     // per step: launch-bound elementwise ops
+  int32_t tiny_ops = 0;                     // per step: launch-bound ops (kernels of launch_shape)
+  LaunchShape launch_shape = LaunchShape::kTinyKernels;
   TimeNs hot_kernel_ns = 0;                 // per step: the 100-thread-block extension kernel
   TimeNs layout_copy_ns = 0;                // per step: transpose + contiguous copies
   TimeNs idle_cpu_ns = 0;                   // per step: CPU-only operators after the step's work
@@ -92,6 +93,8 @@ class RankProcess {
                  int64_t out_bytes);
   void sync_stall();
   void launch_bound_ops();
+  void eager_block_ops();
+  void gemm_queue_ops();
   void memcpy_heavy();
   void backward();
   void backward_node(const Saved& s, std::string_view node, const std::vector<std::pair<std::string, KernelShape>>& kernels,

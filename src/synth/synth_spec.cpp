@@ -106,7 +106,19 @@ Status read_plants(const Reader& r, const toml::table& plants, SynthSpec& spec) 
     double strength = -1;
     for (const auto& [pk, pnode] : *table) {
       const std::string pkey = key + "." + std::string(pk.str());
-      if (pk != "strength") return r.error(pkey, "unknown key (a plant takes only strength)");
+      if (pk == "shape" && plant == Plant::kLaunchBound) {
+        std::string s;
+        TRACEDOC_RETURN_IF_ERROR(r.string(pnode, pkey, &s));
+        if (s == "tiny_kernels") spec.launch_shape = LaunchShape::kTinyKernels;
+        else if (s == "eager_block") spec.launch_shape = LaunchShape::kEagerBlock;
+        else if (s == "gemm_queue") spec.launch_shape = LaunchShape::kGemmQueue;
+        else return r.error(pkey, fmt::format("must be \"tiny_kernels\", \"eager_block\" or \"gemm_queue\" (got \"{}\")", s));
+        continue;
+      }
+      if (pk != "strength") {
+        return r.error(pkey, plant == Plant::kLaunchBound ? "unknown key (launch_bound takes strength and shape)"
+                                                          : "unknown key (a plant takes only strength)");
+      }
       TRACEDOC_RETURN_IF_ERROR(r.number(pnode, pkey, 0, max_strength(plant), &strength));
     }
     if (strength < 0) return r.error(key + ".strength", "missing");

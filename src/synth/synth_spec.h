@@ -33,6 +33,15 @@ enum class StepSync : uint8_t {
   kNone,    // nothing: the CPU runs ahead of the GPU across steps
 };
 
+// How the launch_bound plant spends its share of the step (docs/synth.md, the plants).
+enum class LaunchShape : uint8_t {
+  kTinyKernels,  // many 2-3 µs elementwise kernels, each launched in 6-8 µs
+  kEagerBlock,   // an eager block of ~35 small kernels (layer norm, tanh, cat, ...) with Python
+                 // between the launches, ending in torch.cuda.synchronize() on an idle GPU
+  kGemmQueue,    // one large GEMM, then small matmuls queued behind it that drain faster than the
+                 // CPU launches them, exposing the launch latency between them
+};
+
 struct SynthSpec {
   std::string source = "<spec>";  // the file, for messages
   // The GPU: SM count, memory and compute capability from a built-in table, or given.
@@ -50,6 +59,7 @@ struct SynthSpec {
   StepSync step_sync = StepSync::kItem;
   // [plant.<rule_id>] strength; negative: not planted.
   std::array<double, kPlantCount> strength{};
+  LaunchShape launch_shape = LaunchShape::kTinyKernels;  // [plant.launch_bound] shape
 
   SynthSpec() { strength.fill(-1); }
   bool planted(Plant p) const { return strength[static_cast<size_t>(p)] > 0; }

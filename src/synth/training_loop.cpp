@@ -18,6 +18,8 @@ namespace {
 constexpr int64_t kBaseTimeNs = 1759276800000000000;
 constexpr TimeNs kRecordingStart = (int64_t{43} * 86400 + 12 * 3600) * 1000000000;
 constexpr TimeNs kTinyOpCpuNs = 12'500;  // one launch-bound op on the CPU: dispatch, 7 µs launch, return
+constexpr TimeNs kEagerOpCpuNs = 46'000;  // one op of the eager block: 38 µs of Python, dispatch and launch
+constexpr TimeNs kQueuedMatmulCpuNs = 40'000;  // one small matmul of the GEMM queue: Python, dispatch, launch
 
 struct Run {
   std::vector<Trace> traces;
@@ -101,7 +103,11 @@ LoopPlan planted_plan(const SynthSpec& spec, const CleanLoopFigures& clean) {
   }
   if (spec.planted(Plant::kLaunchBound)) {
     const double s = spec.of(Plant::kLaunchBound);
-    p.tiny_ops = static_cast<int32_t>(std::llround(s / (1 - s) * static_cast<double>(clean.step_ns) / kTinyOpCpuNs));
+    p.launch_shape = spec.launch_shape;
+    const TimeNs per_op = spec.launch_shape == LaunchShape::kEagerBlock  ? kEagerOpCpuNs
+                          : spec.launch_shape == LaunchShape::kGemmQueue ? kQueuedMatmulCpuNs
+                                                                         : kTinyOpCpuNs;
+    p.tiny_ops = static_cast<int32_t>(std::llround(s / (1 - s) * static_cast<double>(clean.step_ns) / static_cast<double>(per_op)));
   }
   if (spec.planted(Plant::kKernelConfig)) p.hot_kernel_ns = share(spec.of(Plant::kKernelConfig), clean.gpu_ns);
   if (spec.planted(Plant::kLayoutOverhead)) p.layout_copy_ns = share(spec.of(Plant::kLayoutOverhead), clean.gpu_ns);
