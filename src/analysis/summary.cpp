@@ -1,5 +1,3 @@
-#include "analysis/checked_math.h"
-#include "analysis/statistics.h"
 #include "analysis/summary.h"
 
 #include <fmt/format.h>
@@ -7,8 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
+#include "analysis/checked_math.h"
 #include "analysis/copy_throughput.h"
 #include "analysis/cpu_threads.h"
 #include "analysis/gpu_activity.h"
@@ -22,6 +20,8 @@
 #include "analysis/pytorch/launch_stats.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/pytorch/tb_overview.h"
+#include "analysis/statistics.h"
+#include "common/task_pool.h"
 
 namespace tracedoc {
 
@@ -369,36 +369,37 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   s.cpu_ops = static_cast<int64_t>(trace.pytorch.ops.size());
   s.gap_threshold_ns = options.gap_threshold_ns;
 
-  // Two independent halves, one per core: the summary then costs little next to reading the trace.
+  // Two independent halves on the task pool: the summary then costs little next to reading the trace.
   pytorch::GpuWork work;
-  std::thread device_side([&] {
+  auto device_side = [&] {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
     add_memory(trace, s.devices);
     work = add_breakdowns(trace, s.devices);
     s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
     s.copies = copy_summaries(trace);
-  });
+  };
   std::map<int64_t, std::vector<int64_t>> steps_by_owner;
-  // The operator links carry the launch links too: one pass serves the steps and the dispatch figures.
-  if (trace.pytorch.ops.size() > 0) {
-    const pytorch::OpLinks links = pytorch::link_ops(trace);
-    s.steps = steps_summary(trace, options.steps, links.launches, steps_by_owner);
-    s.dispatch = dispatch_summary(trace, links, options.top);
-  } else {
-    s.steps = steps_summary(trace, options.steps, pytorch::link_gpu_launches(trace), steps_by_owner);
-  }
-  const Result<pytorch::TbOverview> overview = trace.source.format == "kineto-json"
-                                                   ? pytorch::tb_overview(trace)
-                                                   : Result<pytorch::TbOverview>(NoData("not a PyTorch trace"));
-  s.top_api = top_by_name(trace, trace.api.name, trace.api.start, trace.api.end, options.top, nullptr);
-  s.threads = thread_summaries(trace);
-  const RuleTally sync = tally(trace, nsys_analyze::cuda_api_sync);
-  const RuleTally copies = tally(trace, nsys_analyze::cuda_memcpy_sync);
-  s.findings.sync_calls = sync.rows, s.findings.sync_call_ns = sync.ns;
-  s.findings.sync_copies = copies.rows, s.findings.sync_copy_ns = copies.ns;
-  s.findings.pageable_async_copies = tally(trace, nsys_analyze::cuda_memcpy_async).rows;
-  s.findings.sync_memsets = tally(trace, nsys_analyze::cuda_memset_sync).rows;
-  device_side.join();
+  Result<pytorch::TbOverview> overview = NoData("not a PyTorch trace");
+  auto host_side = [&] {
+    // The operator links carry the launch links too: one pass serves the steps and the dispatch figures.
+    if (trace.pytorch.ops.size() > 0) {
+      const pytorch::OpLinks links = pytorch::link_ops(trace);
+      s.steps = steps_summary(trace, options.steps, links.launches, steps_by_owner);
+      s.dispatch = dispatch_summary(trace, links, options.top);
+    } else {
+      s.steps = steps_summary(trace, options.steps, pytorch::link_gpu_launches(trace), steps_by_owner);
+    }
+    if (trace.source.format == "kineto-json") overview = pytorch::tb_overview(trace);
+    s.top_api = top_by_name(trace, trace.api.name, trace.api.start, trace.api.end, options.top, nullptr);
+    s.threads = thread_summaries(trace);
+    const RuleTally sync = tally(trace, nsys_analyze::cuda_api_sync);
+    const RuleTally copies = tally(trace, nsys_analyze::cuda_memcpy_sync);
+    s.findings.sync_calls = sync.rows, s.findings.sync_call_ns = sync.ns;
+    s.findings.sync_copies = copies.rows, s.findings.sync_copy_ns = copies.ns;
+    s.findings.pageable_async_copies = tally(trace, nsys_analyze::cuda_memcpy_async).rows;
+    s.findings.sync_memsets = tally(trace, nsys_analyze::cuda_memset_sync).rows;
+  };
+  parallel_invoke({device_side, host_side});
   add_tb_overview(overview, s);  // matched to the devices the other half found
   s.ranks = ranks_summary(trace, work, s.devices, steps_by_owner, options.top);
   return s;

@@ -17,9 +17,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "cli/commands.h"
+#include "common/task_pool.h"
 #include "cli/report_output.h"
 #include "compare/trace_diff.h"
 #include "report/diff_writer.h"
@@ -88,11 +88,11 @@ int run_diff(const DiffCommandOptions& opt) {
   if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
   if (Status st = diagnose::check_options(options.diagnose); !st.ok()) return fail(st);
 
-  // Both traces at once: each reader is mostly one core's work.
-  std::optional<Result<Trace>> base;
-  std::thread reader([&] { base.emplace(read_trace(opt.base, opt.rank, opt.max_memory)); });
-  Result<Trace> next = read_trace(opt.next, opt.rank, opt.max_memory);
-  reader.join();
+  // Both traces at once, on the task pool.
+  std::optional<Result<Trace>> base, next_read;
+  parallel_invoke({[&] { base.emplace(read_trace(opt.base, opt.rank, opt.max_memory)); },
+                   [&] { next_read.emplace(read_trace(opt.next, opt.rank, opt.max_memory)); }});
+  Result<Trace>& next = *next_read;
   if (!base->ok()) return fail(base->status());
   if (!next.ok()) return fail(next.status());
 

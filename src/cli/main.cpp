@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "common/pending_files.h"
+#include "common/task_pool.h"
 
 namespace {
 
@@ -44,6 +45,14 @@ int run_command(int argc, char** argv) {
   auto synth = add_synth_command(app);
   auto view = add_view_command(app);
   auto capture = add_capture_command(app);
+  // Every subcommand runs on the one task pool; its size is one option, declared here for all.
+  int threads = 0;
+  for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; })) {
+    cmd->add_option("--threads", threads,
+                    fmt::format("Threads to run on (default: the {} cores this process may use); outputs do not depend on it",
+                                tracedoc::usable_cores()))
+        ->check(CLI::Range(1, 4096));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -57,6 +66,7 @@ int run_command(int argc, char** argv) {
     std::fprintf(stderr, "Run with --help for usage.\n");
     return kExitBadInput;
   }
+  tracedoc::set_thread_count(threads);  // 0: usable_cores()
   if (app.got_subcommand("stats")) return stats();
   if (app.got_subcommand("analyze")) return analyze();
   if (app.got_subcommand("summary")) return summary();

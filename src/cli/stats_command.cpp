@@ -2,10 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <functional>
-#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +12,7 @@
 #include "analysis/nsys_stats/registry.h"
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
+#include "common/task_pool.h"
 #include "cli/report_output.h"
 #include "report/writers.h"
 
@@ -43,7 +42,7 @@ bool is_trace_report(const ReportRequest& r) {
   return name.size() > 6 && name.substr(name.size() - 6) == "_trace";
 }
 
-// Runs the summary reports on two threads; entries stay null for trace reports (and when there is
+// Runs the summary reports on the task pool; entries stay null for trace reports (and when there is
 // only one report, which then streams).
 std::vector<std::unique_ptr<Precomputed>> precompute_summaries(const Trace& trace,
                                                                const std::vector<ReportRequest>& requests) {
@@ -54,16 +53,10 @@ std::vector<std::unique_ptr<Precomputed>> precompute_summaries(const Trace& trac
   }
   if (jobs.size() < 2) return out;
   for (size_t i : jobs) out[i] = std::make_unique<Precomputed>();
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
-      const size_t i = jobs[j];
-      out[i]->status = requests[i].def->run(trace, requests[i].args, out[i]->table);
-    }
-  };
-  std::thread helper(work);
-  work();
-  helper.join();
+  parallel_for(jobs.size(), [&](size_t j) {
+    const size_t i = jobs[j];
+    out[i]->status = requests[i].def->run(trace, requests[i].args, out[i]->table);
+  });
   return out;
 }
 

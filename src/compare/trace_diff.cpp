@@ -6,7 +6,6 @@
 #include <array>
 #include <map>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
@@ -15,6 +14,7 @@
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/rank_test.h"
 #include "analysis/statistics.h"
+#include "common/task_pool.h"
 #include "diagnose/context.h"
 #include "model/step_names.h"
 
@@ -403,12 +403,10 @@ SideWork work_of(Side& side, bool both_steps, const DiffOptions& options) {
   return w;
 }
 
-// Runs `base_fn` on a second thread and `next_fn` on this one.
+// Runs both sides' functions at once on the task pool.
 template <typename A, typename B>
 void side_by_side(A base_fn, B next_fn) {
-  std::thread other(base_fn);
-  next_fn();
-  other.join();
+  parallel_invoke({base_fn, next_fn});
 }
 
 SideInfo side_info(Side& side) {

@@ -1,5 +1,5 @@
 // Rank directories (torch.profiler.tensorboard_trace_handler writes one file per rank and step
-// window): the trace files are read on two threads and the ranks merged into one Trace, also on two.
+// window): the trace files are read, and the ranks merged into one Trace, on the task pool (common/task_pool.h).
 //
 // The merge gives exactly what appending the ranks one after the other, in rank order, gives (the
 // same string ids, the same row order), whatever the thread count:
@@ -29,6 +29,7 @@
 #endif
 
 #include "common/memory_budget.h"
+#include "common/task_pool.h"
 #include "ingest/kineto_events.h"
 #include "ingest/kineto_reader.h"
 
@@ -135,9 +136,9 @@ class RankMerger {
   RankMerger(Trace& merged, std::vector<Rank>& ranks) : merged_(merged), ranks_(ranks) {}
 
   // Step 1, with the small per-rank tables (threads, processes, devices) and counters.
-  void map_strings(int threads) {
+  void map_strings() {
     std::vector<std::vector<StrId>> orders(ranks_.size());
-    kineto::run_jobs(ranks_.size(), threads, [&](size_t i) { orders[i] = strings_in_order(ranks_[i]); });
+    parallel_for(ranks_.size(), [&](size_t i) { orders[i] = strings_in_order(ranks_[i]); });
     uint32_t kernel_rows = 0;
     for (size_t i = 0; i < ranks_.size(); ++i) {
       Rank& r = ranks_[i];
@@ -322,8 +323,8 @@ class RankMerger {
   std::atomic<size_t> freed_{0};
 };
 
-// Merges ranks (sorted by rank, at least two) into one trace on `threads` threads.
-Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks, int threads) {
+// Merges ranks (sorted by rank, at least two) into one trace, on the task pool.
+Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks) {
   // Ranks started in different quarters have different bases: express all times on the earliest.
   int64_t base = INT64_MAX;
   for (const auto& r : ranks) if (r.trace.pytorch.base_time_ns > 0) base = std::min(base, r.trace.pytorch.base_time_ns);
@@ -342,7 +343,7 @@ Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks, int t
   }
 
   RankMerger merger(merged, ranks);
-  merger.map_strings(threads);
+  merger.map_strings();
   release_free_pages();  // what the readers left behind: outgrown column buffers, read windows
   const auto jobs = merger.column_jobs();
   std::mutex failure_mutex;
@@ -351,7 +352,7 @@ Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks, int t
   // Pages go back after every 16 MB freed, so the ranks' freed columns never pile up beside the
   // merged ones (64 ranks, 1.2 GB of JSON: peak RSS 300-315 MB, 405 MB without; 4 to 32 MB all do).
   constexpr size_t kReleaseBytes = size_t{16} << 20;
-  kineto::run_jobs(jobs.size(), threads, [&](size_t i) {
+  parallel_for(jobs.size(), [&](size_t i) {
     if (failed) return;
     jobs[i]();
     if (merger.freed_at_least(kReleaseBytes)) release_free_pages();
@@ -365,7 +366,7 @@ Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks, int t
   release_free_pages();
   merged.ranges.row_id.resize(merged.ranges.start.size());  // numbered by sort_by_time
   merged.source.session_start_utc_ns = merged.pytorch.base_time_ns;
-  kineto::sort_by_time(merged, threads);
+  kineto::sort_by_time(merged);
   kineto::find_steps(merged);
   return merged;
 }
@@ -384,14 +385,13 @@ std::vector<std::string> kineto_files_in(const std::string& dir) {
   return files;
 }
 
-Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, int threads,
-                                    const KinetoReadOptions& options) {
+Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, const KinetoReadOptions& options) {
   const auto files = kineto_files_in(dir);
   if (files.empty()) return BadInput(fmt::format("{}: no PyTorch profiler traces (*.json, *.json.gz) in this directory", dir));
 
   std::vector<Rank> read(files.size());
   std::vector<Status> errors(files.size());
-  kineto::run_jobs(files.size(), threads, [&](size_t i) {
+  parallel_for(files.size(), [&](size_t i) {
     auto t = read_kineto_trace(files[i], options);
     if (!t.ok()) {
       errors[i] = t.status();
@@ -425,7 +425,7 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, i
     return t;
   }
   std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.trace.pytorch.rank < b.trace.pytorch.rank; });
-  return merge_ranks(dir, std::move(ranks), threads);
+  return merge_ranks(dir, std::move(ranks));
 }
 
 }  // namespace tracedoc

@@ -1,12 +1,11 @@
 #include "ingest/kineto_events.h"
 
 #include <algorithm>
-#include <atomic>
 #include <functional>
 #include <numeric>
-#include <thread>
 #include <unordered_set>
 
+#include "common/task_pool.h"
 #include "ingest/json_cursor.h"
 #include "model/kernel_names.h"
 #include "model/step_names.h"
@@ -562,19 +561,7 @@ void TraceBuilder::add_device(int64_t id, std::string_view name, int64_t sm_coun
   t_.devices.push_back(d);
 }
 
-void run_jobs(size_t count, int threads, const std::function<void(size_t)>& job) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < count;) job(i);
-  };
-  std::vector<std::thread> pool;
-  const size_t n = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), count);
-  for (size_t i = 1; i < n; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-}
-
-void sort_by_time(Trace& t_, int threads) {
+void sort_by_time(Trace& t_) {
   auto& py = t_.pytorch;
   auto& k = t_.kernels;
   auto& m = t_.memcpys;
@@ -619,7 +606,7 @@ void sort_by_time(Trace& t_, int threads) {
   auto& os = t_.os_calls;
   tables.push_back(table_sort(os.start, os.start, os.end, os.global_tid, os.return_value, os.name, os.event_class,
                               os.nesting_level));
-  run_jobs(tables.size(), threads, [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
+  parallel_for(tables.size(), [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
 
   // Column jobs, plus the two that only renumber: collectives (by the kernels' order) and range rows.
   std::vector<std::function<void()>> jobs;
@@ -631,7 +618,7 @@ void sort_by_time(Trace& t_, int threads) {
     for (auto& row : py.collectives.kernel) row = new_row[row];
   });
   jobs.push_back([&] { std::iota(r.row_id.begin(), r.row_id.end(), int64_t{1}); });
-  run_jobs(jobs.size(), threads, [&](size_t i) { jobs[i](); });
+  parallel_for(jobs.size(), [&](size_t i) { jobs[i](); });
 }
 
 void find_steps(Trace& t_) {

@@ -51,12 +51,10 @@ struct EraClues {
   int era() const;
 };
 
-// Runs job(0) .. job(count - 1), each once, on up to `threads` threads (the caller's included).
-void run_jobs(size_t count, int threads, const std::function<void(size_t)>& job);
-
 // Puts every event table in stable start-time order (collectives follow their kernels), the
-// tables' columns spread over `threads` threads. The result does not depend on `threads`.
-void sort_by_time(Trace& trace, int threads = 1);
+// tables' orders and columns spread over the task pool (common/task_pool.h). The result does not
+// depend on the thread count.
+void sort_by_time(Trace& trace);
 // Fills trace.pytorch.steps from the ranges named ProfilerStep#N.
 void find_steps(Trace& trace);
 

@@ -3,17 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <thread>
+#include <optional>
 #include <unordered_map>
 
 #include "common/flat_hash.h"
 #include "common/memory_budget.h"
+#include "common/task_pool.h"
 #include "ingest/sqlite_db.h"
 #include "ingest/sqlite_fast_scan.h"
 
@@ -691,65 +693,81 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   main_loader.use_fast_scanner(fast.get());
   StringIdMap ids;
 
-  // Thread B loads the big id-only tables on its own connection; thread A (this one) loads strings,
-  // NVTX and the rest. Both write to disjoint members of `trace`.
-  const auto t0 = std::chrono::steady_clock::now();
-  Status gpu_status;
-  int64_t gpu_wrong_type = 0, gpu_untimed = 0;
-  auto load_gpu_side = [&](const SqliteDb& conn) {
-    Loader loader(conn, trace);
-    loader.use_fast_scanner(fast.get());
-    auto run = [&](uint32_t bit, Status (Loader::*fn)()) {
-      if (gpu_status.ok() && (want & bit)) gpu_status = (loader.*fn)();
-      if (gpu_status.ok() && (want & bit)) gpu_status = MemoryBudget::check(path);
-    };
-    run(kLoadApi, &Loader::load_api);
-    run(kLoadKernels, &Loader::load_kernels);
-    run(kLoadMemcpy, &Loader::load_memcpy);
-    run(kLoadMemset, &Loader::load_memset);
-    run(kLoadSyncs, &Loader::load_syncs);
-    run(kLoadGraphsAndEvents, &Loader::load_graphs_and_events);
-    run(kLoadMemory, &Loader::load_memory);
-    run(kLoadUnifiedMemory, &Loader::load_unified_memory);
-    run(kLoadOpenMp, &Loader::load_openmp);
-    gpu_wrong_type = loader.wrong_type();
-    gpu_untimed = loader.untimed();
+  // The tables as jobs on the task pool (common/task_pool.h): the strings, NVTX and the other host
+  // tables in one chain (the ranges need the strings), and each GPU-side table on its own, with its
+  // own read-only connection. The jobs write to disjoint members of `trace`; their counters are
+  // summed and the first error in job order is reported, so the result is the same on any number
+  // of threads.
+  struct TableJob {
+    uint32_t bit;
+    Status (Loader::*load)();
   };
-  std::thread worker;
-  std::chrono::steady_clock::time_point b_done;
-  Result<SqliteDb> second = Status(ErrorCode::kInternal, "unused");
-  if (options.parallel) {
-    second = SqliteDb::open_read_only(path);
-    if (second.ok()) worker = std::thread([&] { load_gpu_side(*second); b_done = std::chrono::steady_clock::now(); });
-  }
-
-  Status st = main_loader.load_metadata();
-  if (st.ok()) st = main_loader.load_strings(ids);
-  if (st.ok()) st = MemoryBudget::check(path);
-  if (st.ok() && (want & kLoadRanges)) st = main_loader.load_ranges(ids);
-  if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_os_calls();
-  if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
-  if (st.ok() && (want & kLoadCpuSched)) st = main_loader.load_cpu_sched();
-  if (st.ok()) st = main_loader.load_small_tables(ids);
-  if (st.ok()) st = MemoryBudget::check(path);
-
-  const auto a_done = std::chrono::steady_clock::now();
-  if (worker.joinable()) {
-    worker.join();
-    if (std::getenv("TRACEDOC_TIMING")) {
-      std::fprintf(stderr, "timing: reader thread A %.3f s, B %.3f s, both %.3f s\n",
-                   std::chrono::duration<double>(a_done - t0).count(),
-                   std::chrono::duration<double>(b_done - t0).count(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  static constexpr TableJob kGpuSide[] = {
+      {kLoadApi, &Loader::load_api},         {kLoadKernels, &Loader::load_kernels},
+      {kLoadMemcpy, &Loader::load_memcpy},   {kLoadMemset, &Loader::load_memset},
+      {kLoadSyncs, &Loader::load_syncs},     {kLoadGraphsAndEvents, &Loader::load_graphs_and_events},
+      {kLoadMemory, &Loader::load_memory},   {kLoadUnifiedMemory, &Loader::load_unified_memory},
+      {kLoadOpenMp, &Loader::load_openmp},
+  };
+  constexpr size_t kJobs = 1 + std::size(kGpuSide);
+  const bool parallel = options.parallel && thread_count() > 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::array<Status, kJobs> statuses;
+  std::array<int64_t, kJobs> wrong_type{}, untimed{};
+  auto host_chain = [&] {
+    Status st = main_loader.load_metadata();
+    if (st.ok()) st = main_loader.load_strings(ids);
+    if (st.ok()) st = MemoryBudget::check(path);
+    if (st.ok() && (want & kLoadRanges)) st = main_loader.load_ranges(ids);
+    if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_os_calls();
+    if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
+    if (st.ok() && (want & kLoadCpuSched)) st = main_loader.load_cpu_sched();
+    if (st.ok()) st = main_loader.load_small_tables(ids);
+    if (st.ok()) st = MemoryBudget::check(path);
+    statuses[0] = st;
+    wrong_type[0] = main_loader.wrong_type(), untimed[0] = main_loader.untimed();
+  };
+  auto gpu_table = [&](size_t j) {
+    const TableJob& job = kGpuSide[j];
+    if (!(want & job.bit)) return;
+    std::optional<SqliteDb> own;
+    if (parallel) {
+      auto opened = SqliteDb::open_read_only(path);
+      if (!opened.ok()) {
+        statuses[1 + j] = opened.status();
+        return;
+      }
+      own.emplace(std::move(opened).value());
     }
+    Loader loader(own ? *own : *db, trace);
+    loader.use_fast_scanner(fast.get());
+    Status st = (loader.*job.load)();
+    if (st.ok()) st = MemoryBudget::check(path);
+    statuses[1 + j] = st;
+    wrong_type[1 + j] = loader.wrong_type(), untimed[1 + j] = loader.untimed();
+  };
+  if (parallel) {
+    parallel_for(kJobs, [&](size_t j) { j == 0 ? host_chain() : gpu_table(j - 1); });
   } else {
-    load_gpu_side(*db);
+    host_chain();
+    for (size_t j = 0; j < std::size(kGpuSide) && statuses[0].ok(); ++j) {
+      gpu_table(j);
+      if (!statuses[1 + j].ok()) break;
+    }
   }
-  if (!st.ok()) return explain(st);
-  if (!gpu_status.ok()) return explain(gpu_status);
+  if (std::getenv("TRACEDOC_TIMING")) {
+    std::fprintf(stderr, "timing: tables read in %.3f s on %d threads\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), parallel ? thread_count() : 1);
+  }
+  for (const Status& st : statuses) {
+    if (!st.ok()) return explain(st);
+  }
+  int64_t gpu_wrong_type = 0, gpu_untimed = 0;
+  for (size_t j = 1; j < kJobs; ++j) gpu_wrong_type += wrong_type[j], gpu_untimed += untimed[j];
 
-  trace.warnings.bad_values = main_loader.wrong_type() + gpu_wrong_type;
-  trace.warnings.missing_times = main_loader.untimed() + gpu_untimed;
+
+  trace.warnings.bad_values = wrong_type[0] + gpu_wrong_type;
+  trace.warnings.missing_times = untimed[0] + gpu_untimed;
   for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name,
                     &trace.api.name, &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
     trace.warnings.unknown_string_ids += ids.remap(*col);

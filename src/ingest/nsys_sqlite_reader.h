@@ -36,7 +36,7 @@ enum NsysTables : uint32_t {
 
 struct NsysReadOptions {
   uint32_t tables = kLoadAll;
-  bool parallel = true;   // load independent tables on two threads
+  bool parallel = true;   // load independent tables at once, on the task pool (common/task_pool.h)
   bool fast_scan = true;  // decode table pages directly (falls back to SQLite when it cannot)
 };
 

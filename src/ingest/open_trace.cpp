@@ -108,7 +108,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   if (::stat(path.c_str(), &st) != 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) {
     if (is_capture_directory(path)) return read_capture(path);
-    return read_kineto_directory(path, options.rank, /*threads=*/2, kineto);
+    return read_kineto_directory(path, options.rank, kineto);
   }
   if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (st.st_size == 0) return BadInput(fmt::format("{}: empty file", path));

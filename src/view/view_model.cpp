@@ -1,11 +1,11 @@
 #include "view/view_model.h"
 
 #include <algorithm>
-#include <future>
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
 #include "analysis/statistics.h"
+#include "common/task_pool.h"
 #include "diagnose/context.h"
 
 namespace tracedoc::view {
@@ -89,17 +89,9 @@ uint32_t lane_group(const Timeline& tl, bool pytorch, int64_t owner, int32_t dev
   return 0;
 }
 
-}  // namespace
 
-ViewModel build_view(const Trace& trace, const ViewOptions& options) {
-  ViewModel vm;
-  vm.input = trace.source.path;
-  vm.format = trace.source.format;
-  vm.colors = options.colors;
-  // The summary reads the trace on its own: it runs on the second core meanwhile.
-  SummaryOptions so;
-  so.steps = options.diagnose.steps;
-  std::future<TraceSummary> summary = std::async(std::launch::async, [&trace, so] { return summarize(trace, so); });
+// Everything but the summary: the diagnosis's analyses, the timeline and its levels of detail.
+void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewModel& vm) {
   diagnose::Context ctx(trace, options.diagnose.steps);
   const pytorch::GpuWork& work = ctx.gpu_work();
   std::vector<std::string> unit_labels;
@@ -121,7 +113,19 @@ ViewModel build_view(const Trace& trace, const ViewOptions& options) {
   if (const StepSet* steps = ctx.steps()) vm.step_source = step_source_name(steps->source);
   vm.steps = step_bars(ctx);
   vm.kernels = top_kernels(trace, options.top_kernels, &vm.kernel_total_ns);
-  vm.summary = summary.get();
+}
+
+}  // namespace
+
+ViewModel build_view(const Trace& trace, const ViewOptions& options) {
+  ViewModel vm;
+  vm.input = trace.source.path;
+  vm.format = trace.source.format;
+  vm.colors = options.colors;
+  // The summary reads the trace on its own: it runs beside the rest on the task pool.
+  SummaryOptions so;
+  so.steps = options.diagnose.steps;
+  parallel_invoke({[&] { vm.summary = summarize(trace, so); }, [&] { build_timeline_part(trace, options, vm); }});
   vm.producer = vm.summary.producer;
   return vm;
 }

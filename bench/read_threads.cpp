@@ -1,0 +1,118 @@
+// Benchmark: reading on one thread against reading on every core this process may use (the task
+// pool of common/task_pool.h), in one run, on the two large inputs of the other benchmarks: a real
+// nsys export tiled 100x (241 MB) and a real PyTorch trace tiled to ~1 GB. Runs alternate between
+// the two thread counts (5 each by default) and the medians are compared; the traces read must be
+// the same (row counts checked). Goal on a 2-core machine: 1.7x for both.
+//
+//   read_threads [--input TRACE.json(.gz)] [--target-mb MB] [--nsys-source FILE.sqlite] [--runs R]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench_process.h"
+#include "common/task_pool.h"
+#include "ingest/open_trace.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Seconds to read `path` with `threads` threads, and the rows read (to check both counts read the same).
+std::pair<double, size_t> read_once(const fs::path& path, int threads) {
+  tracedoc::set_thread_count(threads);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto trace = tracedoc::open_trace(path.string(), {});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!trace.ok()) {
+    std::fprintf(stderr, "read_threads: %s\n", trace.status().message().c_str());
+    std::exit(2);
+  }
+  const size_t rows = trace->kernels.size() + trace->memcpys.size() + trace->api.size() + trace->ranges.size() +
+                      trace->pytorch.ops.size();
+  return {s, rows};
+}
+
+void measure(const std::string& label, const fs::path& path, int runs, int cores) {
+  std::vector<double> one, all;
+  size_t rows_one = 0, rows_all = 0;
+  read_once(path, cores);  // the page cache warm for both
+  for (int i = 0; i < runs; ++i) {
+    auto [a, ra] = read_once(path, 1);
+    auto [b, rb] = read_once(path, cores);
+    one.push_back(a), all.push_back(b);
+    rows_one = ra, rows_all = rb;
+  }
+  if (rows_one != rows_all) {
+    std::fprintf(stderr, "read_threads: %s: %zu rows on 1 thread, %zu on %d\n", label.c_str(), rows_one, rows_all, cores);
+    std::exit(1);
+  }
+  const double mb = static_cast<double>(fs::file_size(path)) / 1e6;
+  const double t1 = median_of(one), tn = median_of(all);
+  std::printf("%s: %.0f MB, %zu rows\n", label.c_str(), mb, rows_one);
+  std::printf("  1 thread %.3f s (%.0f MB/s), %d threads %.3f s (%.0f MB/s): %.2fx (goal >= 1.7x on 2 cores; median of %d)\n",
+              t1, mb / t1, cores, tn, mb / tn, t1 / tn, runs);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const fs::path bench_dir = fs::canonical("/proc/self/exe").parent_path();
+  const char* shared_env = std::getenv("TRACEDOC_SHARED");
+  const fs::path shared = shared_env ? fs::path(shared_env) : fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
+  fs::path input = shared / "traces" / "kineto" / "TraceLens" / "tests" / "traces" / "h100" /
+                   "google_owlv2-large-patch14-ensemble__1016001.json.gz";
+  fs::path nsys_source = shared / "traces" / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite";
+  double target_mb = 1000;
+  int runs = 5;
+  fs::path dir = fs::temp_directory_path() / "tracedoc-kineto-bench";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--input") input = argv[i + 1];
+    else if (a == "--target-mb") target_mb = std::atof(argv[i + 1]);
+    else if (a == "--nsys-source") nsys_source = argv[i + 1];
+    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
+    else if (a == "--workdir") dir = argv[i + 1];
+    else {
+      std::fprintf(stderr, "read_threads: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const int cores = tracedoc::usable_cores();
+  std::printf("read_threads: 1 thread against %d (the cores this process may use)\n", cores);
+  fs::create_directories(dir);
+  if (fs::exists(nsys_source)) {
+    const fs::path tiled = dir / "summary_cost_nsys.sqlite";
+    if (!fs::exists(tiled)) {
+      auto r = bench::run({(bench_dir / "tile_nsys_export").string(), nsys_source.string(), tiled.string(), "100"},
+                          (dir / "rows.txt").string());
+      if (r.exit_code != 0) {
+        std::fprintf(stderr, "read_threads: tiling %s failed\n", nsys_source.c_str());
+        return 2;
+      }
+    }
+    measure("nsys export " + nsys_source.filename().string() + " tiled 100x", tiled, runs, cores);
+  }
+  if (fs::exists(input)) {
+    const fs::path tiler = bench_dir / "tile_kineto_trace";
+    bench::run({tiler.string(), "--info", input.string()}, (dir / "info.txt").string());
+    auto info = bench::key_values(bench::slurp(dir / "info.txt"));
+    const double in_mb = std::atof(info["bytes"].c_str()) / 1e6;
+    const int copies = std::max(1, static_cast<int>(std::lround(target_mb / std::max(in_mb, 1.0))));
+    const bench::Tiled big = bench::tile(tiler, input, dir, copies);
+    measure("PyTorch trace " + input.filename().string() + " tiled " + std::to_string(copies) + "x", big.path, runs, cores);
+  } else {
+    std::fprintf(stderr, "read_threads: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n", input.c_str());
+  }
+  return 0;
+}
