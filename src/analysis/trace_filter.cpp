@@ -314,14 +314,12 @@ Result<TimeWindow> parse_time_window(const std::string& text) {
   }
   TimeWindow window;
   if (!start_text.empty()) {
-    auto start = parse_time_sum(start_text, text);
-    if (!start.ok()) return start.status();
-    window.start = *start;
+    TRACEDOC_ASSIGN_OR_RETURN(auto start, parse_time_sum(start_text, text));
+    window.start = start;
   }
   if (!end_text.empty()) {
-    auto end = parse_time_sum(end_text, text);
-    if (!end.ok()) return end.status();
-    window.end = *end;
+    TRACEDOC_ASSIGN_OR_RETURN(auto end, parse_time_sum(end_text, text));
+    window.end = end;
   }
   if (window.start > window.end) {
     return UsageError(fmt::format("--filter-time '{}': the start time ({} ns) is after the end time ({} ns)", text,
@@ -349,16 +347,15 @@ Result<NvtxFilterSpec> parse_nvtx_filter(const std::string& text) {
 Status apply_filter(Trace& trace, const TraceFilter& filter) {
   RowRule rule;
   if (filter.nvtx) {
-    auto range = find_nvtx_range(trace, *filter.nvtx);
-    if (!range.ok()) return range.status();
-    rule.window = {range->start, range->end};
+    TRACEDOC_ASSIGN_OR_RETURN(auto range, find_nvtx_range(trace, *filter.nvtx));
+    rule.window = {range.start, range.end};
     if (rule.window.start > rule.window.end) {
       return UsageError(fmt::format("NVTX range '{}' ends before it starts.", filter.nvtx->argument));
     }
-    if (!filter.all_ranks && range->global_tid != kNoValue) {
-      rule.owner_tid = range->global_tid;
+    if (!filter.all_ranks && range.global_tid != kNoValue) {
+      rule.owner_tid = range.global_tid;
       // nsys's test for a push/pop range: a thread other than the process's main one.
-      rule.same_thread = pid_of(range->global_tid) != tid_of(range->global_tid);
+      rule.same_thread = pid_of(range.global_tid) != tid_of(range.global_tid);
     }
   } else if (filter.window) {
     rule.window = *filter.window;

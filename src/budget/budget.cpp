@@ -206,9 +206,8 @@ bool Budget::compares_baseline() const {
 
 Result<Budget> load_budget(const std::string& path) {
   const Reader r(path);
-  auto parsed = read_toml_file(path);
-  if (!parsed.ok()) return parsed.status();
-  const toml::table& root = *parsed;
+  TRACEDOC_ASSIGN_OR_RETURN(auto parsed, read_toml_file(path));
+  const toml::table& root = parsed;
   Budget b;
   b.path = path;
   for (const auto& [key, node] : root) {

@@ -110,9 +110,8 @@ int run_analyze(const AnalyzeOptions& opt) {
       CountingSink counting(sink);
       Status st;
       if (req.own_input) {
-        auto own = load_input(*req.own_input, tables);
-        if (!own.ok()) return own.status();
-        st = req.def->run(own->trace, req.args, counting);
+        TRACEDOC_ASSIGN_OR_RETURN(auto own, load_input(*req.own_input, tables));
+        st = req.def->run(own.trace, req.args, counting);
       } else {
         st = req.def->run(trace, req.args, counting);
       }

@@ -146,14 +146,12 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
 Result<TraceFilter> parse_filter(const InputOptions& opt) {
   TraceFilter filter;
   if (!opt.filter_time.empty()) {
-    auto w = parse_time_window(opt.filter_time);
-    if (!w.ok()) return w.status();
-    filter.window = *w;
+    TRACEDOC_ASSIGN_OR_RETURN(auto w, parse_time_window(opt.filter_time));
+    filter.window = w;
   }
   if (!opt.filter_nvtx.empty()) {
-    auto spec = parse_nvtx_filter(opt.filter_nvtx);
-    if (!spec.ok()) return spec.status();
-    filter.nvtx = *spec;
+    TRACEDOC_ASSIGN_OR_RETURN(auto spec, parse_nvtx_filter(opt.filter_nvtx));
+    filter.nvtx = spec;
     filter.all_ranks = opt.all_ranks;
   }
   return filter;
@@ -164,9 +162,8 @@ Result<Trace> read_trace(const std::string& path, int64_t rank, const std::strin
   in.input = path;
   in.rank = rank;
   in.max_memory = max_memory;
-  auto loaded = load_input(in, tables);
-  if (!loaded.ok()) return loaded.status();
-  return std::move(loaded->trace);
+  TRACEDOC_ASSIGN_OR_RETURN(auto loaded, load_input(in, tables));
+  return std::move(loaded.trace);
 }
 
 Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
@@ -174,25 +171,22 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
   OutputSettings out;
   out.format = isatty(STDOUT_FILENO) && opt.output == "-" ? OutputFormat::kColumn : OutputFormat::kCsv;
   if (!opt.format.empty()) {
-    auto f = parse_output_format(opt.format);
-    if (!f.ok()) return f.status();
-    out.format = *f;
+    TRACEDOC_ASSIGN_OR_RETURN(auto f, parse_output_format(opt.format));
+    out.format = f;
   }
-  auto unit = parse_time_unit(opt.timeunit);
-  if (!unit.ok()) return unit.status();
-  out.units.time = *unit;
+  TRACEDOC_ASSIGN_OR_RETURN(auto unit, parse_time_unit(opt.timeunit));
+  out.units.time = unit;
   out.output = opt.output;
   out.input = opt.input;
 
-  auto filter = parse_filter(opt);
-  if (!filter.ok()) return filter.status();
-  if (filter->nvtx) tables |= kLoadRanges;
+  TRACEDOC_ASSIGN_OR_RETURN(auto filter, parse_filter(opt));
+  if (filter.nvtx) tables |= kLoadRanges;
   // Output file names carry the filter as nsys's do: _nvtx=<argument> (it overrides the time
   // window), else _start=<ns>_end=<ns>; --all-ranks, tracedoc's own, keeps its files apart.
-  if (filter->nvtx) {
-    out.filter_suffix = "_nvtx=" + filter->nvtx->argument + (filter->all_ranks ? "_all-ranks" : "");
-  } else if (filter->window) {
-    out.filter_suffix = fmt::format("_start={}_end={}", filter->window->start, filter->window->end);
+  if (filter.nvtx) {
+    out.filter_suffix = "_nvtx=" + filter.nvtx->argument + (filter.all_ranks ? "_all-ranks" : "");
+  } else if (filter.window) {
+    out.filter_suffix = fmt::format("_start={}_end={}", filter.window->start, filter.window->end);
   }
 
   auto memory_limit = opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit())
@@ -215,8 +209,8 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
   }
   if (!trace.ok()) return trace.status();
   report_read_warnings(*trace);
-  if (filter->window || filter->nvtx) {
-    Status st = apply_filter(*trace, *filter);
+  if (filter.window || filter.nvtx) {
+    Status st = apply_filter(*trace, filter);
     if (!st.ok()) return st;
   }
   return LoadedInput{std::move(*trace), std::move(out)};

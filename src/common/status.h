@@ -17,7 +17,7 @@ enum class ErrorCode {
   kInternal,
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -33,7 +33,7 @@ class Status {
 };
 
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : data_(std::move(value)) {}             // NOLINT: implicit by design
   Result(Status error) : data_(std::move(error)) {}        // NOLINT: implicit by design
@@ -67,5 +67,16 @@ inline Status NoData(std::string message) { return {ErrorCode::kNoData, std::mov
     ::tracedoc::Status _st = (expr);          \
     if (!_st.ok()) return _st;                \
   } while (0)
+
+// TRACEDOC_ASSIGN_OR_RETURN(auto trace, read_trace(path)); declares `trace` as the value of a
+// Result, or returns its error from the enclosing function (which returns Status or any Result).
+#define TRACEDOC_ASSIGN_OR_RETURN(lhs, expr) \
+  TRACEDOC_ASSIGN_OR_RETURN_IMPL_(TRACEDOC_STATUS_CONCAT_(tracedoc_result_, __LINE__), lhs, expr)
+#define TRACEDOC_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                                     \
+  if (!result.ok()) return result.status();                 \
+  lhs = std::move(result).value()
+#define TRACEDOC_STATUS_CONCAT_(a, b) TRACEDOC_STATUS_CONCAT_INNER_(a, b)
+#define TRACEDOC_STATUS_CONCAT_INNER_(a, b) a##b
 
 }  // namespace tracedoc

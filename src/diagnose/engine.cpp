@@ -71,9 +71,8 @@ Status check_options(const DiagnoseOptions& options) {
 }
 
 Status load_config(const std::string& path, DiagnoseOptions& options) {
-  auto parsed = read_toml_file(path);
-  if (!parsed.ok()) return parsed.status();
-  const toml::table& root = *parsed;
+  TRACEDOC_ASSIGN_OR_RETURN(auto parsed, read_toml_file(path));
+  const toml::table& root = parsed;
   for (const auto& [key, node] : root) {
     const std::string section(key.str());
     if (section == "steps") {

@@ -321,9 +321,8 @@ bool looks_like_kineto(const std::string& path) {
 }
 
 Result<Trace> read_kineto_trace(const std::string& path, const KinetoReadOptions& options) {
-  auto opened = open_byte_stream(path);
-  if (!opened.ok()) return opened.status();
-  return read_kineto_stream(**opened, path, options);
+  TRACEDOC_ASSIGN_OR_RETURN(auto opened, open_byte_stream(path));
+  return read_kineto_stream(*opened, path, options);
 }
 
 Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name, const KinetoReadOptions& options) {
@@ -350,10 +349,9 @@ Status skip_unit(ByteStream& in, std::vector<char>& buffer, size_t& filled, uint
     window_offset += filled;
     filled = 0;
     if (eof) break;
-    auto n = in.read(buffer.data(), buffer.size() - json::kPadding);
-    if (!n.ok()) return n.status();
-    if (*n == 0) eof = true;
-    filled = *n;
+    TRACEDOC_ASSIGN_OR_RETURN(auto n, in.read(buffer.data(), buffer.size() - json::kPadding));
+    if (n == 0) eof = true;
+    filled = n;
   }
   std::memset(buffer.data(), 0, json::kPadding);
   return Status::Ok();
@@ -422,10 +420,9 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
           TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path, 2 * capacity));
           buffer.resize(capacity * 2 + json::kPadding);
         }
-        auto n = in.read(buffer.data() + filled, buffer.size() - json::kPadding - filled);
-        if (!n.ok()) return n.status();
-        if (*n == 0) eof = true;
-        filled += *n;
+        TRACEDOC_ASSIGN_OR_RETURN(auto n, in.read(buffer.data() + filled, buffer.size() - json::kPadding - filled));
+        if (n == 0) eof = true;
+        filled += n;
         std::memset(buffer.data() + filled, 0, json::kPadding);
       }
     }

@@ -109,9 +109,8 @@ class Loader {
   template <typename RowFn, typename PrepareFn>
   Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, PrepareFn&& prepare) {
     if (!trace_.source.has_table(table)) return Status::Ok();
-    auto cols = db_.column_names(table);
-    if (!cols.ok()) return cols.status();
-    TRACEDOC_RETURN_IF_ERROR(check_required_columns(table, *cols));
+    TRACEDOC_ASSIGN_OR_RETURN(auto cols, db_.column_names(table));
+    TRACEDOC_RETURN_IF_ERROR(check_required_columns(table, cols));
     if (fast_) {
       const int64_t wrong_type_before = wrong_type_, untimed_before = untimed_;
       Status st = fast_scan(table, wanted, row, prepare);
@@ -121,12 +120,11 @@ class Loader {
       untimed_ = untimed_before;
     }
     prepare(0);
-    auto stmt = db_.prepare(select_columns_sql(table, *cols, wanted));
-    if (!stmt.ok()) return stmt.status();
-    while (stmt->step()) row(*stmt);
-    wrong_type_ += stmt->wrong_type();
-    if (!stmt->status().ok()) {
-      return BadInput(fmt::format("{}: table {}: {}", db_.path(), table, stmt->status().message()));
+    TRACEDOC_ASSIGN_OR_RETURN(auto stmt, db_.prepare(select_columns_sql(table, cols, wanted)));
+    while (stmt.step()) row(stmt);
+    wrong_type_ += stmt.wrong_type();
+    if (!stmt.status().ok()) {
+      return BadInput(fmt::format("{}: table {}: {}", db_.path(), table, stmt.status().message()));
     }
     return Status::Ok();
   }
@@ -660,9 +658,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   if (!looks_like_sqlite(path)) {
     return BadInput(fmt::format("{}: not an SQLite database (expected an Nsight Systems SQLite export)", path));
   }
-  auto db = SqliteDb::open_read_only(path);
-  if (!db.ok()) return db.status();
-  auto tables = db->table_names();
+  TRACEDOC_ASSIGN_OR_RETURN(auto db, SqliteDb::open_read_only(path));
+  auto tables = db.table_names();
   if (!tables.ok()) {
     return BadInput(fmt::format("{}: damaged or truncated SQLite file ({})", path, tables.status().message()));
   }
@@ -678,7 +675,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   trace.source.tables = *tables;
   trace.source.has_enum_tables = tables->count("ENUM_CUDA_MEMCPY_OPER") != 0;
   {
-    auto cols = db->column_names("CUPTI_ACTIVITY_KIND_KERNEL");
+    auto cols = db.column_names("CUPTI_ACTIVITY_KIND_KERNEL");
     trace.source.has_green_context = cols.ok() && cols->count("greenContextId");
   }
 
@@ -689,7 +686,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     auto pages = SqlitePageFile::open(path);
     if (pages.ok()) fast = std::move(pages).value();
   }
-  Loader main_loader(*db, trace);
+  Loader main_loader(db, trace);
   main_loader.use_fast_scanner(fast.get());
   StringIdMap ids;
 
@@ -739,7 +736,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
       }
       own.emplace(std::move(opened).value());
     }
-    Loader loader(own ? *own : *db, trace);
+    Loader loader(own ? *own : db, trace);
     loader.use_fast_scanner(fast.get());
     Status st = (loader.*job.load)();
     if (st.ok()) st = MemoryBudget::check(path);

@@ -78,20 +78,18 @@ Result<SqliteStatement> SqliteDb::prepare(const std::string& sql) const {
 }
 
 Result<std::set<std::string>> SqliteDb::table_names() const {
-  auto stmt = prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')");
-  if (!stmt.ok()) return stmt.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto stmt, prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')"));
   std::set<std::string> names;
-  while (stmt->step()) names.emplace(stmt->text(0));
-  if (!stmt->status().ok()) return BadInput(fmt::format("{}: {}", path_, stmt->status().message()));
+  while (stmt.step()) names.emplace(stmt.text(0));
+  if (!stmt.status().ok()) return BadInput(fmt::format("{}: {}", path_, stmt.status().message()));
   return names;
 }
 
 Result<std::set<std::string>> SqliteDb::column_names(const std::string& table) const {
-  auto stmt = prepare(fmt::format("PRAGMA table_info(\"{}\")", table));
-  if (!stmt.ok()) return stmt.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto stmt, prepare(fmt::format("PRAGMA table_info(\"{}\")", table)));
   std::set<std::string> cols;
-  while (stmt->step()) cols.emplace(stmt->text(1));
-  if (!stmt->status().ok()) return stmt->status();
+  while (stmt.step()) cols.emplace(stmt.text(1));
+  if (!stmt.status().ok()) return stmt.status();
   return cols;
 }
 

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "ingest/nsys_sqlite_reader.h"
+#include "model/table_set.h"
 
 namespace tracedoc::nsys_analyze {
 
@@ -107,9 +107,8 @@ Result<RuleArgs> parse_rule_args(std::string_view rule, const std::vector<std::s
                       : key == "thread"    ? &out.thread
                                            : nullptr;
     if (!target) return UsageError(fmt::format("{}: unknown option '{}'", rule, key));
-    auto v = parse_int_option(rule, key, value);
-    if (!v.ok()) return v.status();
-    *target = *v;
+    TRACEDOC_ASSIGN_OR_RETURN(auto v, parse_int_option(rule, key, value));
+    *target = v;
   }
   if (out.chunks < 1 || out.chunks > 1000) {
     return UsageError(fmt::format("{}: chunks= must be between 1 and 1000, got {}", rule, out.chunks));

@@ -104,9 +104,8 @@ void push_stats(std::vector<int64_t>& values, std::vector<Cell>& row) {
 Status cuda_kern_exec_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_tables(trace));
   const KernelLaunchJoin join(trace);
-  auto names_or = KernelNames::make(trace, args, &join);
-  if (!names_or.ok()) return names_or.status();
-  const KernelNames& names = *names_or;
+  TRACEDOC_ASSIGN_OR_RETURN(auto names_or, KernelNames::make(trace, args, &join));
+  const KernelNames& names = names_or;
   const auto& k = trace.kernels;
   const auto& a = trace.api;
   ApiNames api_names(trace);
@@ -206,9 +205,8 @@ Status cuda_kern_exec_sum(const Trace& trace, const ReportArgs& args, RowSink& s
 Status cuda_kern_exec_trace(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_tables(trace));
   const KernelLaunchJoin join(trace);
-  auto names_or = KernelNames::make(trace, args, &join);
-  if (!names_or.ok()) return names_or.status();
-  const KernelNames& names = *names_or;
+  TRACEDOC_ASSIGN_OR_RETURN(auto names_or, KernelNames::make(trace, args, &join));
+  const KernelNames& names = names_or;
   const auto& k = trace.kernels;
   const auto& a = trace.api;
   ApiNames api_names(trace);

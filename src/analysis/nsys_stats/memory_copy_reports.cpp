@@ -39,12 +39,11 @@ Cell percent_cell(double part, double whole) {
 // is reported as one whole-trace window instead, which needs no heuristic. Empty when there are
 // none; NoData when a marker was asked for and the trace has no such range.
 Result<std::vector<StepWindow>> report_steps(const Trace& trace, const ReportArgs& args) {
-  auto options = step_options_from_args(args.args);
-  if (!options.ok()) return options.status();
-  options->detect = args.has("detect");
-  auto set = find_steps(trace, *options);
+  TRACEDOC_ASSIGN_OR_RETURN(auto options, step_options_from_args(args.args));
+  options.detect = args.has("detect");
+  auto set = find_steps(trace, options);
   if (set.ok()) return std::move(set->steps);
-  if (set.status().code() == ErrorCode::kNoData && options->marker.empty() && !options->detect) {
+  if (set.status().code() == ErrorCode::kNoData && options.marker.empty() && !options.detect) {
     return std::vector<StepWindow>{};
   }
   return no_data(trace, set.status().message());
@@ -110,10 +109,9 @@ Status gpu_mem_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
 
 Status gpu_mem_step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(require_memory(trace));
-  auto steps = report_steps(trace, args);
-  if (!steps.ok()) return steps.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto steps, report_steps(trace, args));
   std::map<int64_t, std::vector<const StepWindow*>> steps_of;  // in time order per process
-  for (const StepWindow& w : *steps) steps_of[w.global_pid].push_back(&w);
+  for (const StepWindow& w : steps) steps_of[w.global_pid].push_back(&w);
 
   sink.begin({{"Rank", Unit::kNone},            {"PID", Unit::kNone},           {"Device", Unit::kNone},
               {"Step", Unit::kNone},            {"Start", Unit::kTsNs},         {"Duration", Unit::kDurNs},
@@ -222,15 +220,14 @@ Status gpu_copy_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
 
 Status gpu_copy_step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(require_copies(trace));
-  auto steps = report_steps(trace, args);
-  if (!steps.ok()) return steps.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto steps, report_steps(trace, args));
   sink.begin({{"Rank", Unit::kNone},         {"PID", Unit::kNone},          {"Step", Unit::kNone},
               {"Start", Unit::kTsNs},        {"Duration", Unit::kDurNs},    {"Copies", Unit::kNone},
               {"Bytes", Unit::kMemB},        {"Copy Time", Unit::kDurNs},   {"Copy", Unit::kRatioPct},
               {"HtoD Time", Unit::kDurNs},   {"DtoH Time", Unit::kDurNs},   {"DtoD Time", Unit::kDurNs},
               {"Other Time", Unit::kDurNs},  {"Name", Unit::kNone}});
   std::vector<Cell> row;
-  for (const CopyWindowShare& c : copy_step_shares(trace, *steps)) {
+  for (const CopyWindowShare& c : copy_step_shares(trace, steps)) {
     const StepWindow& w = c.window;
     const std::string_view name = step_name(trace, w, c.whole_trace);
     if (!args.name_ok(name)) continue;

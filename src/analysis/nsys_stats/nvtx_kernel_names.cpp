@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/flat_hash.h"
-#include "ingest/nsys_sqlite_reader.h"
+#include "model/table_set.h"
 
 namespace tracedoc::nsys_stats {
 

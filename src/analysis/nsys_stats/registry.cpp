@@ -14,7 +14,7 @@
 #include "analysis/pytorch/pytorch_reports.h"
 #include "analysis/pytorch/python_functions.h"
 #include "analysis/pytorch/tb_reports.h"
-#include "ingest/nsys_sqlite_reader.h"
+#include "model/table_set.h"
 
 namespace tracedoc::nsys_stats {
 

@@ -79,9 +79,8 @@ void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const
 // Kernel summaries group by name (and launch configuration for the _gb_ variant).
 Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool by_config) {
   if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return no_data(trace, "does not contain CUDA kernel data.");
-  auto names_or = KernelNames::make(trace, args);
-  if (!names_or.ok()) return names_or.status();
-  const KernelNames& names = *names_or;
+  TRACEDOC_ASSIGN_OR_RETURN(auto names_or, KernelNames::make(trace, args));
+  const KernelNames& names = names_or;
   const auto& k = trace.kernels;
   GroupedValues groups;
   std::map<std::array<int32_t, 6>, uint32_t> config_ids;
@@ -319,14 +318,13 @@ Status gpu_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bo
   };
   if (has_kernels) {
     // nsys builds its kernel view (and checks what nvtx-name needs) only when there are kernels.
-    auto kernel_names = KernelNames::make(trace, args);
-    if (!kernel_names.ok()) return kernel_names.status();
-    std::vector<StrId> local_of(kernel_names->id_bound() + 1, kNoStr);
+    TRACEDOC_ASSIGN_OR_RETURN(auto kernel_names, KernelNames::make(trace, args));
+    std::vector<StrId> local_of(kernel_names.id_bound() + 1, kNoStr);
     const auto& k = trace.kernels;
     for (size_t i = 0; i < k.size(); ++i) {
-      const StrId n = kernel_names->id(i);
-      StrId& l = local_of[n == kNoStr ? kernel_names->id_bound() : n];
-      if (l == kNoStr) l = names.intern(kernel_names->text(n));
+      const StrId n = kernel_names.id(i);
+      StrId& l = local_of[n == kNoStr ? kernel_names.id_bound() : n];
+      if (l == kNoStr) l = names.intern(kernel_names.text(n));
       add(l, "CUDA_KERNEL", sat_sub(k.end[i], k.start[i]));  // no overflow on damaged times
     }
   }

@@ -35,8 +35,7 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
   if (!has_k && !has_c && !has_s) return no_data(trace, "does not contain GPU trace data.");
   // nsys builds its kernel view (and checks what nvtx-name needs) only when there are kernels.
   const ReportArgs no_kernel_args;
-  auto kernel_names = KernelNames::make(trace, has_k ? args : no_kernel_args);
-  if (!kernel_names.ok()) return kernel_names.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto kernel_names, KernelNames::make(trace, has_k ? args : no_kernel_args));
 
   // Device column: "<gpu name> (<id>)"; without TARGET_INFO_GPU the name is empty, as in nsys's
   // LEFT JOIN ("" || " (0)").
@@ -81,7 +80,7 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
     if (r.table == 0) {
       const auto& k = trace.kernels;
       const uint32_t i = r.row;
-      name = kernel_names->text(kernel_names->id(i));
+      name = kernel_names.text(kernel_names.id(i));
       if (!args.name_ok(name)) continue;
       row[0] = Cell::integer(k.start[i]);
       row[1] = sql_sub(k.end[i], k.start[i]);  // no overflow on damaged times (checked_math.h)

@@ -202,8 +202,7 @@ Status um_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   if (!trace.source.has_table("CUDA_UM_GPU_PAGE_FAULT_EVENTS")) {
     return no_data(trace, "does not contain CUDA Unified Memory GPU page faults data.");
   }
-  auto limit = row_limit(args);
-  if (!limit.ok()) return limit.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto limit, row_limit(args));
 
   const UnifiedMemoryTable& um = trace.unified_memory;
   const auto cpu = group_by_address([&](std::vector<AddressGroup>& rows) {
@@ -266,7 +265,7 @@ Status um_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   // merges them taking the first half's row on ties, i.e. a stable sort of the whole.
   std::stable_sort(rows.begin(), rows.end(),
                    [](const UmRow& a, const UmRow& b) { return sorts_before_desc(a.throughput(), b.throughput()); });
-  if (*limit >= 0 && rows.size() > static_cast<size_t>(*limit)) rows.resize(static_cast<size_t>(*limit));
+  if (limit >= 0 && rows.size() > static_cast<size_t>(limit)) rows.resize(static_cast<size_t>(limit));
 
   sink.begin({{"Virtual Address", Unit::kNone},
               {"HtoD Migration size", Unit::kMemB},

@@ -98,17 +98,16 @@ Cell percent(int64_t part, int64_t whole) {
 
 Status gpu_time_breakdown(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_args("gpu_time_breakdown", args, {}, {}));
-  auto work = work_of(trace, options_from(args));
-  if (!work.ok()) return work.status();
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, options_from(args)));
+  std::vector<ColumnSpec> columns = unit_columns(work);
   for (const char* c : {"Span", "Idle", "Compute", "Non-Compute"}) columns.push_back({c, Unit::kDurNs});
   for (const char* c : {"Idle", "Compute", "Non-Compute"}) columns.push_back({c, Unit::kRatioPct});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (const GpuUnit& u : work->units) {
+  for (const GpuUnit& u : work.units) {
     const TemporalBreakdown b = temporal_breakdown(u);
     row.clear();
-    push_unit(row, *work, u);
+    push_unit(row, work, u);
     for (int64_t v : {b.span(), b.idle, b.compute, b.non_compute}) row.push_back(Cell::integer(v));
     for (int64_t v : {b.idle, b.compute, b.non_compute}) row.push_back(percent(v, b.span()));
     sink.row(row);
@@ -119,21 +118,19 @@ Status gpu_time_breakdown(const Trace& trace, const ReportArgs& args, RowSink& s
 
 Status idle_time_breakdown(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_args("idle_time_breakdown", args, {}, {"delay"}));
-  const auto delay = int_arg("idle_time_breakdown", args, "delay", kDefaultConsecutiveKernelDelayNs);
-  if (!delay.ok()) return delay.status();
-  auto work = work_of(trace, options_from(args));
-  if (!work.ok()) return work.status();
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  TRACEDOC_ASSIGN_OR_RETURN(const auto delay, int_arg("idle_time_breakdown", args, "delay", kDefaultConsecutiveKernelDelayNs));
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, options_from(args)));
+  std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Stream", Unit::kNone});
   columns.push_back({"Operations", Unit::kNone});
   for (const char* c : {"Busy", "Idle", "Host Wait", "Kernel Wait", "Other Wait"}) columns.push_back({c, Unit::kDurNs});
   for (const char* c : {"Host Wait", "Kernel Wait", "Other Wait"}) columns.push_back({c, Unit::kRatioPct});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (const GpuUnit& u : work->units) {
-    for (const StreamIdle& s : idle_time_breakdown(u, *delay)) {
+  for (const GpuUnit& u : work.units) {
+    for (const StreamIdle& s : idle_time_breakdown(u, delay)) {
       row.clear();
-      push_unit(row, *work, u);
+      push_unit(row, work, u);
       row.push_back(Cell::integer(s.stream));
       row.push_back(Cell::integer(s.operations));
       row.push_back(Cell::integer(s.busy));
@@ -149,21 +146,20 @@ Status idle_time_breakdown(const Trace& trace, const ReportArgs& args, RowSink& 
 
 Status kernel_type_breakdown(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_args("kernel_type_breakdown", args, {"no-memory"}, {}));
-  auto work = work_of(trace, options_from(args));
-  if (!work.ok()) return work.status();
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, options_from(args)));
+  std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Time", Unit::kRatioPct});
   columns.push_back({"Total Time", Unit::kDurNs});
   columns.push_back({"Kernel Type", Unit::kNone});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (const GpuUnit& u : work->units) {
+  for (const GpuUnit& u : work.units) {
     const std::vector<KernelTypeTime> types = kernel_type_breakdown(u, !args.has("no-memory"));
     int64_t total = 0;
     for (const KernelTypeTime& k : types) total = sat_add(total, k.time);
     for (const KernelTypeTime& k : types) {
       row.clear();
-      push_unit(row, *work, u);
+      push_unit(row, work, u);
       row.push_back(percent(k.time, total));
       row.push_back(Cell::integer(k.time));
       row.push_back(Cell::text(k.label));
@@ -176,24 +172,23 @@ Status kernel_type_breakdown(const Trace& trace, const ReportArgs& args, RowSink
 
 Status comm_comp_overlap(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_args("comm_comp_overlap", args, {}, {}));
-  auto work = work_of(trace, options_from(args));
-  if (!work.ok()) return work.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, options_from(args)));
   std::vector<CommCompOverlap> overlaps;
   bool any = false;
-  for (const GpuUnit& u : work->units) {
+  for (const GpuUnit& u : work.units) {
     overlaps.push_back(comm_comp_overlap(u));
     any = any || overlaps.back().communication > 0;
   }
   if (!any) return no_data(trace, "does not contain communication kernels (NCCL/RCCL).");
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  std::vector<ColumnSpec> columns = unit_columns(work);
   for (const char* c : {"Communication", "Computation", "Overlap"}) columns.push_back({c, Unit::kDurNs});
   columns.push_back({"Overlap", Unit::kRatioPct});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (size_t i = 0; i < work->units.size(); ++i) {
+  for (size_t i = 0; i < work.units.size(); ++i) {
     const CommCompOverlap& o = overlaps[i];
     row.clear();
-    push_unit(row, *work, work->units[i]);
+    push_unit(row, work, work.units[i]);
     for (int64_t v : {o.communication, o.computation, o.overlap}) row.push_back(Cell::integer(v));
     row.push_back(percent(o.overlap, o.communication));
     sink.row(row);
@@ -209,24 +204,21 @@ Status kernel_launch_stats(const Trace& trace, const ReportArgs& args, RowSink& 
   LaunchStatsOptions lo;
   lo.names = o.names;
   lo.include_memory = !args.has("no-memory");
-  const auto runtime_cutoff = int_arg(name, args, "runtime-cutoff", lo.runtime_cutoff_ns);
-  if (!runtime_cutoff.ok()) return runtime_cutoff.status();
-  const auto delay_cutoff = int_arg(name, args, "delay-cutoff", lo.launch_delay_cutoff_ns);
-  if (!delay_cutoff.ok()) return delay_cutoff.status();
-  lo.runtime_cutoff_ns = *runtime_cutoff;
-  lo.launch_delay_cutoff_ns = *delay_cutoff;
+  TRACEDOC_ASSIGN_OR_RETURN(const auto runtime_cutoff, int_arg(name, args, "runtime-cutoff", lo.runtime_cutoff_ns));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto delay_cutoff, int_arg(name, args, "delay-cutoff", lo.launch_delay_cutoff_ns));
+  lo.runtime_cutoff_ns = runtime_cutoff;
+  lo.launch_delay_cutoff_ns = delay_cutoff;
   if (trace.api.size() == 0) return no_data(trace, "does not contain CUDA API data.");
-  auto work = work_of(trace, o);
-  if (!work.ok()) return work.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, o));
 
   std::vector<LaunchStats> stats;
   bool any = false;
-  for (const GpuUnit& u : work->units) {
+  for (const GpuUnit& u : work.units) {
     stats.push_back(kernel_launch_stats(trace, u, lo));
     any = any || stats.back().launches > 0;
   }
   if (!any) return no_data(trace, "does not contain kernel launch calls linked to GPU activity.");
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Launches", Unit::kNone});
   for (const char* c : {"CPU Total", "GPU Total", "Delay Total", "Delay Avg", "Delay Med", "Delay Min", "Delay Max",
                         "Delay StdDev"}) {
@@ -235,11 +227,11 @@ Status kernel_launch_stats(const Trace& trace, const ReportArgs& args, RowSink& 
   for (const char* c : {"Short Kernels", "Runtime Outliers", "Delay Outliers"}) columns.push_back({c, Unit::kNone});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (size_t i = 0; i < work->units.size(); ++i) {
+  for (size_t i = 0; i < work.units.size(); ++i) {
     const LaunchStats& s = stats[i];
     if (s.launches == 0) continue;
     row.clear();
-    push_unit(row, *work, work->units[i]);
+    push_unit(row, work, work.units[i]);
     row.push_back(Cell::integer(s.launches));
     for (int64_t v : {s.cpu_total, s.gpu_total, s.delay_total}) row.push_back(Cell::integer(v));
     row.push_back(Cell::real(sqlite_round(s.delay.mean, 1)));
@@ -260,14 +252,12 @@ Status queue_length_sum(const Trace& trace, const ReportArgs& args, RowSink& sin
   const Options o = options_from(args);
   QueueOptions qo;
   qo.names = o.names;
-  const auto max_queue = int_arg(name, args, "max-queue", qo.max_queue_length);
-  if (!max_queue.ok()) return max_queue.status();
-  qo.max_queue_length = *max_queue;
+  TRACEDOC_ASSIGN_OR_RETURN(const auto max_queue, int_arg(name, args, "max-queue", qo.max_queue_length));
+  qo.max_queue_length = max_queue;
   if (trace.api.size() == 0) return no_data(trace, "does not contain CUDA API data.");
-  auto work = work_of(trace, o);
-  if (!work.ok()) return work.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, o));
 
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Stream", Unit::kNone});
   columns.push_back({"Samples", Unit::kNone});
   for (const char* c : {"Mean", "StdDev", "Min", "Q1", "Median", "Q3", "Max", "Time-Weighted Mean"}) {
@@ -276,11 +266,11 @@ Status queue_length_sum(const Trace& trace, const ReportArgs& args, RowSink& sin
   columns.push_back({"Blocked", Unit::kDurNs});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (const GpuUnit& u : work->units) {
+  for (const GpuUnit& u : work.units) {
     for (const StreamQueue& q : queue_length_summary(trace, u, qo)) {
       const Describe& d = q.samples;
       row.clear();
-      push_unit(row, *work, u);
+      push_unit(row, work, u);
       row.push_back(Cell::integer(q.stream));
       row.push_back(Cell::integer(d.count));
       row.push_back(Cell::real(sqlite_round(d.mean, 2)));
@@ -301,16 +291,14 @@ Status queue_length_trace(const Trace& trace, const ReportArgs& args, RowSink& s
   const char* name = "queue_length_trace";
   TRACEDOC_RETURN_IF_ERROR(check_args(name, args, {}, {"bin"}));
   const Options o = options_from(args);
-  const auto bin = int_arg(name, args, "bin", 0);
-  if (!bin.ok()) return bin.status();
+  TRACEDOC_ASSIGN_OR_RETURN(const auto bin, int_arg(name, args, "bin", 0));
   if (trace.api.size() == 0) return no_data(trace, "does not contain CUDA API data.");
-  auto work = work_of(trace, o);
-  if (!work.ok()) return work.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, o));
 
-  std::vector<ColumnSpec> columns = unit_columns(*work);
+  std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Stream", Unit::kNone});
   columns.push_back({"Start", Unit::kTsNs});
-  if (*bin > 0) {
+  if (bin > 0) {
     columns.push_back({"Mean", Unit::kNone});
     columns.push_back({"Max", Unit::kNone});
   } else {
@@ -320,13 +308,13 @@ Status queue_length_trace(const Trace& trace, const ReportArgs& args, RowSink& s
   std::vector<Cell> row;
   auto begin_row = [&](const GpuUnit& u, int32_t stream, TimeNs start) {
     row.clear();
-    push_unit(row, *work, u);
+    push_unit(row, work, u);
     row.push_back(Cell::integer(stream));
     row.push_back(Cell::integer(start));
   };
-  for (const GpuUnit& u : work->units) {
+  for (const GpuUnit& u : work.units) {
     for (const StreamQueueSeries& q : queue_length_series(trace, u, o.names)) {
-      if (*bin <= 0) {
+      if (bin <= 0) {
         for (const DepthChange& c : q.changes) {
           begin_row(u, q.stream, c.time);
           row.push_back(Cell::integer(c.depth));
@@ -346,8 +334,8 @@ Status queue_length_trace(const Trace& trace, const ReportArgs& args, RowSink& s
           ++k;
           continue;
         }
-        lo = std::max(lo, sat_add(origin, sat_mul(sat_sub(c[k].time, origin) / *bin, *bin)));
-        const TimeNs hi = sat_add(lo, *bin);
+        lo = std::max(lo, sat_add(origin, sat_mul(sat_sub(c[k].time, origin) / bin, bin)));
+        const TimeNs hi = sat_add(lo, bin);
         double weighted = 0;
         int64_t peak = 0;
         size_t j = k;

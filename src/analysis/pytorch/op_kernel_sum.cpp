@@ -138,14 +138,13 @@ std::vector<uint8_t> autograd_threads(const Trace& trace, const OpLinks& links) 
 }
 
 Status op_kernel_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  auto view = view_from_args(args);
-  if (!view.ok()) return view.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto view, view_from_args(args));
   const OpTable& ops = trace.pytorch.ops;
   if (ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
   if (trace.kernels.size() == 0) return no_data(trace, "does not contain CUDA kernel data.");
 
   const OpLinks links = link_ops(trace);
-  const std::vector<int32_t> charged = charged_operator(trace, links, *view);
+  const std::vector<int32_t> charged = charged_operator(trace, links, view);
   const std::vector<uint8_t> autograd = autograd_threads(trace, links);
   std::unordered_map<int64_t, uint32_t> thread_row;
   for (size_t t = 0; t < trace.threads.size(); ++t) thread_row.emplace(trace.threads[t].global_tid, static_cast<uint32_t>(t));

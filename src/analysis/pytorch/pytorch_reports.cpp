@@ -146,13 +146,12 @@ Status op_dispatch_sum(const Trace& trace, const ReportArgs& args, RowSink& sink
 }
 
 Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  auto options = step_options_from_args(args.args);
-  if (!options.ok()) return options.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto options, step_options_from_args(args.args));
   const GpuLaunches launches = link_gpu_launches(trace);
-  auto found = find_steps(trace, *options, &launches);
+  auto found = find_steps(trace, options, &launches);
   if (!found.ok()) {
     if (found.status().code() != ErrorCode::kNoData) return found.status();
-    return no_data(trace, options->marker.empty() ? "does not contain ProfilerStep ranges, and no repeating kernel sequence was found."
+    return no_data(trace, options.marker.empty() ? "does not contain ProfilerStep ranges, and no repeating kernel sequence was found."
                                                   : found.status().message());
   }
   const std::vector<StepWindow>& steps = found->steps;

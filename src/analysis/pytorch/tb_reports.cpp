@@ -32,8 +32,7 @@ Cell percent(double fraction) {
 }  // namespace
 
 Status tb_step_breakdown(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  auto result = overview(trace, args);
-  if (!result.ok()) return result.status();
+  TRACEDOC_ASSIGN_OR_RETURN(auto result, overview(trace, args));
 
   std::vector<ColumnSpec> columns = {{"Rank", Unit::kNone}, {"Step", Unit::kNone}, {"Start", Unit::kTsNs},
                                      {"Duration", Unit::kDurNs}};
@@ -43,7 +42,7 @@ Status tb_step_breakdown(const Trace& trace, const ReportArgs& args, RowSink& si
   columns.push_back({"Name", Unit::kNone});
   sink.begin(columns);
   std::vector<Cell> row;
-  for (const TbUnit& u : result->units) {
+  for (const TbUnit& u : result.units) {
     double sum_duration = 0, sum_role[kTbRoles] = {};
     for (const TbStep& s : u.steps) {
       row.clear();
@@ -77,9 +76,8 @@ Status tb_step_breakdown(const Trace& trace, const ReportArgs& args, RowSink& si
 }
 
 Status tb_gpu_metrics(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  auto result = overview(trace, args);
-  if (!result.ok()) return result.status();
-  if (result->gpus.empty()) return no_data(trace, "does not contain kernels inside the steps of a process.");
+  TRACEDOC_ASSIGN_OR_RETURN(auto result, overview(trace, args));
+  if (result.gpus.empty()) return no_data(trace, "does not contain kernels inside the steps of a process.");
 
   sink.begin({{"Rank", Unit::kNone},
               {"Device", Unit::kNone},
@@ -95,7 +93,7 @@ Status tb_gpu_metrics(const Trace& trace, const ReportArgs& args, RowSink& sink)
               {"Tensor Core Time", Unit::kDurNs},
               {"Name", Unit::kNone}});
   std::vector<Cell> row;
-  for (const TbGpuMetrics& g : result->gpus) {
+  for (const TbGpuMetrics& g : result.gpus) {
     row.clear();
     row.push_back(rank_cell(g.rank));
     row.push_back(Cell::integer(g.device));

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The pipeline's layers (docs/architecture.md): every #include "folder/..." in src/ must name a
+folder the including folder may use. Fails with the offending lines.
+
+Usage (ctest runs it): layers_test.py SOURCE_DIR
+"""
+import os
+import re
+import sys
+import tempfile
+
+# Which folders each folder of src/ may include (besides itself). Data flows one way: readers
+# (ingest) and analyses both sit on the model; the diagnosis on the analyses; budgets, comparisons
+# and the viewer's model on the diagnosis; writers (report) on all of those; the CLI on everything.
+# synth builds model traces; inject (the recorder loaded into the profiled program) uses only the
+# capture format it writes, from ingest/capture_format.h.
+BELOW = {
+    "common": set(),
+    "model": {"common"},
+    "ingest": {"common", "model"},
+    "analysis": {"common", "model"},
+    "diagnose": {"common", "model", "analysis"},
+    "budget": {"common", "model", "analysis", "diagnose"},
+    "compare": {"common", "model", "analysis", "diagnose"},
+    "view": {"common", "model", "analysis", "diagnose"},
+    "report": {"common", "model", "analysis", "diagnose", "budget", "compare", "view"},
+    "synth": {"common", "model"},
+    "inject": {"common", "ingest"},
+    "cli": {"common", "model", "ingest", "analysis", "diagnose", "budget", "compare", "view", "report", "synth"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]*"', re.M)
+
+
+def violations(src):
+    found = []
+    for folder in sorted(os.listdir(src)):
+        path = os.path.join(src, folder)
+        if not os.path.isdir(path):
+            continue
+        if folder not in BELOW:
+            found.append(f"src/{folder}/: a folder docs/architecture.md and tests/layers_test.py do not place in the layers")
+            continue
+        for root, _, files in os.walk(path):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cpp")):
+                    continue
+                file = os.path.join(root, name)
+                with open(file, encoding="utf-8") as f:
+                    text = f.read()
+                for m in INCLUDE.finditer(text):
+                    dep = m.group(1)
+                    if dep == folder or dep in BELOW[folder] or not os.path.isdir(os.path.join(src, dep)):
+                        continue
+                    line = text.count("\n", 0, m.start()) + 1
+                    rel = os.path.relpath(file, os.path.dirname(src))
+                    found.append(f"{rel}:{line}: {folder}/ includes {dep}/ against the flow ({m.group(0).strip()})")
+    return found
+
+
+def self_test():
+    # The checker itself: an analysis file including a reader is reported, a model include is not.
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "src")
+        for folder in ("analysis", "ingest", "model"):
+            os.makedirs(os.path.join(src, folder))
+        with open(os.path.join(src, "analysis", "x.cpp"), "w") as f:
+            f.write('#include "model/trace.h"\n#include "ingest/nsys_sqlite_reader.h"\n')
+        found = violations(src)
+        assert len(found) == 1 and "analysis/ includes ingest/" in found[0] and "x.cpp:2:" in found[0], found
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    self_test()
+    found = violations(os.path.join(os.path.abspath(sys.argv[1]), "src"))
+    for v in found:
+        print(v)
+    if found:
+        print(f"layers_test: {len(found)} include(s) against the flow (docs/architecture.md)")
+        return 1
+    print("layers_test: every include in src/ follows the layers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
