@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -123,6 +125,75 @@ inline Tiled tile(const std::filesystem::path& tiler, const std::filesystem::pat
   in >> t.events >> t.kernels;
   t.mb = static_cast<double>(std::filesystem::file_size(t.path)) / 1e6;
   return t;
+}
+
+// The two large inputs of the in-process benchmarks (summary_cost, read_threads): a real PyTorch
+// trace tiled to about --target-mb (default 1000 MB) and a real nsys export tiled 100x (241 MB),
+// from ../shared (or TRACEDOC_SHARED), made once in --workdir and reused.
+struct LargeInputs {
+  std::filesystem::path kineto;  // empty when its source is absent
+  std::string kineto_label;
+  std::filesystem::path nsys;    // likewise
+  std::string nsys_label;
+  int runs = 0;
+};
+
+// Parses --input, --target-mb, --nsys-source, --runs and --workdir (exit 2 on anything else, with
+// `program` in the message), then tiles what is present.
+inline LargeInputs large_inputs(int argc, char** argv, const char* program, int default_runs) {
+  namespace fs = std::filesystem;
+  const fs::path bench_dir = fs::canonical("/proc/self/exe").parent_path();
+  const char* shared_env = std::getenv("TRACEDOC_SHARED");
+  const fs::path shared = shared_env ? fs::path(shared_env) : fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
+  fs::path input = shared / "traces" / "kineto" / "TraceLens" / "tests" / "traces" / "h100" /
+                   "google_owlv2-large-patch14-ensemble__1016001.json.gz";
+  fs::path nsys_source = shared / "traces" / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite";
+  double target_mb = 1000;
+  LargeInputs out;
+  out.runs = default_runs;
+  fs::path dir = fs::temp_directory_path() / "tracedoc-kineto-bench";
+  for (int i = 1; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s: %s needs a value\n", program, a.c_str());
+      std::exit(2);
+    }
+    if (a == "--input") input = argv[i + 1];
+    else if (a == "--target-mb") target_mb = std::atof(argv[i + 1]);
+    else if (a == "--nsys-source") nsys_source = argv[i + 1];
+    else if (a == "--runs") out.runs = std::atoi(argv[i + 1]);
+    else if (a == "--workdir") dir = argv[i + 1];
+    else {
+      std::fprintf(stderr, "%s: unknown option %s\n", program, a.c_str());
+      std::exit(2);
+    }
+  }
+  fs::create_directories(dir);
+  if (fs::exists(input)) {
+    const fs::path tiler = bench_dir / "tile_kineto_trace";
+    run({tiler.string(), "--info", input.string()}, (dir / "info.txt").string());
+    auto info = key_values(slurp(dir / "info.txt"));
+    const double in_mb = std::atof(info["bytes"].c_str()) / 1e6;
+    const int copies = std::max(1, static_cast<int>(std::lround(target_mb / std::max(in_mb, 1.0))));
+    out.kineto = tile(tiler, input, dir, copies).path;
+    out.kineto_label = "PyTorch trace " + input.filename().string() + " tiled " + std::to_string(copies) + "x";
+  } else {
+    std::fprintf(stderr, "%s: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n", program, input.c_str());
+  }
+  if (fs::exists(nsys_source)) {
+    const fs::path tiled = dir / "summary_cost_nsys.sqlite";
+    if (!fs::exists(tiled)) {
+      RunResult r = run({(bench_dir / "tile_nsys_export").string(), nsys_source.string(), tiled.string(), "100"},
+                        (dir / "rows.txt").string());
+      if (r.exit_code != 0) {
+        std::fprintf(stderr, "%s: tiling %s failed\n", program, nsys_source.c_str());
+        std::exit(2);
+      }
+    }
+    out.nsys = tiled;
+    out.nsys_label = "nsys export " + nsys_source.filename().string() + " tiled 100x";
+  }
+  return out;
 }
 
 }  // namespace bench

@@ -60,51 +60,9 @@ void measure(const std::string& label, const fs::path& path, int runs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const fs::path bench_dir = fs::canonical("/proc/self/exe").parent_path();
-  const char* shared_env = std::getenv("TRACEDOC_SHARED");
-  const fs::path shared = shared_env ? fs::path(shared_env) : fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
-  fs::path input = shared / "traces" / "kineto" / "TraceLens" / "tests" / "traces" / "h100" /
-                   "google_owlv2-large-patch14-ensemble__1016001.json.gz";
-  fs::path nsys_source = shared / "traces" / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite";
-  double target_mb = 1000;
-  int runs = 3;
-  fs::path dir = fs::temp_directory_path() / "tracedoc-kineto-bench";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--input") input = argv[i + 1];
-    else if (a == "--target-mb") target_mb = std::atof(argv[i + 1]);
-    else if (a == "--nsys-source") nsys_source = argv[i + 1];
-    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
-    else if (a == "--workdir") dir = argv[i + 1];
-    else {
-      std::fprintf(stderr, "summary_cost: unknown option %s\n", a.c_str());
-      return 2;
-    }
-  }
-  if (!fs::exists(input)) {
-    std::fprintf(stderr, "summary_cost: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n", input.c_str());
-    return 2;
-  }
-  fs::create_directories(dir);
-  const fs::path tiler = bench_dir / "tile_kineto_trace";
-  bench::run({tiler.string(), "--info", input.string()}, (dir / "info.txt").string());
-  auto info = bench::key_values(bench::slurp(dir / "info.txt"));
-  const double in_mb = std::atof(info["bytes"].c_str()) / 1e6;
-  const int copies = std::max(1, static_cast<int>(std::lround(target_mb / std::max(in_mb, 1.0))));
-  const bench::Tiled big = bench::tile(tiler, input, dir, copies);
-  measure("PyTorch trace " + input.filename().string() + " tiled " + std::to_string(copies) + "x", big.path, runs);
-
-  if (fs::exists(nsys_source)) {
-    const fs::path tiled = dir / "summary_cost_nsys.sqlite";
-    if (!fs::exists(tiled)) {
-      auto r = bench::run({(bench_dir / "tile_nsys_export").string(), nsys_source.string(), tiled.string(), "100"},
-                          (dir / "rows.txt").string());
-      if (r.exit_code != 0) {
-        std::fprintf(stderr, "summary_cost: tiling %s failed\n", nsys_source.c_str());
-        return 2;
-      }
-    }
-    measure("nsys export " + nsys_source.filename().string() + " tiled 100x", tiled, runs);
-  }
+  const bench::LargeInputs in = bench::large_inputs(argc, argv, "summary_cost", 3);
+  if (in.kineto.empty()) return 2;
+  measure(in.kineto_label, in.kineto, in.runs);
+  if (!in.nsys.empty()) measure(in.nsys_label, in.nsys, in.runs);
   return 0;
 }

@@ -79,22 +79,27 @@ const StepSet* Context::steps() {
   return steps_ ? &*steps_ : nullptr;
 }
 
-const std::vector<Interval>& Context::windows_of(int64_t owner) {
-  ensure_steps();
+namespace {
+
+// The windows of `owner` in a per-owner list (none when it has no steps).
+const std::vector<Interval>& windows_in(const std::vector<std::pair<int64_t, std::vector<Interval>>>& list, int64_t owner) {
   static const std::vector<Interval> kNone;
-  for (const auto& [o, w] : windows_) {
+  for (const auto& [o, w] : list) {
     if (o == owner) return w;
   }
   return kNone;
 }
 
+}  // namespace
+
+const std::vector<Interval>& Context::windows_of(int64_t owner) {
+  ensure_steps();
+  return windows_in(windows_, owner);
+}
+
 const std::vector<Interval>& Context::cpu_windows_of(int64_t owner) {
   ensure_steps();
-  static const std::vector<Interval> kNone;
-  for (const auto& [o, w] : cpu_windows_) {
-    if (o == owner) return w;
-  }
-  return kNone;
+  return windows_in(cpu_windows_, owner);
 }
 
 std::vector<Interval> Context::unit_windows(const pytorch::GpuUnit& unit) {
