@@ -19,6 +19,7 @@
 #include "budget/measures.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "report/check_writer.h"
 
 namespace tracedoc::cli {
@@ -99,9 +100,9 @@ std::function<int()> add_check_command(CLI::App& app) {
   cmd->add_option("--baseline", opt->baseline, "Baseline trace for the [baseline] limits (instead of the budget's baseline.path)");
   cmd->add_option("-f,--format", opt->format, "column (default), json (schema_version 1) or markdown");
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
-  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
-  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (of the baseline too)");
-  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_step_marker_option(cmd, opt->step_marker);
+  add_rank_option(cmd, opt->rank, " (of the baseline too)");
+  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_check(*opt); };
 }
 

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "diagnose/engine.h"
 #include "report/diagnose_writer.h"
 
@@ -93,9 +94,9 @@ std::function<int()> add_diagnose_command(CLI::App& app) {
       ->allow_extra_args(false);  // `--rules a,b INPUT`: the input is not one more rule
   cmd->add_option("--config", opt->config, "TOML file: [rules.<id>] enabled = false / <param> = value, [steps] marker = NAME");
   cmd->add_option("--fail-on", opt->fail_on, "Exit 1 when a finding reaches this severity: info, warning or critical");
-  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
-  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank");
-  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_step_marker_option(cmd, opt->step_marker);
+  add_rank_option(cmd, opt->rank);
+  add_max_memory_option(cmd, opt->max_memory);
   cmd->add_flag("--list-rules", opt->list_rules, "Print the rules, their parameters and defaults, and exit");
   return [opt] { return run_diagnose(*opt); };
 }

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "common/task_pool.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "compare/trace_diff.h"
 #include "report/diff_writer.h"
 #include "report/writers.h"
@@ -134,13 +135,13 @@ std::function<int()> add_diff_command(CLI::App& app) {
   cmd->add_option("--min-change", opt->min_change, "Smallest change of a median or per-step count that counts, in % (default 5)");
   cmd->add_option("--top", opt->top, "Changed items listed per kind in column and markdown output (default 10)");
   cmd->add_flag("--all", opt->all, "List every item, the unchanged ones too (column, markdown)");
-  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
-  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (of both traces)");
+  add_step_marker_option(cmd, opt->step_marker);
+  add_rank_option(cmd, opt->rank, " (of both traces)");
   cmd->add_flag("--no-findings", opt->no_findings, "Do not run diagnose on the two traces");
   cmd->add_option("--config", opt->config, "diagnose's TOML configuration, for the findings and the [steps] marker");
   cmd->add_option("--fail-on-regression", opt->fail_on_regression,
                   "Exit 1 when the median step time got significantly slower by more than this %");
-  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_diff(*opt); };
 }
 

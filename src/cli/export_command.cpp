@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "diagnose/engine.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/kineto_json_writer.h"
@@ -78,11 +79,11 @@ std::function<int()> add_export_command(CLI::App& app) {
                   "per-rank PyTorch traces");
   cmd->add_option("--to", opt->to, "Output format: sqlite (an nsys export) or chrome (a PyTorch profiler / Chrome trace JSON)")->required();
   cmd->add_option("-o,--output", opt->output, "Output file, written whole or not at all")->required();
-  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (default: all ranks, merged)");
+  add_rank_option(cmd, opt->rank, " (default: all ranks, merged)");
   cmd->add_flag("--no-findings", opt->no_findings, "--to chrome: leave out the diagnose findings (written as annotations by default)");
   cmd->add_option("--config", opt->config, "--to chrome: diagnose's TOML configuration for the findings");
-  cmd->add_option("--step-marker", opt->step_marker, "--to chrome: steps of the findings are these ranges (NAME* for a prefix)");
-  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_step_marker_option(cmd, opt->step_marker, "--to chrome: steps of the findings are these ranges (NAME* for a prefix)");
+  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_export(*opt); };
 }
 

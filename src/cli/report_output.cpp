@@ -1,4 +1,5 @@
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -130,10 +131,8 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
   cmd->add_option("input", opt.input,
                   "Nsight Systems export (.sqlite) or report (.nsys-rep), PyTorch profiler trace (.json, .json.gz) "
                   "or a directory of per-rank PyTorch traces");
-  cmd->add_option("--rank", opt.rank, "PyTorch traces: only this rank (default: all ranks of a directory)");
-  cmd->add_option("--max-memory", opt.max_memory,
-                  "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G "
-                  "(default: 80% of RAM or of the container's limit)");
+  add_rank_option(cmd, opt.rank, " (default: all ranks, merged)");
+  add_max_memory_option(cmd, opt.max_memory);
   cmd->add_option("-f,--format", opt.format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
   cmd->add_option("-o,--output", opt.output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt.timeunit, "ns, us, ms or s (default ns)");

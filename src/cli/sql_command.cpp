@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "diagnose/engine.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/sql_model.h"
@@ -115,8 +116,8 @@ std::function<int()> add_sql_command(CLI::App& app) {
   cmd->add_option("query", opt->query, "One SELECT (docs/sql.md lists the tables and columns)");
   cmd->add_option("-f,--format", opt->in.format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
   cmd->add_option("-o,--output", opt->in.output, "'-' for stdout, or a base name: BASE_sql.<ext>");
-  cmd->add_option("--rank", opt->in.rank, "PyTorch rank directories: only this rank");
-  cmd->add_option("--max-memory", opt->in.max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_rank_option(cmd, opt->in.rank);
+  add_max_memory_option(cmd, opt->in.max_memory);
   return [opt] { return run_sql(*opt); };
 }
 

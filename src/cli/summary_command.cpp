@@ -12,6 +12,7 @@
 #include "analysis/summary.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/summary_writer.h"
 
@@ -75,9 +76,9 @@ std::function<int()> add_summary_command(CLI::App& app) {
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--top", opt->top, "Rows in the top kernel and API lists (default 5)");
   cmd->add_option("--gap", opt->gap_ms, "Count GPU idle gaps longer than this many ms (default 1)");
-  cmd->add_option("--step-marker", opt->step_marker, "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N");
-  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank");
-  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_step_marker_option(cmd, opt->step_marker);
+  add_rank_option(cmd, opt->rank);
+  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_summary(*opt); };
 }
 

@@ -25,6 +25,7 @@
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/html_view_writer.h"
 #include "report/svg_timeline_writer.h"
@@ -139,11 +140,11 @@ std::function<int()> add_view_command(CLI::App& app) {
   cmd->add_option("--window", opt->window, "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");
   cmd->add_option("--max-events", opt->max_events, "Events embedded exactly (default 500000); the rest is drawn from aggregated levels of detail");
   cmd->add_option("--width", opt->width, "SVG width in pixels (default 1600)");
-  cmd->add_option("--rank", opt->rank, "PyTorch rank directories: only this rank (default: all ranks, merged)");
+  add_rank_option(cmd, opt->rank, " (default: all ranks, merged)");
   cmd->add_flag("--no-findings", opt->no_findings, "Leave out the diagnose findings");
   cmd->add_option("--config", opt->config, "diagnose's TOML configuration for the findings");
-  cmd->add_option("--step-marker", opt->step_marker, "Steps are these ranges (NAME* for a prefix)");
-  cmd->add_option("--max-memory", opt->max_memory, "Stop with an error (exit 2) when reading needs more memory than this, e.g. 4G");
+  add_step_marker_option(cmd, opt->step_marker, "Steps are these ranges (NAME* for a prefix)");
+  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_view(*opt); };
 }
 
