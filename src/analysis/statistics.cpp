@@ -118,16 +118,20 @@ SummaryStats summarize(std::span<int64_t> values) {
   return s;
 }
 
-double quantile_of_sorted(std::span<const int64_t> sorted, double fraction) {
-  if (sorted.empty()) return 0;
-  const double h = static_cast<double>(sorted.size() - 1) * std::clamp(fraction, 0.0, 1.0);
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double a = static_cast<double>(sorted[lo]);
-  return a + (h - static_cast<double>(lo)) * (static_cast<double>(sorted[hi]) - a);
-}
-
 namespace {
+
+// Where the linear-interpolation quantile at `part` of `whole` (0.95 of 1, or 95 of 100) of n > 0
+// sorted values lies: between ranks lo and hi (equal at the ends), `frac` of the way. The rank is
+// (n - 1) * part / whole, in that order, so that 95 of 100 is not first rounded to the double 0.95.
+struct Between {
+  size_t lo, hi;
+  double frac;
+};
+Between between(size_t n, double part, double whole) {
+  const double h = static_cast<double>(n - 1) * std::clamp(part, 0.0, whole) / whole;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  return {lo, std::min(lo + 1, n - 1), h - static_cast<double>(lo)};
+}
 
 // The two middle values of `values` (equal for an odd count), by selection: the lower middle, then
 // the smallest of what lies above it.
@@ -149,10 +153,17 @@ int64_t mean_ns(int64_t a, int64_t b) {
 
 }  // namespace
 
+double quantile_of_sorted(std::span<const int64_t> sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  const Between at = between(sorted.size(), fraction, 1.0);
+  const double a = static_cast<double>(sorted[at.lo]);
+  return a + at.frac * (static_cast<double>(sorted[at.hi]) - a);
+}
+
 double median(std::span<int64_t> values) {
   if (values.empty()) return 0;
   const auto [a, b] = middle_pair(values);
-  return a == b ? static_cast<double>(a) : (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
+  return (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
 }
 
 double median(std::span<double> values) {
@@ -170,10 +181,7 @@ int64_t median_ns(std::vector<int64_t> values) {
 int64_t percentile_ns(std::vector<int64_t> values, double pct) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  const double h = static_cast<double>(values.size() - 1) * std::clamp(pct, 0.0, 100.0) / 100.0;
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  const size_t hi = std::min(lo + 1, values.size() - 1);
-  const double frac = h - static_cast<double>(lo);
+  const auto [lo, hi, frac] = between(values.size(), pct, 100.0);
   if (frac == 0 || values[lo] == values[hi]) return values[lo];
   if (frac == 0.5) return mean_ns(values[lo], values[hi]);  // exact: the median of an even count
   // Between two ranks: the fraction of their (non-negative) difference, rounded half up.

@@ -83,12 +83,13 @@ struct Sequence {
 // The busiest process first (the most kernels on its device; the lower pid of equals).
 std::vector<Sequence> sequences_per_process(const Trace& trace, const pytorch::GpuLaunches& launches) {
   const KernelTable& k = trace.kernels;
-  auto process_of = [&](size_t row) {
-    const int32_t a = launches.of(pytorch::GpuKind::kKernel, row);
-    return a == pytorch::kNoRow ? k.global_pid[row] : global_pid_of(trace.api.global_tid[a]);
-  };
+  std::vector<int64_t> process(k.size());
   std::map<std::pair<int64_t, int32_t>, size_t> counts;
-  for (size_t i = 0; i < k.size(); ++i) ++counts[{process_of(i), k.device[i]}];
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int32_t a = launches.of(pytorch::GpuKind::kKernel, i);
+    process[i] = a == pytorch::kNoRow ? k.global_pid[i] : global_pid_of(trace.api.global_tid[a]);
+    ++counts[{process[i], k.device[i]}];
+  }
   std::map<int64_t, std::pair<int32_t, size_t>> busiest;  // process -> (device, kernels)
   for (const auto& [key, n] : counts) {
     auto [it, fresh] = busiest.try_emplace(key.first, key.second, n);
@@ -100,7 +101,7 @@ std::vector<Sequence> sequences_per_process(const Trace& trace, const pytorch::G
   std::vector<Sequence> out(order.size());
   for (size_t i = 0; i < order.size(); ++i) slot[order[i].first] = i;
   for (size_t i = 0; i < k.size(); ++i) {
-    const size_t at = slot.at(process_of(i));
+    const size_t at = slot.at(process[i]);
     if (k.device[i] == order[at].second.first) out[at].rows.push_back(static_cast<uint32_t>(i));
   }
   auto order_time = [&](uint32_t row) {

@@ -3,8 +3,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -12,7 +10,6 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 

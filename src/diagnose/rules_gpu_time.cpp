@@ -77,8 +77,8 @@ void comb_pattern(Context& ctx, const Params& p, std::vector<Finding>& out) {
       largest.push_back(best);
       shares.push_back(share_of(best.length(), w.length()));
     }
-    std::vector<double> sorted = shares;
-    const double median_share = median(std::span<double>(sorted));
+    std::vector<double> reordered = shares;  // median() reorders what it is given
+    const double median_share = median(std::span<double>(reordered));
     if (median_share < p.get("min_gap_share")) continue;
     std::vector<Interval> regular;
     std::vector<int64_t> lengths, steps;

@@ -759,12 +759,9 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   for (const Status& st : statuses) {
     if (!st.ok()) return explain(st);
   }
-  int64_t gpu_wrong_type = 0, gpu_untimed = 0;
-  for (size_t j = 1; j < kJobs; ++j) gpu_wrong_type += wrong_type[j], gpu_untimed += untimed[j];
+  for (size_t j = 0; j < kJobs; ++j) trace.warnings.bad_values += wrong_type[j], trace.warnings.missing_times += untimed[j];
 
 
-  trace.warnings.bad_values = wrong_type[0] + gpu_wrong_type;
-  trace.warnings.missing_times = untimed[0] + gpu_untimed;
   for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name,
                     &trace.api.name, &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
     trace.warnings.unknown_string_ids += ids.remap(*col);

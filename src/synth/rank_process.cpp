@@ -53,6 +53,14 @@ GpuOp RankProcess::kernel(CpuThread& th, KernelShape k, TimeNs not_before) {
   return op;
 }
 
+GpuOp RankProcess::launch_costed(CpuThread& th, KernelShape k, TimeNs launch_ns) {
+  if (k.gemm) k.duration = static_cast<TimeNs>(static_cast<double>(k.duration) * plan_.gemm_slowdown);
+  k.duration = compute(k.duration);
+  const GpuOp op = tl_.launch(th, k, kComputeStream, 0, "cudaLaunchKernel", launch_ns);
+  gpu_in_step_ += op.end - op.start;
+  return op;
+}
+
 void RankProcess::step_begin(int32_t step) {
   CpuThread& m = tl_.main;
   step_start_ = m.now;
@@ -246,10 +254,8 @@ void RankProcess::launch_bound_ops() {
   static constexpr const char* kOps[] = {"aten::mul", "aten::add_", "aten::div"};
   for (int32_t i = 0; i < std::min(plan_.tiny_ops, static_cast<int32_t>(kMaxTinyOps)); ++i) {
     tl_.begin_op(m, kOps[i % 3], "[[8, 512], []]");
-    KernelShape k = tiny_elementwise(i % 3, plan_.precision, jitter(2500, 200));
-    k.duration = compute(k.duration);
-    const GpuOp op = tl_.launch(m, k, kComputeStream, 0, "cudaLaunchKernel", jitter(7000, 140));
-    gpu_in_step_ += op.end - op.start;
+    const KernelShape k = tiny_elementwise(i % 3, plan_.precision, jitter(2500, 200));
+    launch_costed(m, k, jitter(7000, 140));
     tl_.end_op(m);
   }
 }
@@ -282,9 +288,7 @@ void RankProcess::eager_block_ops() {
         k = tiny_elementwise(i % 5 == 3 ? 1 : 0, p, jitter(2500, 100));
         break;
     }
-    k.duration = compute(k.duration);
-    const GpuOp op = tl_.launch(m, k, kComputeStream, 0, "cudaLaunchKernel", jitter(6000, 140));
-    gpu_in_step_ += op.end - op.start;
+    launch_costed(m, k, jitter(6000, 140));
     tl_.end_op(m);
   }
   tl_.begin_op(m, "cuda::synchronize", "[]");
@@ -299,18 +303,12 @@ void RankProcess::gemm_queue_ops() {
   CpuThread& m = tl_.main;
   const Precision p = plan_.precision;
   tl_.begin_op(m, "aten::mm", "[[8192, 4096], [4096, 8192]]");
-  KernelShape big = linear_gemm(GemmRole::kForward, p, 8192, 8192, 4096, static_cast<TimeNs>(600'000 * plan_.gemm_slowdown));
-  big.duration = compute(big.duration);
-  GpuOp op = tl_.launch(m, big, kComputeStream, 0, "cudaLaunchKernel", jitter(6000, 140));
-  gpu_in_step_ += op.end - op.start;
+  launch_costed(m, linear_gemm(GemmRole::kForward, p, 8192, 8192, 4096, 600'000), jitter(6000, 140));
   tl_.end_op(m);
   for (int32_t i = 0; i < std::min(plan_.tiny_ops, static_cast<int32_t>(kMaxTinyOps)); ++i) {
     python(m, 32'000);
     tl_.begin_op(m, "aten::mm", "[[256, 256], [256, 256]]");
-    KernelShape k = linear_gemm(GemmRole::kForward, p, 256, 256, 256, static_cast<TimeNs>(20'000 * plan_.gemm_slowdown));
-    k.duration = compute(k.duration);
-    op = tl_.launch(m, k, kComputeStream, 0, "cudaLaunchKernel", jitter(6000, 140));
-    gpu_in_step_ += op.end - op.start;
+    launch_costed(m, linear_gemm(GemmRole::kForward, p, 256, 256, 256, 20'000), jitter(6000, 140));
     tl_.end_op(m);
   }
 }

@@ -81,6 +81,9 @@ class RankProcess {
   TimeNs jitter(TimeNs base, int per_mille = 30) { return tl_.rng().jitter(base, per_mille); }
   TimeNs compute(TimeNs base) const;  // a compute kernel's duration on this rank (straggler)
   GpuOp kernel(CpuThread& th, KernelShape k, TimeNs not_before = 0);
+  // The launch-bound plants' launches: `k` as is (no jitter), with a launch call of `launch_ns`;
+  // the matmul slowdown and the rank's speed applied as kernel() applies them, counted in the step.
+  GpuOp launch_costed(CpuThread& th, KernelShape k, TimeNs launch_ns);
   void python(CpuThread& th, TimeNs base) { tl_.cpu_work(th, jitter(base, 300)); }
   int64_t sequence() { return ++sequence_; }
 

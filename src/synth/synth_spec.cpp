@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 
 #include "common/toml_file.h"
@@ -61,6 +62,23 @@ class Reader {
     *out = s->get();
     return Status::Ok();
   }
+  // One of `names` (an enum's values in order): its index into `out`.
+  template <typename Enum>
+  Status choice(const toml::node& n, const std::string& key, std::initializer_list<const char*> names, Enum* out) const {
+    std::string s;
+    TRACEDOC_RETURN_IF_ERROR(string(n, key, &s));
+    std::string listed;
+    size_t i = 0;
+    for (const char* name : names) {
+      if (s == name) {
+        *out = static_cast<Enum>(i);
+        return Status::Ok();
+      }
+      listed += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", name);
+      ++i;
+    }
+    return error(key, fmt::format("must be {} (got \"{}\")", listed, s));
+  }
 
  private:
   std::string file_;
@@ -81,12 +99,7 @@ Status read_model(const Reader& r, const toml::table& model, SynthSpec& spec) {
       TRACEDOC_RETURN_IF_ERROR(r.number(node, key, 0.01, 10000, &x));
       spec.dataloader_ns = std::llround(x * 1e6);
     } else if (k == "step_sync") {
-      std::string s;
-      TRACEDOC_RETURN_IF_ERROR(r.string(node, key, &s));
-      if (s == "item") spec.step_sync = StepSync::kItem;
-      else if (s == "device") spec.step_sync = StepSync::kDevice;
-      else if (s == "none") spec.step_sync = StepSync::kNone;
-      else return r.error(key, fmt::format("must be \"item\", \"device\" or \"none\" (got \"{}\")", s));
+      TRACEDOC_RETURN_IF_ERROR(r.choice(node, key, {"item", "device", "none"}, &spec.step_sync));
     } else {
       return r.error(key, "unknown key (model keys: layers, batch_mib, dataloader_ms, step_sync)");
     }
@@ -107,12 +120,7 @@ Status read_plants(const Reader& r, const toml::table& plants, SynthSpec& spec) 
     for (const auto& [pk, pnode] : *table) {
       const std::string pkey = key + "." + std::string(pk.str());
       if (pk == "shape" && plant == Plant::kLaunchBound) {
-        std::string s;
-        TRACEDOC_RETURN_IF_ERROR(r.string(pnode, pkey, &s));
-        if (s == "tiny_kernels") spec.launch_shape = LaunchShape::kTinyKernels;
-        else if (s == "eager_block") spec.launch_shape = LaunchShape::kEagerBlock;
-        else if (s == "gemm_queue") spec.launch_shape = LaunchShape::kGemmQueue;
-        else return r.error(pkey, fmt::format("must be \"tiny_kernels\", \"eager_block\" or \"gemm_queue\" (got \"{}\")", s));
+        TRACEDOC_RETURN_IF_ERROR(r.choice(pnode, pkey, {"tiny_kernels", "eager_block", "gemm_queue"}, &spec.launch_shape));
         continue;
       }
       if (pk != "strength") {
