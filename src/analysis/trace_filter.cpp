@@ -217,76 +217,6 @@ bool owner_matches(int64_t owner, OwnerColumn column, const RowRule& rule) {
   return process_key(owner) == process_key(*rule.owner_tid);
 }
 
-template <typename T>
-void compact_column(std::vector<T>& column, const std::vector<uint8_t>& keep) {
-  size_t out = 0;
-  for (size_t i = 0; i < column.size(); ++i) {
-    if (keep[i]) column[out++] = std::move(column[i]);
-  }
-  column.resize(out);
-}
-
-// Keeps the rows marked in `keep`, in every column of a table. The table's columns are all listed by
-// the caller; the size check fails to compile when a column is added to the table but not listed,
-// which would otherwise leave that column out of step with the others. `kOtherMembers` counts the
-// members (all vectors) that are not per-row columns.
-template <typename Table, size_t kOtherMembers = 0, typename... Column>
-void compact_columns(const std::vector<uint8_t>& keep, Column&... columns) {
-  static_assert(sizeof(Table) == (sizeof...(Column) + kOtherMembers) * sizeof(std::vector<int64_t>),
-                "a column was added to this table: list it where compact_rows() lists the table's columns");
-  (compact_column(columns, keep), ...);
-}
-
-void compact_rows(KernelTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<KernelTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.device, t.context, t.green_context,
-                               t.stream, t.name, t.short_name, t.mangled_name, t.grid_x, t.grid_y, t.grid_z, t.block_x,
-                               t.block_y, t.block_z, t.registers_per_thread, t.static_smem, t.dynamic_smem,
-                               t.graph_node_id, t.est_occupancy);
-}
-void compact_rows(MemcpyTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<MemcpyTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.bytes, t.device, t.context,
-                               t.green_context, t.stream, t.src_device, t.dst_device, t.copy_kind, t.src_kind,
-                               t.dst_kind);
-}
-void compact_rows(MemsetTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<MemsetTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.bytes, t.value, t.device, t.context,
-                               t.green_context, t.stream, t.mem_kind);
-}
-void compact_rows(ApiTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<ApiTable>(keep, t.start, t.end, t.global_tid, t.correlation, t.return_value, t.name, t.api_class);
-}
-void compact_rows(RangeTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<RangeTable>(keep, t.start, t.end, t.global_tid, t.end_global_tid, t.kind, t.text, t.domain_id,
-                              t.range_id, t.row_id);
-}
-void compact_rows(OsCallTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<OsCallTable>(keep, t.start, t.end, t.global_tid, t.return_value, t.name, t.event_class,
-                               t.nesting_level);
-}
-void compact_rows(SyncTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<SyncTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.event_id, t.device, t.context,
-                             t.stream, t.sync_type);
-}
-void compact_rows(GraphTraceTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<GraphTraceTable>(keep, t.start, t.end, t.global_pid, t.correlation, t.graph_id, t.graph_exec_id,
-                                   t.device, t.context, t.stream);
-}
-void compact_rows(OverheadTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<OverheadTable>(keep, t.start, t.end, t.global_tid, t.name);
-}
-void compact_rows(UmMigrationTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<UmMigrationTable>(keep, t.start, t.end, t.global_pid, t.bytes, t.virtual_address, t.device,
-                                    t.copy_kind, t.migration_cause);
-}
-void compact_rows(UmGpuPageFaultTable& t, const std::vector<uint8_t>& keep) {
-  compact_columns<UmGpuPageFaultTable>(keep, t.start, t.end, t.global_pid, t.address, t.fault_count, t.device,
-                                       t.access_type);
-}
-void compact_rows(OpenMpEventTable& t, const std::vector<uint8_t>& keep) {
-  // source_tables names the nsys tables the rows came from; it is not per row and stays whole.
-  compact_columns<OpenMpEventTable, 1>(keep, t.start, t.end, t.global_tid, t.name, t.event_kind, t.source);
-}
-
 // Filters one table of events that have a start, an end and an owner column (thread or process).
 template <typename Table>
 void filter_table(Table& table, std::vector<int64_t> Table::*owner, OwnerColumn column, const RowRule& rule) {
@@ -298,7 +228,7 @@ void filter_table(Table& table, std::vector<int64_t> Table::*owner, OwnerColumn 
     keep[i] = overlaps(table.start[i], table.end[i], rule.window) && owner_matches(owners[i], column, rule);
     kept += keep[i];
   }
-  if (kept != n) compact_rows(table, keep);
+  if (kept != n) keep_rows(table, keep);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "ingest/capture_format.h"
 #include "ingest/kineto_events.h"
 #include "model/correlation_index.h"
+#include "model/table_sort.h"
 
 namespace tracedoc {
 
@@ -372,7 +373,7 @@ Result<Trace> read_capture(const std::string& path) {
   t.source.session_start_utc_ns = origin;
   shift_times(t, origin);
   drop_uncaptured_events(t);
-  kineto::sort_by_time(t);
+  sort_by_time(t);
   return t;
 }
 

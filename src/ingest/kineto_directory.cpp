@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 #include "common/task_pool.h"
 #include "ingest/kineto_events.h"
 #include "ingest/kineto_reader.h"
+#include "model/table_sort.h"
 
 namespace tracedoc {
 
@@ -86,7 +88,6 @@ struct Rank {
   int64_t tag = 0;            // (rank + 1) << 48: keeps equal pids of different hosts apart
   std::vector<StrId> remap;   // its string ids -> the merged pool's
   uint32_t kernel_base = 0;   // its first row in the merged kernel table (collectives point there)
-  uint32_t kernel_count = 0;  // its kernel rows
 };
 
 // The rank's string ids in the order an append of the rank would meet them: the string columns
@@ -98,36 +99,17 @@ std::vector<StrId> strings_in_order(const Rank& r) {
   auto visit = [&](StrId id) {
     if (id != kNoStr && !seen[id]) seen[id] = 1, order.push_back(id);
   };
-  const auto& py = t.pytorch;
-  const auto& c = py.collectives;
-  for (const auto* col : {&t.kernels.name, &t.kernels.short_name, &t.kernels.mangled_name, &c.collective, &c.dtype,
-                          &c.group_name, &t.api.name, &t.ranges.text, &py.ops.name, &py.ops.input_dims,
-                          &py.gpu_annotations.name, &py.python_functions.name}) {
-    for (StrId id : *col) visit(id);
-  }
+  for_each_table(t, [&](const TableInfo&, const auto& table) {
+    for_each_column(table, [&](const auto& column, const auto& values) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(values)>, std::vector<StrId>>) {
+        if (column.role == ColumnRole::kString) for (StrId id : values) visit(id);
+      }
+    });
+  });
   for (const auto& th : t.threads) visit(th.name);
   for (const auto& p : t.processes) visit(p.name);
   return order;
 }
-
-// What each kind of column does to a rank's value.
-struct Copy {};
-struct Shift {
-  TimeNs operator()(TimeNs t, const Rank& r) const { return t == kNoTime ? kNoTime : t + r.shift; }
-};
-struct Tag {
-  int64_t operator()(int64_t id, const Rank& r) const { return id | r.tag; }
-};
-// Python ids number the calls of one file from 1: the rank tag keeps them apart across ranks.
-struct PythonIdTag {
-  int64_t operator()(int64_t id, const Rank& r) const { return id == kNoValue ? kNoValue : id | r.tag; }
-};
-struct Remap {
-  StrId operator()(StrId id, const Rank& r) const { return id == kNoStr ? kNoStr : r.remap[id]; }
-};
-struct KernelRow {
-  uint32_t operator()(uint32_t row, const Rank& r) const { return row + r.kernel_base; }
-};
 
 // Builds the merged trace from ranks sorted by rank: map_strings (serial, rank order), then the
 // column jobs, which may run in any order on any thread.
@@ -145,7 +127,6 @@ class RankMerger {
       const Trace& src = r.trace;
       r.kernel_base = kernel_rows;
       kernel_rows += static_cast<uint32_t>(src.kernels.size());
-      r.kernel_count = static_cast<uint32_t>(src.kernels.size());
       r.remap.assign(r.strings.size(), kNoStr);
       for (StrId id : orders[i]) r.remap[id] = merged_.strings.intern(r.strings.get(id));
       std::vector<StrId>().swap(orders[i]);
@@ -169,100 +150,16 @@ class RankMerger {
     }
   }
 
-  // Step 2: one job per merged column.
+  // Step 2: one job per merged column, for every column of every table (model/columns.h).
   std::vector<std::function<void()>> column_jobs() {
     jobs_.clear();
-    const auto kernels = [](Trace& t) -> KernelTable& { return t.kernels; };
-    times(kernels, &KernelTable::start, &KernelTable::end);
-    ids(kernels, &KernelTable::global_pid);
-    plain(kernels, &KernelTable::correlation, &KernelTable::device, &KernelTable::context, &KernelTable::green_context,
-          &KernelTable::stream, &KernelTable::grid_x, &KernelTable::grid_y, &KernelTable::grid_z, &KernelTable::block_x,
-          &KernelTable::block_y, &KernelTable::block_z, &KernelTable::registers_per_thread, &KernelTable::static_smem,
-          &KernelTable::dynamic_smem, &KernelTable::graph_node_id);
-    strings(kernels, &KernelTable::name, &KernelTable::short_name, &KernelTable::mangled_name);
-    // Optional column: filled for every row (NaN for ranks that did not record it) when any rank
-    // has it, else left empty. Row counts come from map_strings: other jobs free the rank columns.
-    jobs_.push_back([this] {
-      const bool any = std::any_of(ranks_.begin(), ranks_.end(),
-                                   [](const Rank& r) { return !r.trace.kernels.est_occupancy.empty(); });
-      if (!any) return;
-      auto& dst = merged_.kernels.est_occupancy;
-      for (Rank& r : ranks_) {
-        auto& src = r.trace.kernels.est_occupancy;
-        if (src.empty()) {
-          dst.insert(dst.end(), r.kernel_count, std::numeric_limits<double>::quiet_NaN());
-        } else {
-          dst.insert(dst.end(), src.begin(), src.end());
-        }
-        std::vector<double>().swap(src);
-      }
+    for_each_trace_table([&](const TableInfo&, auto get) {
+      // Row counts now: the jobs free the ranks' columns, and a table's size is one of them.
+      auto rows = std::make_shared<std::vector<size_t>>();
+      for (Rank& r : ranks_) rows->push_back(get(r.trace).size());
+      using Table = std::decay_t<decltype(get(merged_))>;
+      for_each_column_of<Table>([&](const auto& column) { jobs_.push_back([this, get, column, rows] { merge_column(get, column, *rows); }); });
     });
-
-    const auto collectives = [](Trace& t) -> CollectiveTable& { return t.pytorch.collectives; };
-    column(collectives, &CollectiveTable::kernel, KernelRow{});
-    strings(collectives, &CollectiveTable::collective, &CollectiveTable::dtype, &CollectiveTable::group_name);
-    plain(collectives, &CollectiveTable::in_nelems, &CollectiveTable::out_nelems, &CollectiveTable::group_size);
-
-    const auto memcpys = [](Trace& t) -> MemcpyTable& { return t.memcpys; };
-    times(memcpys, &MemcpyTable::start, &MemcpyTable::end);
-    ids(memcpys, &MemcpyTable::global_pid);
-    plain(memcpys, &MemcpyTable::correlation, &MemcpyTable::bytes, &MemcpyTable::device, &MemcpyTable::context,
-          &MemcpyTable::green_context, &MemcpyTable::stream, &MemcpyTable::src_device, &MemcpyTable::dst_device,
-          &MemcpyTable::copy_kind, &MemcpyTable::src_kind, &MemcpyTable::dst_kind);
-
-    const auto memsets = [](Trace& t) -> MemsetTable& { return t.memsets; };
-    times(memsets, &MemsetTable::start, &MemsetTable::end);
-    ids(memsets, &MemsetTable::global_pid);
-    plain(memsets, &MemsetTable::correlation, &MemsetTable::bytes, &MemsetTable::value, &MemsetTable::device,
-          &MemsetTable::context, &MemsetTable::green_context, &MemsetTable::stream, &MemsetTable::mem_kind);
-
-    const auto syncs = [](Trace& t) -> SyncTable& { return t.syncs; };
-    times(syncs, &SyncTable::start, &SyncTable::end);
-    ids(syncs, &SyncTable::global_pid);
-    plain(syncs, &SyncTable::correlation, &SyncTable::event_id, &SyncTable::device, &SyncTable::context,
-          &SyncTable::stream, &SyncTable::sync_type);
-
-    const auto api = [](Trace& t) -> ApiTable& { return t.api; };
-    times(api, &ApiTable::start, &ApiTable::end);
-    ids(api, &ApiTable::global_tid);
-    plain(api, &ApiTable::correlation, &ApiTable::return_value, &ApiTable::api_class);
-    strings(api, &ApiTable::name);
-
-    // row_id is renumbered when the merged trace is sorted (see merge_ranks).
-    const auto ranges = [](Trace& t) -> RangeTable& { return t.ranges; };
-    times(ranges, &RangeTable::start, &RangeTable::end);
-    ids(ranges, &RangeTable::global_tid);
-    plain(ranges, &RangeTable::end_global_tid, &RangeTable::kind, &RangeTable::domain_id, &RangeTable::range_id);
-    strings(ranges, &RangeTable::text);
-
-    const auto ops = [](Trace& t) -> OpTable& { return t.pytorch.ops; };
-    times(ops, &OpTable::start, &OpTable::end);
-    ids(ops, &OpTable::global_tid);
-    strings(ops, &OpTable::name, &OpTable::input_dims);
-    plain(ops, &OpTable::external_id, &OpTable::sequence_number, &OpTable::fwd_thread_id);
-
-    const auto annotations = [](Trace& t) -> GpuAnnotationTable& { return t.pytorch.gpu_annotations; };
-    times(annotations, &GpuAnnotationTable::start, &GpuAnnotationTable::end);
-    plain(annotations, &GpuAnnotationTable::device, &GpuAnnotationTable::stream, &GpuAnnotationTable::external_id);
-    strings(annotations, &GpuAnnotationTable::name);
-
-    const auto allocator = [](Trace& t) -> AllocatorEventTable& { return t.pytorch.allocator; };
-    times(allocator, &AllocatorEventTable::time);
-    ids(allocator, &AllocatorEventTable::global_tid);
-    plain(allocator, &AllocatorEventTable::address, &AllocatorEventTable::bytes, &AllocatorEventTable::total_allocated,
-          &AllocatorEventTable::total_reserved, &AllocatorEventTable::device_type, &AllocatorEventTable::device_id);
-
-    const auto python = [](Trace& t) -> PythonFunctionTable& { return t.pytorch.python_functions; };
-    times(python, &PythonFunctionTable::start, &PythonFunctionTable::end);
-    ids(python, &PythonFunctionTable::global_tid);
-    strings(python, &PythonFunctionTable::name);
-    column(python, &PythonFunctionTable::python_id, PythonIdTag{});
-    column(python, &PythonFunctionTable::parent_id, PythonIdTag{});
-
-    const auto flows = [](Trace& t) -> FlowTable& { return t.pytorch.forward_backward; };
-    plain(flows, &FlowTable::id, &FlowTable::phase);
-    times(flows, &FlowTable::time);
-    ids(flows, &FlowTable::global_tid);
     return std::move(jobs_);
   }
 
@@ -288,34 +185,27 @@ class RankMerger {
     merged_.source.tables.insert(src.source.tables.begin(), src.source.tables.end());
   }
 
-  template <typename Get, typename Table, typename T, typename F>
-  void column(Get table, std::vector<T> Table::*col, F value) {
-    jobs_.push_back([this, table, col, value] {
-      auto& dst = table(merged_).*col;
-      size_t rows = dst.size();
-      for (Rank& r : ranks_) rows += (table(r.trace).*col).size();
-      dst.reserve(rows);
-      advise_huge_pages(dst.data(), dst.capacity() * sizeof(T));
-      for (Rank& r : ranks_) {
-        auto& src = table(r.trace).*col;
-        if constexpr (std::is_same_v<F, Copy>) {
-          dst.insert(dst.end(), src.begin(), src.end());
-        } else {
-          for (const T& v : src) dst.push_back(value(v, r));
-        }
-        freed_ += src.capacity() * sizeof(T);
-        std::vector<T>().swap(src);
-      }
-    });
+  // Fills one merged column from every rank in rank order, freeing each rank's copy once copied.
+  // An optional column stays empty when no rank recorded it, else every rank fills its rows.
+  template <typename Get, typename Table, typename T>
+  void merge_column(Get get, const Column<Table, T>& column, const std::vector<size_t>& rows) {
+    auto& dst = column.of(get(merged_));
+    if (column.optional() &&
+        std::all_of(ranks_.begin(), ranks_.end(), [&](Rank& r) { return column.of(get(r.trace)).empty(); })) {
+      return;
+    }
+    size_t total = dst.size();
+    for (size_t n : rows) total += n;
+    dst.reserve(total);
+    advise_huge_pages(dst.data(), dst.capacity() * sizeof(T));
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      Rank& r = ranks_[i];
+      auto& src = column.of(get(r.trace));
+      append_values(column, dst, src, rows[i], RowMove{r.shift, r.tag, &r.remap, r.kernel_base});
+      freed_ += src.capacity() * sizeof(T);
+      std::vector<T>().swap(src);
+    }
   }
-  template <typename Get, typename... Cols>
-  void plain(Get table, Cols... cols) { (column(table, cols, Copy{}), ...); }
-  template <typename Get, typename... Cols>
-  void times(Get table, Cols... cols) { (column(table, cols, Shift{}), ...); }
-  template <typename Get, typename... Cols>
-  void ids(Get table, Cols... cols) { (column(table, cols, Tag{}), ...); }
-  template <typename Get, typename... Cols>
-  void strings(Get table, Cols... cols) { (column(table, cols, Remap{}), ...); }
 
   Trace& merged_;
   std::vector<Rank>& ranks_;
@@ -366,7 +256,7 @@ Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks) {
   release_free_pages();
   merged.ranges.row_id.resize(merged.ranges.start.size());  // numbered by sort_by_time
   merged.source.session_start_utc_ns = merged.pytorch.base_time_ns;
-  kineto::sort_by_time(merged);
+  sort_by_time(merged);
   kineto::find_steps(merged);
   return merged;
 }

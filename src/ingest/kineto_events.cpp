@@ -9,6 +9,7 @@
 #include "ingest/json_cursor.h"
 #include "model/kernel_names.h"
 #include "model/step_names.h"
+#include "model/table_sort.h"
 
 namespace tracedoc::kineto {
 
@@ -68,62 +69,6 @@ int32_t sync_type_from(std::string_view name) {
   if (name == "Stream Sync") return 3;
   if (name == "Context Sync") return 4;
   return 0;
-}
-
-// Orders every column of a table by `order` (row indices).
-template <typename Col>
-void permute_one(const std::vector<uint32_t>& order, Col& col) {
-  if (col.size() != order.size()) return;
-  Col out;
-  out.reserve(col.size());
-  for (uint32_t i : order) out.push_back(col[i]);
-  col.swap(out);
-}
-template <typename... Cols>
-void permute(const std::vector<uint32_t>& order, Cols&... cols) {
-  (permute_one(order, cols), ...);
-}
-// The stable order of rows by start time. Tables are mostly made of long sorted runs (a file's events
-// come in time order per thread; a merged rank directory is one sorted run per rank), so sorted runs
-// are merged pairwise (n log runs); std::merge takes ties from the left run, which gives exactly
-// the order std::stable_sort gives, and that one is used when runs are short.
-std::vector<uint32_t> order_by(const std::vector<TimeNs>& start) {
-  const size_t n = start.size();
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  std::vector<size_t> bounds = {0};
-  for (size_t i = 1; i < n; ++i) if (start[i] < start[i - 1]) bounds.push_back(i);
-  bounds.push_back(n);
-  const auto earlier = [&](uint32_t a, uint32_t b) { return start[a] < start[b]; };
-  if ((bounds.size() - 1) * 16 > n) {
-    std::stable_sort(order.begin(), order.end(), earlier);
-    return order;
-  }
-  std::vector<uint32_t> merged(n);
-  while (bounds.size() > 2) {
-    std::vector<size_t> next = {0};
-    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
-      const size_t lo = bounds[r], mid = bounds[r + 1], hi = r + 2 < bounds.size() ? bounds[r + 2] : mid;
-      std::merge(order.begin() + lo, order.begin() + mid, order.begin() + mid, order.begin() + hi, merged.begin() + lo, earlier);
-      next.push_back(hi);
-    }
-    order.swap(merged);
-    bounds.swap(next);
-  }
-  return order;
-}
-
-// One table to sort: its start column and what reorders each of its columns.
-struct TableSort {
-  const std::vector<TimeNs>* start = nullptr;
-  std::vector<std::function<void(const std::vector<uint32_t>&)>> columns;
-  std::vector<uint32_t> order;
-};
-template <typename... Cols>
-TableSort table_sort(const std::vector<TimeNs>& start, Cols&... cols) {
-  TableSort t{&start, {}, {}};
-  (t.columns.push_back([&cols](const std::vector<uint32_t>& order) { permute_one(order, cols); }), ...);
-  return t;
 }
 
 }  // namespace
@@ -559,66 +504,6 @@ void TraceBuilder::add_device(int64_t id, std::string_view name, int64_t sm_coun
   d.compute_major = static_cast<int32_t>(cc_major);
   d.compute_minor = static_cast<int32_t>(cc_minor);
   t_.devices.push_back(d);
-}
-
-void sort_by_time(Trace& t_) {
-  auto& py = t_.pytorch;
-  auto& k = t_.kernels;
-  auto& m = t_.memcpys;
-  auto& s = t_.memsets;
-  auto& a = t_.api;
-  auto& r = t_.ranges;
-  auto& o = py.ops;
-  auto& g = py.gpu_annotations;
-  auto& y = t_.syncs;
-  auto& al = py.allocator;
-  auto& pf = py.python_functions;
-  // Stable time order, as the nsys tables come; collectives follow their kernels. The tables are
-  // independent: first every table's order, then every column's reordering, each on any thread.
-  std::vector<TableSort> tables;
-  tables.push_back(table_sort(k.start, k.start, k.end, k.global_pid, k.correlation, k.device, k.context, k.green_context,
-                              k.stream, k.name, k.short_name, k.mangled_name, k.grid_x, k.grid_y, k.grid_z, k.block_x,
-                              k.block_y, k.block_z, k.registers_per_thread, k.static_smem, k.dynamic_smem, k.graph_node_id,
-                              k.est_occupancy));
-  tables.push_back(table_sort(m.start, m.start, m.end, m.global_pid, m.correlation, m.bytes, m.device, m.context,
-                              m.green_context, m.stream, m.src_device, m.dst_device, m.copy_kind, m.src_kind, m.dst_kind));
-  tables.push_back(table_sort(s.start, s.start, s.end, s.global_pid, s.correlation, s.bytes, s.value, s.device, s.context,
-                              s.green_context, s.stream, s.mem_kind));
-  tables.push_back(table_sort(a.start, a.start, a.end, a.global_tid, a.correlation, a.return_value, a.name, a.api_class));
-  tables.push_back(table_sort(r.start, r.start, r.end, r.global_tid, r.end_global_tid, r.kind, r.text, r.domain_id, r.range_id));
-  tables.push_back(table_sort(o.start, o.start, o.end, o.global_tid, o.name, o.external_id, o.sequence_number, o.fwd_thread_id,
-                              o.input_dims));
-  tables.push_back(table_sort(g.start, g.start, g.end, g.device, g.stream, g.name, g.external_id));
-  tables.push_back(table_sort(y.start, y.start, y.end, y.global_pid, y.correlation, y.event_id, y.device, y.context, y.stream,
-                              y.sync_type));
-  tables.push_back(table_sort(al.time, al.time, al.global_tid, al.address, al.bytes, al.total_allocated, al.total_reserved,
-                              al.device_type, al.device_id));
-  tables.push_back(table_sort(pf.start, pf.start, pf.end, pf.global_tid, pf.name, pf.python_id, pf.parent_id));
-  // Empty in PyTorch traces; captures (capture_reader) fill them.
-  auto& me = t_.memory;
-  tables.push_back(table_sort(me.time, me.time, me.global_pid, me.address, me.bytes, me.correlation, me.device, me.mem_kind,
-                              me.operation));
-  auto& ov = t_.overhead;
-  tables.push_back(table_sort(ov.start, ov.start, ov.end, ov.global_tid, ov.name));
-  auto& gt = t_.graph_traces;
-  tables.push_back(table_sort(gt.start, gt.start, gt.end, gt.global_pid, gt.correlation, gt.graph_id, gt.graph_exec_id,
-                              gt.device, gt.context, gt.stream));
-  auto& os = t_.os_calls;
-  tables.push_back(table_sort(os.start, os.start, os.end, os.global_tid, os.return_value, os.name, os.event_class,
-                              os.nesting_level));
-  parallel_for(tables.size(), [&](size_t i) { tables[i].order = order_by(*tables[i].start); });
-
-  // Column jobs, plus the two that only renumber: collectives (by the kernels' order) and range rows.
-  std::vector<std::function<void()>> jobs;
-  for (auto& t : tables) for (auto& col : t.columns) jobs.push_back([&] { col(t.order); });
-  jobs.push_back([&] {
-    const auto& order = tables[0].order;
-    std::vector<uint32_t> new_row(order.size());
-    for (uint32_t i = 0; i < order.size(); ++i) new_row[order[i]] = i;
-    for (auto& row : py.collectives.kernel) row = new_row[row];
-  });
-  jobs.push_back([&] { std::iota(r.row_id.begin(), r.row_id.end(), int64_t{1}); });
-  parallel_for(jobs.size(), [&](size_t i) { jobs[i](); });
 }
 
 void find_steps(Trace& t_) {

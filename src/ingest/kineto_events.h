@@ -51,10 +51,6 @@ struct EraClues {
   int era() const;
 };
 
-// Puts every event table in stable start-time order (collectives follow their kernels), the
-// tables' orders and columns spread over the task pool (common/task_pool.h). The result does not
-// depend on the thread count.
-void sort_by_time(Trace& trace);
 // Fills trace.pytorch.steps from the ranges named ProfilerStep#N.
 void find_steps(Trace& trace);
 

@@ -524,7 +524,7 @@ class Loader {
             o.event_kind.push_back(to_kind(s.int64_or(4, kNone)));
             o.source.push_back(source);
           },
-          [&](size_t) { o.truncate(first_row); }));
+          [&](size_t) { truncate_rows(o, first_row); }));
     }
     return Status::Ok();
   }

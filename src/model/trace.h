@@ -11,27 +11,15 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "model/columns.h"
 #include "model/pytorch_tables.h"
 #include "model/string_pool.h"
 
 namespace tracedoc {
 
-using TimeNs = int64_t;
-inline constexpr TimeNs kNoTime = std::numeric_limits<int64_t>::min();  // SQL NULL time
-inline constexpr int64_t kNoValue = std::numeric_limits<int64_t>::min();  // SQL NULL integer
-
-// Asks the kernel to back a large buffer with huge pages: filling millions of rows otherwise spends
-// a tenth of the run in page faults.
-void advise_huge_pages(const void* data, size_t bytes);
-
-// Reserves room for n rows in every column of a table (readers that know the row count up front).
-template <typename... Columns>
-void reserve_columns(size_t n, Columns&... columns) {
-  (columns.reserve(n), ...);
-  (advise_huge_pages(columns.data(), columns.capacity() * sizeof(*columns.data())), ...);
-}
 
 inline int64_t pid_of(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
 inline int64_t tid_of(int64_t global_tid) { return global_tid & 0xFFFFFF; }
@@ -50,57 +38,89 @@ enum class MemKind : uint8_t {
   kPageable = 0, kPinned = 1, kDevice = 2, kArray = 3, kManaged = 4, kDeviceStatic = 5,
   kManagedStatic = 6, kUnknown = 7,
 };
-inline constexpr uint8_t kNoKind = 0xFF;  // SQL NULL kind
 
 // Labels nsys prints for the enums above; used when an old export has no ENUM_* tables.
 const char* copy_kind_label(uint8_t kind);
 const char* mem_kind_label(uint8_t kind);
 
+inline constexpr int32_t kNoGreen = kNoInt32;  // no green context
+
+#define TRACEDOC_KERNEL_COLUMNS(X)                                                                 \
+  X(start, TimeNs, kTime, kNoTime, "when the kernel started on the GPU")                           \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                                                  \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process that launched it")                         \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its launch call (ApiTable::correlation)") \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                                  \
+  X(context, int32_t, kValue, kNoInt32, "its CUDA context")                                        \
+  X(green_context, int32_t, kValue, kNoGreen, "its green context, if any")                         \
+  X(stream, int32_t, kValue, kNoInt32, "its stream")                                               \
+  X(name, StrId, kString, kNoStr, "demangled name")                                                \
+  X(short_name, StrId, kString, kNoStr, "name without arguments or templates")                     \
+  X(mangled_name, StrId, kString, kNoStr, "mangled name")                                          \
+  X(grid_x, int32_t, kValue, kNoInt32, "grid size, x")                                             \
+  X(grid_y, int32_t, kValue, kNoInt32, "grid size, y")                                             \
+  X(grid_z, int32_t, kValue, kNoInt32, "grid size, z")                                             \
+  X(block_x, int32_t, kValue, kNoInt32, "block size, x")                                           \
+  X(block_y, int32_t, kValue, kNoInt32, "block size, y")                                           \
+  X(block_z, int32_t, kValue, kNoInt32, "block size, z")                                           \
+  X(registers_per_thread, int32_t, kValue, kNoInt32, "registers per thread")                       \
+  X(static_smem, int32_t, kValue, kNoInt32, "static shared memory per block, bytes")               \
+  X(dynamic_smem, int32_t, kValue, kNoInt32, "dynamic shared memory per block, bytes")             \
+  X(graph_node_id, int64_t, kValue, kNoValue, "its CUDA graph node, when launched by a graph")     \
+  /* Kineto's "est. achieved occupancy %": NaN where a kernel has none, no rows from nsys. */      \
+  X(est_occupancy, double, kOptionalValue, std::numeric_limits<double>::quiet_NaN(),               \
+    "estimated achieved occupancy, %")
 struct KernelTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, correlation;
-  std::vector<int32_t> device, context, green_context, stream;  // green_context: kNoGreen if none
-  std::vector<StrId> name, short_name, mangled_name;             // name = demangled
-  std::vector<int32_t> grid_x, grid_y, grid_z, block_x, block_y, block_z;
-  std::vector<int32_t> registers_per_thread, static_smem, dynamic_smem;
-  std::vector<int64_t> graph_node_id;
-  // Kineto's per-kernel "est. achieved occupancy %" (NaN where a kernel has none). Optional: empty
-  // when the reader does not record it (nsys exports), else one per row (NaN in the rows of ranks of
-  // a merged directory that did not record it).
-  // Not in reserve(): a table that never fills it stays empty.
-  std::vector<double> est_occupancy;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, device, context, green_context, stream, name, short_name, mangled_name, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_smem, dynamic_smem, graph_node_id); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(KernelTable, TRACEDOC_KERNEL_COLUMNS)
 };
-inline constexpr int32_t kNoGreen = std::numeric_limits<int32_t>::min();
 
+#define TRACEDOC_MEMCPY_COLUMNS(X)                                                                 \
+  X(start, TimeNs, kTime, kNoTime, "when the copy started")                                        \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                                                  \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process that issued it")                           \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its API call")                            \
+  X(bytes, int64_t, kValue, kNoValue, "bytes copied")                                              \
+  X(device, int32_t, kValue, kNoInt32, "the GPU that ran it")                                      \
+  X(context, int32_t, kValue, kNoInt32, "its CUDA context")                                        \
+  X(green_context, int32_t, kValue, kNoGreen, "its green context, if any")                         \
+  X(stream, int32_t, kValue, kNoInt32, "its stream")                                               \
+  X(src_device, int32_t, kValue, kNoInt32, "source GPU (peer copies)")                             \
+  X(dst_device, int32_t, kValue, kNoInt32, "destination GPU (peer copies)")                        \
+  X(copy_kind, uint8_t, kValue, kNoKind, "direction (CopyKind)")                                   \
+  X(src_kind, uint8_t, kValue, kNoKind, "source memory kind (MemKind)")                            \
+  X(dst_kind, uint8_t, kValue, kNoKind, "destination memory kind (MemKind)")
 struct MemcpyTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, correlation, bytes;
-  std::vector<int32_t> device, context, green_context, stream, src_device, dst_device;
-  std::vector<uint8_t> copy_kind, src_kind, dst_kind;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, bytes, device, context, green_context, stream, src_device, dst_device, copy_kind, src_kind, dst_kind); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(MemcpyTable, TRACEDOC_MEMCPY_COLUMNS)
 };
 
+#define TRACEDOC_MEMSET_COLUMNS(X)                                       \
+  X(start, TimeNs, kTime, kNoTime, "when the memset started")            \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                        \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process that issued it") \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its API call")  \
+  X(bytes, int64_t, kValue, kNoValue, "bytes set")                       \
+  X(value, int64_t, kValue, kNoValue, "the byte value written")          \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                        \
+  X(context, int32_t, kValue, kNoInt32, "its CUDA context")              \
+  X(green_context, int32_t, kValue, kNoGreen, "its green context, if any") \
+  X(stream, int32_t, kValue, kNoInt32, "its stream")                     \
+  X(mem_kind, uint8_t, kValue, kNoKind, "memory kind (MemKind)")
 struct MemsetTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, correlation, bytes, value;
-  std::vector<int32_t> device, context, green_context, stream;
-  std::vector<uint8_t> mem_kind;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, bytes, value, device, context, green_context, stream, mem_kind); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(MemsetTable, TRACEDOC_MEMSET_COLUMNS)
 };
 
 // CUDA (or HIP) API calls made on CPU threads.
 enum class ApiClass : uint8_t { kCudaRuntime = 0, kCudaDriver = 1, kOther = 2 };
+#define TRACEDOC_API_COLUMNS(X)                                                                    \
+  X(start, TimeNs, kTime, kNoTime, "when the call began")                                          \
+  X(end, TimeNs, kTime, kNoTime, "when it returned")                                               \
+  X(global_tid, int64_t, kOwner, kNoValue, "the calling thread")                                   \
+  X(correlation, int64_t, kValue, kNoValue, "links it to the GPU work it launched")                \
+  X(return_value, int64_t, kValue, kNoValue, "what it returned")                                   \
+  X(name, StrId, kString, kNoStr, "the function, as recorded, version suffix kept (cudaLaunchKernel_v7000)") \
+  X(api_class, uint8_t, kValue, kNoKind, "runtime, driver or other (ApiClass)")
 struct ApiTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_tid, correlation, return_value;
-  std::vector<StrId> name;  // as recorded, version suffix kept (cudaLaunchKernel_v7000)
-  std::vector<uint8_t> api_class;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, correlation, return_value, name, api_class); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(ApiTable, TRACEDOC_API_COLUMNS)
 };
 
 // Annotation ranges and marks: NVTX (push/pop, start/end, marks, domain creation rows) from nsys,
@@ -109,124 +129,161 @@ enum class RangeKind : uint16_t {
   kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxtPushPop = 70, kNvtxtStartEnd = 71,
   kNvtxDomainCreate = 75, kOther = 0xFFFF,
 };
+#define TRACEDOC_RANGE_COLUMNS(X)                                                                  \
+  X(start, TimeNs, kTime, kNoTime, "when the range began (a mark's time)")                         \
+  X(end, TimeNs, kTime, kNoTime, "when it ended; absent: never closed")                            \
+  X(global_tid, int64_t, kOwner, kNoValue, "the thread that began it")                             \
+  X(end_global_tid, int64_t, kOwner, kNoValue, "the thread that ended it, when another one did")   \
+  X(kind, uint16_t, kValue, uint16_t{0xFFFF}, "nsys event type (RangeKind), raw value kept for unknown types") \
+  X(text, StrId, kString, kNoStr, "the registered string if any, else the inline text")            \
+  X(domain_id, int64_t, kValue, kNoValue, "its NVTX domain")                                       \
+  X(range_id, int64_t, kValue, kNoValue, "nvtxRangeStart's id")                                    \
+  X(row_id, int64_t, kValue, kNoValue, "the export's rowid (1-based row number), kept through filters")
 struct RangeTable {
-  std::vector<TimeNs> start, end;            // end == kNoTime: never closed
-  std::vector<int64_t> global_tid, end_global_tid;  // end_global_tid: kNoValue unless ended elsewhere
-  std::vector<uint16_t> kind;                // RangeKind, raw value kept for unknown types
-  std::vector<StrId> text;                   // registered string if any, else the inline text
-  std::vector<int64_t> domain_id;            // kNoValue when absent
-  std::vector<int64_t> range_id;             // nvtxRangeStart id, kNoValue when absent
-  std::vector<int64_t> row_id;               // the export's rowid (1-based row number), kept through filters
-  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, end_global_tid, kind, text, domain_id, range_id, row_id); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(RangeTable, TRACEDOC_RANGE_COLUMNS)
 };
 
 // Operating-system runtime calls (pthread, poll, ioctl, ...).
+#define TRACEDOC_OS_CALL_COLUMNS(X)                                               \
+  X(start, TimeNs, kTime, kNoTime, "when the call began")                         \
+  X(end, TimeNs, kTime, kNoTime, "when it returned")                              \
+  X(global_tid, int64_t, kOwner, kNoValue, "the calling thread")                  \
+  X(return_value, int64_t, kValue, kNoValue, "what it returned")                  \
+  X(name, StrId, kString, kNoStr, "the function")                                 \
+  X(event_class, int32_t, kValue, kNoInt32, "nsys event class")                   \
+  X(nesting_level, int32_t, kValue, kNoInt32, "calls it was made inside of")
 struct OsCallTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_tid, return_value;
-  std::vector<StrId> name;
-  std::vector<int32_t> event_class, nesting_level;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, return_value, name, event_class, nesting_level); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(OsCallTable, TRACEDOC_OS_CALL_COLUMNS)
 };
 
 // Thread scheduling (nsys SCHED_EVENTS, `--cpuctxsw`): a thread switched onto (sched_in) or off a CPU.
+#define TRACEDOC_SCHED_COLUMNS(X)                                                             \
+  X(time, TimeNs, kTime, kNoTime, "when the switch happened")                                 \
+  X(global_tid, int64_t, kOwner, kNoValue, "the thread switched")                             \
+  X(cpu, int32_t, kValue, kNoInt32, "the CPU")                                                \
+  X(sched_in, uint8_t, kValue, kNoKind, "1: the thread starts running, 0: it stops")          \
+  X(state, uint8_t, kValue, kNoKind, "ENUM_SAMPLING_THREAD_STATE after the switch")
 struct SchedTable {
-  std::vector<TimeNs> time;
-  std::vector<int64_t> global_tid;
-  std::vector<int32_t> cpu;
-  std::vector<uint8_t> sched_in;  // 1: the thread starts running, 0: it stops
-  std::vector<uint8_t> state;     // ENUM_SAMPLING_THREAD_STATE after the switch, kNoKind if unknown
-  void reserve(size_t n) { reserve_columns(n, time, global_tid, cpu, sched_in, state); }
-  size_t size() const { return time.size(); }
+  TRACEDOC_TABLE(SchedTable, TRACEDOC_SCHED_COLUMNS)
 };
 
 // CPU samples (nsys COMPOSITE_EVENTS, `--sample`): the sampled thread and its state.
+#define TRACEDOC_CPU_SAMPLE_COLUMNS(X)                                                        \
+  X(time, TimeNs, kTime, kNoTime, "when the sample was taken")                                \
+  X(global_tid, int64_t, kOwner, kNoValue, "the sampled thread")                              \
+  X(state, uint8_t, kValue, kNoKind, "ENUM_SAMPLING_THREAD_STATE: 1 running, 2/3/7 waiting, ...")
 struct CpuSampleTable {
-  std::vector<TimeNs> time;
-  std::vector<int64_t> global_tid;
-  std::vector<uint8_t> state;  // ENUM_SAMPLING_THREAD_STATE: 1 running, 2/3/7 waiting, ...
-  void reserve(size_t n) { reserve_columns(n, time, global_tid, state); }
-  size_t size() const { return time.size(); }
+  TRACEDOC_TABLE(CpuSampleTable, TRACEDOC_CPU_SAMPLE_COLUMNS)
 };
 
 // CUDA synchronization activity (event / stream / context syncs seen on the GPU side).
+#define TRACEDOC_SYNC_COLUMNS(X)                                                                   \
+  X(start, TimeNs, kTime, kNoTime, "when the wait began")                                          \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                                                  \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process")                                          \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its API call")                            \
+  X(event_id, int64_t, kValue, kNoValue, "the CUDA event waited for (CudaEventTable::event_id)")   \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                                  \
+  X(context, int32_t, kValue, kNoInt32, "its CUDA context")                                        \
+  X(stream, int32_t, kValue, kNoInt32, "the stream that waited")                                   \
+  X(sync_type, int32_t, kValue, kNoInt32, "ENUM_CUPTI_SYNC_TYPE: event, stream wait, stream, context")
 struct SyncTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, correlation, event_id;
-  std::vector<int32_t> device, context, stream, sync_type;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, event_id, device, context, stream, sync_type); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(SyncTable, TRACEDOC_SYNC_COLUMNS)
 };
 
 // CUDA event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT): the stream on which cudaEventRecord placed
 // an event, which is the stream a later cudaStreamWaitEvent or cudaEventSynchronize (SyncTable's
 // event_id) waits for. One row per record call; event ids are reused, sync_id is not.
+#define TRACEDOC_CUDA_EVENT_COLUMNS(X)                                                              \
+  X(time, TimeNs, kTime, kNoTime, "device-side completion time; absent when not collected (the default)") \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process")                                           \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its cudaEventRecord call")                 \
+  X(event_id, int64_t, kValue, kNoValue, "the event (reused by later records)")                     \
+  X(sync_id, int64_t, kValue, kNoValue, "this record's own id")                                     \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                                   \
+  X(context, int32_t, kValue, kNoInt32, "its CUDA context")                                         \
+  X(stream, int32_t, kValue, kNoInt32, "the stream the event was recorded on")
 struct CudaEventTable {
-  std::vector<TimeNs> time;  // device-side completion time; kNoTime when not collected (the default)
-  std::vector<int64_t> global_pid, correlation, event_id, sync_id;  // sync_id: kNoValue when absent
-  std::vector<int32_t> device, context, stream;
-  void reserve(size_t n) { reserve_columns(n, time, global_pid, correlation, event_id, sync_id, device, context, stream); }
-  size_t size() const { return event_id.size(); }
+  TRACEDOC_TABLE(CudaEventTable, TRACEDOC_CUDA_EVENT_COLUMNS)
 };
 
 // Whole CUDA graph executions (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): with graph-level tracing a graph
 // launch is one GPU block and its kernels are not recorded one by one.
+#define TRACEDOC_GRAPH_TRACE_COLUMNS(X)                                               \
+  X(start, TimeNs, kTime, kNoTime, "when the graph's first node started")             \
+  X(end, TimeNs, kTime, kNoTime, "when its last node ended")                          \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process that launched it")            \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its cudaGraphLaunch call")   \
+  X(graph_id, int64_t, kValue, kNoValue, "the graph")                                 \
+  X(graph_exec_id, int64_t, kValue, kNoValue, "its executable graph")                 \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                     \
+  X(context, int32_t, kValue, kNoInt32, "its CUDA context")                           \
+  X(stream, int32_t, kValue, kNoInt32, "its stream")
 struct GraphTraceTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, correlation, graph_id, graph_exec_id;  // graph_exec_id: kNoValue when absent
-  std::vector<int32_t> device, context, stream;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_pid, correlation, graph_id, graph_exec_id, device, context, stream); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(GraphTraceTable, TRACEDOC_GRAPH_TRACE_COLUMNS)
 };
 
 // GPU memory allocation / free events (CUDA_GPU_MEMORY_USAGE_EVENTS, PyTorch [memory]).
+#define TRACEDOC_MEMORY_EVENT_COLUMNS(X)                                           \
+  X(time, TimeNs, kTime, kNoTime, "when the memory was allocated or freed")        \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process")                          \
+  X(address, int64_t, kValue, kNoValue, "the block's address")                     \
+  X(bytes, int64_t, kValue, kNoValue, "its size")                                  \
+  X(correlation, int64_t, kValue, kNoValue, "links it to its API call")            \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                  \
+  X(mem_kind, int32_t, kValue, kNoInt32, "memory kind (MemKind)")                  \
+  X(operation, int32_t, kValue, kNoInt32, "0 allocation, 1 free")
 struct MemoryEventTable {
-  std::vector<TimeNs> time;
-  std::vector<int64_t> global_pid, address, bytes, correlation;
-  std::vector<int32_t> device, mem_kind, operation;  // operation: 0 allocation, 1 free
-  void reserve(size_t n) { reserve_columns(n, time, global_pid, address, bytes, correlation, device, mem_kind, operation); }
-  size_t size() const { return time.size(); }
+  TRACEDOC_TABLE(MemoryEventTable, TRACEDOC_MEMORY_EVENT_COLUMNS)
 };
 
 // Profiler overhead ranges (nsys PROFILER_OVERHEAD).
+#define TRACEDOC_OVERHEAD_COLUMNS(X)                                       \
+  X(start, TimeNs, kTime, kNoTime, "when the overhead began")              \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                          \
+  X(global_tid, int64_t, kOwner, kNoValue, "the thread it delayed")        \
+  X(name, StrId, kString, kNoStr, "what the profiler was doing")
 struct OverheadTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_tid;
-  std::vector<StrId> name;
-  void reserve(size_t n) { reserve_columns(n, start, end, global_tid, name); }
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(OverheadTable, TRACEDOC_OVERHEAD_COLUMNS)
 };
 
 // Unified Memory page migrations: the CUPTI_ACTIVITY_KIND_MEMCPY rows with a UVM copy kind
 // (kUvmHtoD, kUvmDtoH, kUvmDtoD), kept with the base address of the pages they moved, which the
 // ordinary memcpy table has no use for.
+#define TRACEDOC_UM_MIGRATION_COLUMNS(X)                                                         \
+  X(start, TimeNs, kTime, kNoTime, "when the migration started")                                 \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                                                \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process")                                        \
+  X(bytes, int64_t, kValue, kNoValue, "bytes moved")                                             \
+  X(virtual_address, int64_t, kValue, kNoValue, "base address of the pages moved")               \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                                \
+  X(copy_kind, uint8_t, kValue, kNoKind, "direction (CopyKind: kUvmHtoD, kUvmDtoH, kUvmDtoD)")   \
+  X(migration_cause, uint8_t, kValue, kNoKind, "ENUM_CUDA_UNIF_MEM_MIGRATION")
 struct UmMigrationTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, bytes;
-  std::vector<int64_t> virtual_address;  // kNoValue when not recorded
-  std::vector<int32_t> device;
-  std::vector<uint8_t> copy_kind;
-  std::vector<uint8_t> migration_cause;  // ENUM_CUDA_UNIF_MEM_MIGRATION, kNoKind when not recorded
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(UmMigrationTable, TRACEDOC_UM_MIGRATION_COLUMNS)
 };
 
 // CPU page faults on managed memory (CUDA_UM_CPU_PAGE_FAULT_EVENTS), one row per fault.
+#define TRACEDOC_UM_CPU_FAULT_COLUMNS(X)                                 \
+  X(time, TimeNs, kTime, kNoTime, "when the fault happened")             \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process")                \
+  X(address, int64_t, kValue, kNoValue, "the faulting page")
 struct UmCpuPageFaultTable {
-  std::vector<TimeNs> time;
-  std::vector<int64_t> global_pid, address;  // address: the faulting page, kNoValue when not recorded
-  size_t size() const { return time.size(); }
+  TRACEDOC_TABLE(UmCpuPageFaultTable, TRACEDOC_UM_CPU_FAULT_COLUMNS)
 };
 
 // GPU page faults on managed memory (CUDA_UM_GPU_PAGE_FAULT_EVENTS): one row per faulting page and
 // interval, with how many faults hit the page.
+#define TRACEDOC_UM_GPU_FAULT_COLUMNS(X)                                            \
+  X(start, TimeNs, kTime, kNoTime, "when the faults began")                         \
+  X(end, TimeNs, kTime, kNoTime, "when they were served")                           \
+  X(global_pid, int64_t, kOwner, kNoValue, "the process")                           \
+  X(address, int64_t, kValue, kNoValue, "the faulting page")                        \
+  X(fault_count, int64_t, kValue, kNoValue, "faults on the page in the interval")   \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                   \
+  X(access_type, uint8_t, kValue, kNoKind, "ENUM_CUDA_UNIF_MEM_ACCESS_TYPE")
 struct UmGpuPageFaultTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_pid, address, fault_count;  // kNoValue when not recorded
-  std::vector<int32_t> device;
-  std::vector<uint8_t> access_type;  // ENUM_CUDA_UNIF_MEM_ACCESS_TYPE, kNoKind when not recorded
-  size_t size() const { return start.size(); }
+  TRACEDOC_TABLE(UmGpuPageFaultTable, TRACEDOC_UM_GPU_FAULT_COLUMNS)
 };
 
 struct UnifiedMemoryTable {
@@ -237,21 +294,16 @@ struct UnifiedMemoryTable {
 
 // OpenMP (OMPT) events from every OPENMP_EVENT_KIND_* table of an export, in one table. nsys keeps
 // one table per event kind and summarizes each on its own, so every row remembers its source table.
+#define TRACEDOC_OPENMP_COLUMNS(X)                                                 \
+  X(start, TimeNs, kTime, kNoTime, "when the event began")                         \
+  X(end, TimeNs, kTime, kNoTime, "when it ended")                                  \
+  X(global_tid, int64_t, kOwner, kNoValue, "the thread")                           \
+  X(name, StrId, kString, kNoStr, "the event's name")                              \
+  X(event_kind, uint8_t, kValue, kNoKind, "ENUM_OPENMP_EVENT_KIND")                \
+  X(source, uint16_t, kValue, uint16_t{0xFFFF}, "index into source_tables")
 struct OpenMpEventTable {
-  std::vector<TimeNs> start, end;
-  std::vector<int64_t> global_tid;
-  std::vector<StrId> name;
-  std::vector<uint8_t> event_kind;         // ENUM_OPENMP_EVENT_KIND, kNoKind when not recorded
-  std::vector<uint16_t> source;            // index into source_tables
-  std::vector<std::string> source_tables;  // e.g. "OPENMP_EVENT_KIND_PARALLEL"
-  size_t size() const { return start.size(); }
-  // Drops rows from index n on (a table whose scan has to be redone).
-  void truncate(size_t n) {
-    for (auto* c : {&start, &end, &global_tid}) c->resize(n);
-    name.resize(n);
-    event_kind.resize(n);
-    source.resize(n);
-  }
+  TRACEDOC_TABLE(OpenMpEventTable, TRACEDOC_OPENMP_COLUMNS)
+  std::vector<std::string> source_tables;  // not per row: e.g. "OPENMP_EVENT_KIND_PARALLEL"
 };
 
 struct ThreadInfo {
@@ -349,5 +401,53 @@ struct Trace {
     return tag > 0 ? tag - 1 : pytorch.rank;
   }
 };
+
+
+// Which tables the readers of PyTorch traces and captures put in order of their first time column
+// (kineto::sort_by_time); the others keep the order their events were recorded in. nsys exports
+// keep the export's row order in every table.
+enum class TableOrder : uint8_t { kByTime, kAsRecorded };
+struct TableInfo {
+  std::string_view name;  // as `tracedoc sql` and the Arrow export name the table
+  TableOrder order = TableOrder::kByTime;
+};
+
+// Every event table of a Trace, once: f(info, get) for each, where get(trace) returns the table of
+// a Trace (or const Trace). Generic work over all tables (the time sort, rank merges, the property
+// test) goes through this list, so a new table is added here and nowhere else. The order is the
+// order in which a rank merge meets strings; collectives follow kernels, whose rows they name.
+template <typename F>
+void for_each_trace_table(F&& f) {
+  using enum TableOrder;
+  f(TableInfo{"kernels", kByTime}, [](auto& t) -> auto& { return t.kernels; });
+  f(TableInfo{"collectives", kAsRecorded}, [](auto& t) -> auto& { return t.pytorch.collectives; });
+  f(TableInfo{"memcpy", kByTime}, [](auto& t) -> auto& { return t.memcpys; });
+  f(TableInfo{"memset", kByTime}, [](auto& t) -> auto& { return t.memsets; });
+  f(TableInfo{"api", kByTime}, [](auto& t) -> auto& { return t.api; });
+  f(TableInfo{"ranges", kByTime}, [](auto& t) -> auto& { return t.ranges; });
+  f(TableInfo{"ops", kByTime}, [](auto& t) -> auto& { return t.pytorch.ops; });
+  f(TableInfo{"gpu_annotations", kByTime}, [](auto& t) -> auto& { return t.pytorch.gpu_annotations; });
+  f(TableInfo{"python_functions", kByTime}, [](auto& t) -> auto& { return t.pytorch.python_functions; });
+  f(TableInfo{"allocator", kByTime}, [](auto& t) -> auto& { return t.pytorch.allocator; });
+  f(TableInfo{"flows", kAsRecorded}, [](auto& t) -> auto& { return t.pytorch.forward_backward; });
+  f(TableInfo{"syncs", kByTime}, [](auto& t) -> auto& { return t.syncs; });
+  f(TableInfo{"cuda_events", kAsRecorded}, [](auto& t) -> auto& { return t.cuda_events; });
+  f(TableInfo{"graph_traces", kByTime}, [](auto& t) -> auto& { return t.graph_traces; });
+  f(TableInfo{"memory_events", kByTime}, [](auto& t) -> auto& { return t.memory; });
+  f(TableInfo{"overhead", kByTime}, [](auto& t) -> auto& { return t.overhead; });
+  f(TableInfo{"os_calls", kByTime}, [](auto& t) -> auto& { return t.os_calls; });
+  f(TableInfo{"sched", kAsRecorded}, [](auto& t) -> auto& { return t.sched; });
+  f(TableInfo{"cpu_samples", kAsRecorded}, [](auto& t) -> auto& { return t.cpu_samples; });
+  f(TableInfo{"um_migrations", kAsRecorded}, [](auto& t) -> auto& { return t.unified_memory.migrations; });
+  f(TableInfo{"um_cpu_faults", kAsRecorded}, [](auto& t) -> auto& { return t.unified_memory.cpu_faults; });
+  f(TableInfo{"um_gpu_faults", kAsRecorded}, [](auto& t) -> auto& { return t.unified_memory.gpu_faults; });
+  f(TableInfo{"openmp", kAsRecorded}, [](auto& t) -> auto& { return t.openmp; });
+}
+
+// f(info, table) for every event table of a trace (const tables for a const Trace).
+template <typename TraceType, typename F>
+void for_each_table(TraceType& trace, F&& f) {
+  for_each_trace_table([&](const TableInfo& info, auto get) { f(info, get(trace)); });
+}
 
 }  // namespace tracedoc

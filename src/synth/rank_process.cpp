@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "model/table_sort.h"
+
 namespace tracedoc::synth {
 
 namespace {
@@ -546,7 +548,7 @@ void RankProcess::idle_cpu_work() {
 }
 
 Trace RankProcess::finish() {
-  sort_by_start(trace_);
+  sort_by_time(trace_);  // as the readers leave their tables
   return std::move(trace_);
 }
 

@@ -15,52 +15,7 @@ constexpr int64_t kAddressBase = 0x7f2a00000000;
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-std::vector<uint32_t> order_by(const std::vector<TimeNs>& start) {
-  std::vector<uint32_t> order(start.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return start[a] < start[b]; });
-  return order;
-}
-
-template <typename... Cols>
-void permute(const std::vector<uint32_t>& order, Cols&... cols) {
-  const auto one = [&](auto& col) {
-    if (col.size() != order.size()) return;
-    std::remove_reference_t<decltype(col)> out;
-    out.reserve(col.size());
-    for (uint32_t i : order) out.push_back(col[i]);
-    col.swap(out);
-  };
-  (one(cols), ...);
-}
-
 }  // namespace
-
-void sort_by_start(Trace& t) {
-  auto& k = t.kernels;
-  const auto korder = order_by(k.start);
-  permute(korder, k.start, k.end, k.global_pid, k.correlation, k.device, k.context, k.green_context, k.stream, k.name,
-          k.short_name, k.mangled_name, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
-          k.registers_per_thread, k.static_smem, k.dynamic_smem, k.graph_node_id, k.est_occupancy);
-  std::vector<uint32_t> new_row(korder.size());
-  for (uint32_t i = 0; i < korder.size(); ++i) new_row[korder[i]] = i;
-  auto& c = t.pytorch.collectives;
-  for (auto& row : c.kernel) row = new_row[row];
-  auto& m = t.memcpys;
-  permute(order_by(m.start), m.start, m.end, m.global_pid, m.correlation, m.bytes, m.device, m.context, m.green_context,
-          m.stream, m.src_device, m.dst_device, m.copy_kind, m.src_kind, m.dst_kind);
-  auto& a = t.api;
-  permute(order_by(a.start), a.start, a.end, a.global_tid, a.correlation, a.return_value, a.name, a.api_class);
-  auto& r = t.ranges;
-  permute(order_by(r.start), r.start, r.end, r.global_tid, r.end_global_tid, r.kind, r.text, r.domain_id, r.range_id);
-  std::iota(r.row_id.begin(), r.row_id.end(), int64_t{1});
-  auto& o = t.pytorch.ops;
-  permute(order_by(o.start), o.start, o.end, o.global_tid, o.name, o.external_id, o.sequence_number, o.fwd_thread_id,
-          o.input_dims);
-  auto& al = t.pytorch.allocator;
-  permute(order_by(al.time), al.time, al.global_tid, al.address, al.bytes, al.total_allocated, al.total_reserved,
-          al.device_type, al.device_id);
-}
 
 uint64_t Rng::next() {
   uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);

@@ -111,8 +111,5 @@ class Timeline {
   int64_t next_handle_ = 0;
 };
 
-// Puts every event table in stable start-time order, as the readers leave them (collectives follow
-// their kernels; range row ids are renumbered).
-void sort_by_start(Trace& trace);
 
 }  // namespace tracedoc::synth
