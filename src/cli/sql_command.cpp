@@ -87,10 +87,18 @@ int run_sql(const SqlOptions& opt) {
     return fail(IoError("sql: cannot open an in-memory database"));
   }
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
-  const diagnose::Diagnosis diagnosis = diagnose::diagnose(loaded->trace, {});
+  // The analyses run only for the tables the query reads (a diagnosis costs more than the query).
+  const Trace& trace = loaded->trace;
+  SqlAnalyses analyses;
+  Result<StepSet> steps = sql_query_names(opt.query, "steps") ? find_steps(trace) : Result<StepSet>(StepSet{});
+  if (steps.ok()) analyses.steps = &*steps;
+  std::vector<MemorySeries> memory;
+  if (sql_query_names(opt.query, "memory")) memory = collect_gpu_memory(trace), analyses.memory = &memory;
+  diagnose::Diagnosis diagnosis;
+  if (sql_query_names(opt.query, "findings")) diagnosis = diagnose::diagnose(trace, {}), analyses.diagnosis = &diagnosis;
   // Errors name the input: a query that fails on one trace (an overflowing sum) may run on another.
   const auto fail_on_input = [&](const Status& st) { return fail(Status(st.code(), opt.in.input + ": " + st.message())); };
-  if (Status st = load_sql_model(loaded->trace, &diagnosis, db.get()); !st.ok()) return fail_on_input(st);
+  if (Status st = load_sql_model(trace, analyses, db.get(), opt.query); !st.ok()) return fail_on_input(st);
   // The query runs before anything is written, so a bad query leaves no output file.
   TableSink rows;
   if (Status st = run_query(db.get(), opt.query, rows); !st.ok()) return fail_on_input(st);
@@ -111,7 +119,7 @@ int run_sql(const SqlOptions& opt) {
 
 std::function<int()> add_sql_command(CLI::App& app) {
   auto opt = std::make_shared<SqlOptions>();
-  CLI::App* cmd = app.add_subcommand("sql", "Run a SELECT over the trace as SQL tables (kernels, memcpy, api, ranges, ops, steps, memory, findings)");
+  CLI::App* cmd = app.add_subcommand("sql", "Run a SELECT over the trace as SQL tables (every model table: kernels, memcpy, api, ranges, ops, ...; steps, memory, findings; tracedoc_columns describes them)");
   cmd->add_option("input", opt->in.input, "Nsight Systems export, PyTorch trace or rank directory");
   cmd->add_option("query", opt->query, "One SELECT (docs/sql.md lists the tables and columns)");
   cmd->add_option("-f,--format", opt->in.format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");

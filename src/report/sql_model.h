@@ -1,29 +1,39 @@
 // The normalized model as SQLite tables, for `tracedoc sql`: users who live in SQL query every input
 // format the same way. docs/sql.md documents the tables; times are int64 ns on the trace's timebase.
 //
-//   kernels(start_ns, end_ns, duration_ns, rank, pid, device, stream, correlation, name, short_name,
-//           grid_x, grid_y, grid_z, block_x, block_y, block_z, registers, static_smem, dynamic_smem)
-//   memcpy(start_ns, end_ns, duration_ns, rank, pid, device, stream, correlation, bytes, kind,
-//          src_kind, dst_kind)
-//   memset(start_ns, end_ns, duration_ns, rank, pid, device, stream, correlation, bytes, value)
-//   api(start_ns, end_ns, duration_ns, rank, pid, tid, correlation, name, return_value)
-//   ranges(start_ns, end_ns, duration_ns, rank, pid, tid, name)            NVTX, record_function
-//   ops(start_ns, end_ns, duration_ns, rank, pid, tid, name, input_dims, external_id)  PyTorch
-//   steps(step, rank, pid, start_ns, end_ns, duration_ns, name, source)
-//   memory(time_ns, rank, pid, device, delta_bytes, allocated_bytes)        GPU memory over time
-//   findings(id, severity, confidence, scope, title, savings_ns, savings_share)
+// Every model table (model/trace.h's for_each_trace_table) is one SQL table of the same name, its
+// columns derived from the table's column declarations (model/columns.h): a time `X` is `X_ns`,
+// a table with start and end gains `duration_ns`, a global thread id is `rank, pid, tid`, a string
+// id its text, a kernel row `X_rowid` (kernels.rowid), copy and memory kinds their labels, an absent
+// value NULL. `tracedoc_columns(table_name, column_name, type, description)` lists them all. Beside
+// them, what the analyses computed: steps, memory (the allocated level over time) and findings.
 #pragma once
 
 #include <sqlite3.h>
 
+#include <string_view>
+#include <vector>
+
+#include "analysis/gpu_memory.h"
+#include "analysis/steps.h"
 #include "common/status.h"
 #include "diagnose/engine.h"
 #include "model/trace.h"
 
 namespace tracedoc {
 
-// Creates and fills the tables in `db` (an empty database, usually ":memory:"). `diagnosis` fills
-// the findings table (empty when null).
-Status load_sql_model(const Trace& trace, const diagnose::Diagnosis* diagnosis, sqlite3* db);
+// The analyses' results the SQL tables render; a null one leaves its table empty.
+struct SqlAnalyses {
+  const StepSet* steps = nullptr;
+  const std::vector<MemorySeries>* memory = nullptr;
+  const diagnose::Diagnosis* diagnosis = nullptr;
+};
+
+// True when `query` names `table` (a lower-case name) as a word, in any case; an empty query names
+// every table. Tables a query does not name are created empty: it cannot read them.
+bool sql_query_names(std::string_view query, std::string_view table);
+
+// Creates the tables in `db` (an empty database, usually ":memory:") and fills those `query` names.
+Status load_sql_model(const Trace& trace, const SqlAnalyses& analyses, sqlite3* db, std::string_view query = {});
 
 }  // namespace tracedoc
