@@ -98,17 +98,49 @@ StrId raw_id(int64_t v) {
   return v == kNone || v < 0 || v >= static_cast<int64_t>(kNoStr) ? kNoStr : static_cast<StrId>(v);
 }
 
+// A column of the table a scan reads, bound by name (Fields); row functions read values through it.
+struct Field {
+  int index;
+};
+
+// The columns one scan reads. in("start") binds the table's `start` column and returns its Field,
+// so each column is named once, beside what the row function does with it, and the SELECT list is
+// made from the bindings (never a list of names matched to positions by hand).
+class Fields {
+ public:
+  Field operator()(std::string name) {
+    names_.push_back(std::move(name));
+    return Field{static_cast<int>(names_.size()) - 1};
+  }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// A SqliteStatement row read through Fields (the statement selects the bound columns in order).
+struct StatementRow {
+  SqliteStatement& stmt;
+  bool is_null(Field col) const { return stmt.is_null(col.index); }
+  bool is_number(Field col) const { return stmt.is_number(col.index); }
+  int64_t int64(Field col) const { return stmt.int64(col.index); }
+  int64_t int64_or(Field col, int64_t fallback) const { return stmt.int64_or(col.index, fallback); }
+  std::string_view text(Field col) const { return stmt.text(col.index); }
+};
+
 class Loader {
  public:
   Loader(const SqliteDb& db, Trace& trace) : db_(db), trace_(trace) {}
 
-  // Calls row(r) for each row of `SELECT wanted FROM table`; r offers is_null(i), int64(i),
-  // int64_or(i, fallback) and text(i). Uses the direct b-tree scanner when the file allows it and
-  // SQLite otherwise. prepare(n) empties the destination and makes room for n rows; it runs before
-  // the rows arrive, and again (n = 0) if a fast scan has to be redone by SQLite.
+  // Calls row(r) for each row of `SELECT <the bound columns> FROM table`; r offers is_null(f),
+  // is_number(f), int64(f), int64_or(f, fallback) and text(f) for each bound Field f. Uses the
+  // direct b-tree scanner when the file allows it and SQLite otherwise. prepare(n) empties the
+  // destination and makes room for n rows; it runs before the rows arrive, and again (n = 0) if a
+  // fast scan has to be redone by SQLite.
   template <typename RowFn, typename PrepareFn>
-  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row, PrepareFn&& prepare) {
+  Status scan(const std::string& table, const Fields& fields, RowFn&& row, PrepareFn&& prepare) {
     if (!trace_.source.has_table(table)) return Status::Ok();
+    const std::vector<std::string>& wanted = fields.names();
     TRACEDOC_ASSIGN_OR_RETURN(auto cols, db_.column_names(table));
     TRACEDOC_RETURN_IF_ERROR(check_required_columns(table, cols));
     if (fast_) {
@@ -121,7 +153,7 @@ class Loader {
     }
     prepare(0);
     TRACEDOC_ASSIGN_OR_RETURN(auto stmt, db_.prepare(select_columns_sql(table, cols, wanted)));
-    while (stmt.step()) row(stmt);
+    while (stmt.step()) row(StatementRow{stmt});
     wrong_type_ += stmt.wrong_type();
     if (!stmt.status().ok()) {
       return BadInput(fmt::format("{}: table {}: {}", db_.path(), table, stmt.status().message()));
@@ -129,8 +161,8 @@ class Loader {
     return Status::Ok();
   }
   template <typename RowFn>
-  Status scan(const std::string& table, const std::vector<std::string>& wanted, RowFn&& row) {
-    return scan(table, wanted, row, [](size_t) {});
+  Status scan(const std::string& table, const Fields& fields, RowFn&& row) {
+    return scan(table, fields, row, [](size_t) {});
   }
 
   void use_fast_scanner(const SqlitePageFile* fast) { fast_ = fast; }
@@ -204,16 +236,18 @@ class Loader {
     std::span<const SqlValue> values;
     const std::vector<int>& index;
     int64_t* wrong_type;
-    const SqlValue& at(int col) const { return values[static_cast<size_t>(index[col])]; }
-    bool is_null(int col) const { return at(col).is_null(); }
-    bool is_number(int col) const { return at(col).type == SqlValue::Type::kInt || at(col).type == SqlValue::Type::kReal; }
+    const SqlValue& at(Field col) const { return values[static_cast<size_t>(index[static_cast<size_t>(col.index)])]; }
+    bool is_null(Field col) const { return at(col).is_null(); }
+    bool is_number(Field col) const {
+      return at(col).type == SqlValue::Type::kInt || at(col).type == SqlValue::Type::kReal;
+    }
     // As SqliteStatement::int64 and int64_or: text and blobs read as 0 / `fallback`, counted.
-    int64_t int64(int col) const {
+    int64_t int64(Field col) const {
       const SqlValue& v = at(col);
       if (v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob) ++*wrong_type;
       return v.i;  // 0 for text and blobs
     }
-    int64_t int64_or(int col, int64_t fallback) const {
+    int64_t int64_or(Field col, int64_t fallback) const {
       const SqlValue& v = at(col);
       if (v.is_null()) return fallback;
       if (v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob) {
@@ -222,7 +256,7 @@ class Loader {
       }
       return v.i;
     }
-    std::string_view text(int col) const {
+    std::string_view text(Field col) const {
       const SqlValue& v = at(col);
       return v.type == SqlValue::Type::kText || v.type == SqlValue::Type::kBlob ? v.s : std::string_view{};
     }
@@ -231,99 +265,113 @@ class Loader {
  public:
   Status load_kernels() {
     auto& k = trace_.kernels;
-    return scan("CUPTI_ACTIVITY_KIND_KERNEL",
-                {"start", "end", "globalPid", "correlationId", "deviceId", "contextId", "greenContextId",
-                 "streamId", "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ",
-                 "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-                 "dynamicSharedMemory", "graphNodeId"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
+                correlation_id = in("correlationId"), device_id = in("deviceId"), context_id = in("contextId"),
+                green_context_id = in("greenContextId"), stream_id = in("streamId"),
+                demangled_name = in("demangledName"), short_name = in("shortName"), mangled_name = in("mangledName"),
+                grid_x = in("gridX"), grid_y = in("gridY"), grid_z = in("gridZ"), block_x = in("blockX"),
+                block_y = in("blockY"), block_z = in("blockZ"), registers_per_thread = in("registersPerThread"),
+                static_shared_memory = in("staticSharedMemory"), dynamic_shared_memory = in("dynamicSharedMemory"),
+                graph_node_id = in("graphNodeId");
+    return scan("CUPTI_ACTIVITY_KIND_KERNEL", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  k.start.push_back(s.int64_or(0, kNoTime));
-                  k.end.push_back(s.int64_or(1, kNoTime));
-                  k.global_pid.push_back(s.int64_or(2, 0));
-                  k.correlation.push_back(s.int64_or(3, kNone));
-                  k.device.push_back(static_cast<int32_t>(s.int64_or(4, 0)));
-                  k.context.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
-                  k.green_context.push_back(to_i32(s.int64_or(6, kNone)));
-                  k.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
-                  k.name.push_back(raw_id(s.int64_or(8, kNone)));
-                  k.short_name.push_back(raw_id(s.int64_or(9, kNone)));
-                  k.mangled_name.push_back(raw_id(s.int64_or(10, kNone)));
-                  k.grid_x.push_back(static_cast<int32_t>(s.int64(11)));
-                  k.grid_y.push_back(static_cast<int32_t>(s.int64(12)));
-                  k.grid_z.push_back(static_cast<int32_t>(s.int64(13)));
-                  k.block_x.push_back(static_cast<int32_t>(s.int64(14)));
-                  k.block_y.push_back(static_cast<int32_t>(s.int64(15)));
-                  k.block_z.push_back(static_cast<int32_t>(s.int64(16)));
-                  k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(17)));
-                  k.static_smem.push_back(static_cast<int32_t>(s.int64(18)));
-                  k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(19)));
-                  k.graph_node_id.push_back(s.int64_or(20, kNone));
+                  if (!timed(s, start, end)) return;
+                  k.start.push_back(s.int64_or(start, kNoTime));
+                  k.end.push_back(s.int64_or(end, kNoTime));
+                  k.global_pid.push_back(s.int64_or(global_pid, 0));
+                  k.correlation.push_back(s.int64_or(correlation_id, kNone));
+                  k.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                  k.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+                  k.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+                  k.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+                  k.name.push_back(raw_id(s.int64_or(demangled_name, kNone)));
+                  k.short_name.push_back(raw_id(s.int64_or(short_name, kNone)));
+                  k.mangled_name.push_back(raw_id(s.int64_or(mangled_name, kNone)));
+                  k.grid_x.push_back(static_cast<int32_t>(s.int64(grid_x)));
+                  k.grid_y.push_back(static_cast<int32_t>(s.int64(grid_y)));
+                  k.grid_z.push_back(static_cast<int32_t>(s.int64(grid_z)));
+                  k.block_x.push_back(static_cast<int32_t>(s.int64(block_x)));
+                  k.block_y.push_back(static_cast<int32_t>(s.int64(block_y)));
+                  k.block_z.push_back(static_cast<int32_t>(s.int64(block_z)));
+                  k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(registers_per_thread)));
+                  k.static_smem.push_back(static_cast<int32_t>(s.int64(static_shared_memory)));
+                  k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(dynamic_shared_memory)));
+                  k.graph_node_id.push_back(s.int64_or(graph_node_id, kNone));
                 },
                 [&](size_t n) { k = KernelTable{}; k.reserve(n); });
   }
 
   Status load_memcpy() {
     auto& m = trace_.memcpys;
-    return scan("CUPTI_ACTIVITY_KIND_MEMCPY",
-                {"start", "end", "globalPid", "correlationId", "bytes", "deviceId", "contextId",
-                 "greenContextId", "streamId", "srcDeviceId", "dstDeviceId", "copyKind", "srcKind",
-                 "dstKind"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
+                correlation_id = in("correlationId"), bytes = in("bytes"), device_id = in("deviceId"),
+                context_id = in("contextId"), green_context_id = in("greenContextId"), stream_id = in("streamId"),
+                src_device_id = in("srcDeviceId"), dst_device_id = in("dstDeviceId"), copy_kind = in("copyKind"),
+                src_kind = in("srcKind"), dst_kind = in("dstKind");
+    return scan("CUPTI_ACTIVITY_KIND_MEMCPY", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  m.start.push_back(s.int64_or(0, kNoTime));
-                  m.end.push_back(s.int64_or(1, kNoTime));
-                  m.global_pid.push_back(s.int64_or(2, 0));
-                  m.correlation.push_back(s.int64_or(3, kNone));
-                  m.bytes.push_back(s.int64_or(4, 0));
-                  m.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
-                  m.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                  m.green_context.push_back(to_i32(s.int64_or(7, kNone)));
-                  m.stream.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
-                  m.src_device.push_back(to_i32(s.int64_or(9, kNone)));
-                  m.dst_device.push_back(to_i32(s.int64_or(10, kNone)));
-                  m.copy_kind.push_back(to_kind(s.int64_or(11, kNone)));
-                  m.src_kind.push_back(to_kind(s.int64_or(12, kNone)));
-                  m.dst_kind.push_back(to_kind(s.int64_or(13, kNone)));
+                  if (!timed(s, start, end)) return;
+                  m.start.push_back(s.int64_or(start, kNoTime));
+                  m.end.push_back(s.int64_or(end, kNoTime));
+                  m.global_pid.push_back(s.int64_or(global_pid, 0));
+                  m.correlation.push_back(s.int64_or(correlation_id, kNone));
+                  m.bytes.push_back(s.int64_or(bytes, 0));
+                  m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                  m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+                  m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+                  m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+                  m.src_device.push_back(to_i32(s.int64_or(src_device_id, kNone)));
+                  m.dst_device.push_back(to_i32(s.int64_or(dst_device_id, kNone)));
+                  m.copy_kind.push_back(to_kind(s.int64_or(copy_kind, kNone)));
+                  m.src_kind.push_back(to_kind(s.int64_or(src_kind, kNone)));
+                  m.dst_kind.push_back(to_kind(s.int64_or(dst_kind, kNone)));
                 },
                 [&](size_t n) { m = MemcpyTable{}; m.reserve(n); });
   }
 
   Status load_memset() {
     auto& m = trace_.memsets;
-    return scan("CUPTI_ACTIVITY_KIND_MEMSET",
-                {"start", "end", "globalPid", "correlationId", "bytes", "value", "deviceId",
-                 "contextId", "greenContextId", "streamId", "memKind"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
+                correlation_id = in("correlationId"), bytes = in("bytes"), value = in("value"),
+                device_id = in("deviceId"), context_id = in("contextId"), green_context_id = in("greenContextId"),
+                stream_id = in("streamId"), mem_kind = in("memKind");
+    return scan("CUPTI_ACTIVITY_KIND_MEMSET", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  m.start.push_back(s.int64_or(0, kNoTime));
-                  m.end.push_back(s.int64_or(1, kNoTime));
-                  m.global_pid.push_back(s.int64_or(2, 0));
-                  m.correlation.push_back(s.int64_or(3, kNone));
-                  m.bytes.push_back(s.int64_or(4, 0));
-                  m.value.push_back(s.int64_or(5, 0));
-                  m.device.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                  m.context.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
-                  m.green_context.push_back(to_i32(s.int64_or(8, kNone)));
-                  m.stream.push_back(static_cast<int32_t>(s.int64_or(9, 0)));
-                  m.mem_kind.push_back(to_kind(s.int64_or(10, kNone)));
+                  if (!timed(s, start, end)) return;
+                  m.start.push_back(s.int64_or(start, kNoTime));
+                  m.end.push_back(s.int64_or(end, kNoTime));
+                  m.global_pid.push_back(s.int64_or(global_pid, 0));
+                  m.correlation.push_back(s.int64_or(correlation_id, kNone));
+                  m.bytes.push_back(s.int64_or(bytes, 0));
+                  m.value.push_back(s.int64_or(value, 0));
+                  m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                  m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+                  m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+                  m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+                  m.mem_kind.push_back(to_kind(s.int64_or(mem_kind, kNone)));
                 },
                 [&](size_t n) { m = MemsetTable{}; m.reserve(n); });
   }
 
   Status load_api() {
     auto& a = trace_.api;
-    return scan("CUPTI_ACTIVITY_KIND_RUNTIME",
-                {"start", "end", "globalTid", "correlationId", "nameId", "returnValue", "eventClass"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
+                correlation_id = in("correlationId"), name_id = in("nameId"), return_value = in("returnValue"),
+                event_class = in("eventClass");
+    return scan("CUPTI_ACTIVITY_KIND_RUNTIME", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  a.start.push_back(s.int64_or(0, kNoTime));
-                  a.end.push_back(s.int64_or(1, kNoTime));
-                  a.global_tid.push_back(s.int64_or(2, 0));
-                  a.correlation.push_back(s.int64_or(3, kNone));
-                  a.name.push_back(raw_id(s.int64_or(4, kNone)));
-                  a.return_value.push_back(s.int64_or(5, kNone));
-                  int64_t cls = s.int64_or(6, 0);
+                  if (!timed(s, start, end)) return;
+                  a.start.push_back(s.int64_or(start, kNoTime));
+                  a.end.push_back(s.int64_or(end, kNoTime));
+                  a.global_tid.push_back(s.int64_or(global_tid, 0));
+                  a.correlation.push_back(s.int64_or(correlation_id, kNone));
+                  a.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+                  a.return_value.push_back(s.int64_or(return_value, kNone));
+                  int64_t cls = s.int64_or(event_class, 0);
                   a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
                 },
                 [&](size_t n) { a = ApiTable{}; a.reserve(n); });
@@ -331,17 +379,19 @@ class Loader {
 
   Status load_os_calls() {
     auto& o = trace_.os_calls;
-    return scan("OSRT_API",
-                {"start", "end", "globalTid", "nameId", "returnValue", "eventClass", "nestingLevel"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId"),
+                return_value = in("returnValue"), event_class = in("eventClass"), nesting_level = in("nestingLevel");
+    return scan("OSRT_API", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  o.start.push_back(s.int64_or(0, kNoTime));
-                  o.end.push_back(s.int64_or(1, kNoTime));
-                  o.global_tid.push_back(s.int64_or(2, 0));
-                  o.name.push_back(raw_id(s.int64_or(3, kNone)));
-                  o.return_value.push_back(s.int64_or(4, kNone));
-                  o.event_class.push_back(static_cast<int32_t>(s.int64_or(5, 27)));
-                  o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
+                  if (!timed(s, start, end)) return;
+                  o.start.push_back(s.int64_or(start, kNoTime));
+                  o.end.push_back(s.int64_or(end, kNoTime));
+                  o.global_tid.push_back(s.int64_or(global_tid, 0));
+                  o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+                  o.return_value.push_back(s.int64_or(return_value, kNone));
+                  o.event_class.push_back(static_cast<int32_t>(s.int64_or(event_class, 27)));
+                  o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(nesting_level, 0)));
                 },
                 [&](size_t n) { o = OsCallTable{}; o.reserve(n); });
   }
@@ -349,41 +399,52 @@ class Loader {
   // Thread switches and CPU samples: the running / waiting state of CPU threads.
   Status load_cpu_sched() {
     auto& d = trace_.sched;
-    TRACEDOC_RETURN_IF_ERROR(scan("SCHED_EVENTS", {"start", "globalTid", "cpu", "isSchedIn", "threadState"},
-                                  [&](const auto& s) {
-                                    d.time.push_back(s.int64_or(0, kNoTime));
-                                    d.global_tid.push_back(s.int64_or(1, 0));
-                                    d.cpu.push_back(static_cast<int32_t>(s.int64_or(2, -1)));
-                                    d.sched_in.push_back(s.int64_or(3, 0) != 0);
-                                    d.state.push_back(to_kind(s.int64_or(4, kNone)));
-                                  },
-                                  [&](size_t n) { d = SchedTable{}; d.reserve(n); }));
+    {
+      Fields in;
+      const Field start = in("start"), global_tid = in("globalTid"), cpu = in("cpu"), is_sched_in = in("isSchedIn"),
+                  thread_state = in("threadState");
+      TRACEDOC_RETURN_IF_ERROR(scan("SCHED_EVENTS", in,
+                                    [&](const auto& s) {
+                                      d.time.push_back(s.int64_or(start, kNoTime));
+                                      d.global_tid.push_back(s.int64_or(global_tid, 0));
+                                      d.cpu.push_back(static_cast<int32_t>(s.int64_or(cpu, -1)));
+                                      d.sched_in.push_back(s.int64_or(is_sched_in, 0) != 0);
+                                      d.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
+                                    },
+                                    [&](size_t n) { d = SchedTable{}; d.reserve(n); }));
+    }
     auto& c = trace_.cpu_samples;
-    return scan("COMPOSITE_EVENTS", {"start", "globalTid", "threadState"},
-                [&](const auto& s) {
-                  c.time.push_back(s.int64_or(0, kNoTime));
-                  c.global_tid.push_back(s.int64_or(1, 0));
-                  c.state.push_back(to_kind(s.int64_or(2, kNone)));
-                },
-                [&](size_t n) { c = CpuSampleTable{}; c.reserve(n); });
+    {
+      Fields in;
+      const Field start = in("start"), global_tid = in("globalTid"), thread_state = in("threadState");
+      return scan("COMPOSITE_EVENTS", in,
+                  [&](const auto& s) {
+                    c.time.push_back(s.int64_or(start, kNoTime));
+                    c.global_tid.push_back(s.int64_or(global_tid, 0));
+                    c.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
+                  },
+                  [&](size_t n) { c = CpuSampleTable{}; c.reserve(n); });
+    }
   }
 
   Status load_syncs() {
     auto& y = trace_.syncs;
-    return scan("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-                {"start", "end", "globalPid", "correlationId", "eventId", "deviceId", "contextId",
-                 "streamId", "syncType"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
+                correlation_id = in("correlationId"), event_id = in("eventId"), device_id = in("deviceId"),
+                context_id = in("contextId"), stream_id = in("streamId"), sync_type = in("syncType");
+    return scan("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  y.start.push_back(s.int64_or(0, kNoTime));
-                  y.end.push_back(s.int64_or(1, kNoTime));
-                  y.global_pid.push_back(s.int64_or(2, 0));
-                  y.correlation.push_back(s.int64_or(3, kNone));
-                  y.event_id.push_back(s.int64_or(4, kNone));
-                  y.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
-                  y.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                  y.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
-                  y.sync_type.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
+                  if (!timed(s, start, end)) return;
+                  y.start.push_back(s.int64_or(start, kNoTime));
+                  y.end.push_back(s.int64_or(end, kNoTime));
+                  y.global_pid.push_back(s.int64_or(global_pid, 0));
+                  y.correlation.push_back(s.int64_or(correlation_id, kNone));
+                  y.event_id.push_back(s.int64_or(event_id, kNone));
+                  y.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                  y.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+                  y.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+                  y.sync_type.push_back(static_cast<int32_t>(s.int64_or(sync_type, 0)));
                 },
                 [&](size_t n) { y = SyncTable{}; y.reserve(n); });
   }
@@ -392,66 +453,79 @@ class Loader {
   // timestamp nor eventSyncId: absent columns read as NULL.
   Status load_graphs_and_events() {
     auto& g = trace_.graph_traces;
-    TRACEDOC_RETURN_IF_ERROR(scan("CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-                                  {"start", "end", "globalPid", "correlationId", "graphId", "graphExecId", "deviceId",
-                                   "contextId", "streamId"},
-                                  [&](const auto& s) {
-                                    if (!timed(s)) return;
-                                    g.start.push_back(s.int64_or(0, kNoTime));
-                                    g.end.push_back(s.int64_or(1, kNoTime));
-                                    g.global_pid.push_back(s.int64_or(2, 0));
-                                    g.correlation.push_back(s.int64_or(3, kNone));
-                                    g.graph_id.push_back(s.int64_or(4, kNone));
-                                    g.graph_exec_id.push_back(s.int64_or(5, kNone));
-                                    g.device.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                                    g.context.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
-                                    g.stream.push_back(static_cast<int32_t>(s.int64_or(8, 0)));
-                                  },
-                                  [&](size_t n) { g = GraphTraceTable{}; g.reserve(n); }));
+    {
+      Fields in;
+      const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
+                  correlation_id = in("correlationId"), graph_id = in("graphId"), graph_exec_id = in("graphExecId"),
+                  device_id = in("deviceId"), context_id = in("contextId"), stream_id = in("streamId");
+      TRACEDOC_RETURN_IF_ERROR(scan("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", in,
+                                    [&](const auto& s) {
+                                      if (!timed(s, start, end)) return;
+                                      g.start.push_back(s.int64_or(start, kNoTime));
+                                      g.end.push_back(s.int64_or(end, kNoTime));
+                                      g.global_pid.push_back(s.int64_or(global_pid, 0));
+                                      g.correlation.push_back(s.int64_or(correlation_id, kNone));
+                                      g.graph_id.push_back(s.int64_or(graph_id, kNone));
+                                      g.graph_exec_id.push_back(s.int64_or(graph_exec_id, kNone));
+                                      g.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                                      g.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+                                      g.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+                                    },
+                                    [&](size_t n) { g = GraphTraceTable{}; g.reserve(n); }));
+    }
     auto& e = trace_.cuda_events;
-    return scan("CUPTI_ACTIVITY_KIND_CUDA_EVENT",
-                {"timestamp", "globalPid", "correlationId", "eventId", "eventSyncId", "deviceId", "contextId", "streamId"},
-                [&](const auto& s) {
-                  const int64_t t = s.int64_or(0, 0);
-                  e.time.push_back(t != 0 ? t : kNoTime);  // 0: not collected
-                  e.global_pid.push_back(s.int64_or(1, 0));
-                  e.correlation.push_back(s.int64_or(2, kNone));
-                  e.event_id.push_back(s.int64_or(3, kNone));
-                  e.sync_id.push_back(s.int64_or(4, kNone));
-                  e.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
-                  e.context.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                  e.stream.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
-                },
-                [&](size_t n) { e = CudaEventTable{}; e.reserve(n); });
+    {
+      Fields in;
+      const Field timestamp = in("timestamp"), global_pid = in("globalPid"), correlation_id = in("correlationId"),
+                  event_id = in("eventId"), event_sync_id = in("eventSyncId"), device_id = in("deviceId"),
+                  context_id = in("contextId"), stream_id = in("streamId");
+      return scan("CUPTI_ACTIVITY_KIND_CUDA_EVENT", in,
+                  [&](const auto& s) {
+                    const int64_t t = s.int64_or(timestamp, 0);
+                    e.time.push_back(t != 0 ? t : kNoTime);  // 0: not collected
+                    e.global_pid.push_back(s.int64_or(global_pid, 0));
+                    e.correlation.push_back(s.int64_or(correlation_id, kNone));
+                    e.event_id.push_back(s.int64_or(event_id, kNone));
+                    e.sync_id.push_back(s.int64_or(event_sync_id, kNone));
+                    e.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                    e.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+                    e.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+                  },
+                  [&](size_t n) { e = CudaEventTable{}; e.reserve(n); });
+    }
   }
 
   Status load_memory() {
     auto& m = trace_.memory;
-    return scan("CUDA_GPU_MEMORY_USAGE_EVENTS",
-                {"start", "globalPid", "address", "bytes", "correlationId", "deviceId", "memKind",
-                 "memoryOperationType"},
+    Fields in;
+    const Field start = in("start"), global_pid = in("globalPid"), address = in("address"), bytes = in("bytes"),
+                correlation_id = in("correlationId"), device_id = in("deviceId"), mem_kind = in("memKind"),
+                memory_operation_type = in("memoryOperationType");
+    return scan("CUDA_GPU_MEMORY_USAGE_EVENTS", in,
                 [&](const auto& s) {
-                  m.time.push_back(s.int64_or(0, kNoTime));
-                  m.global_pid.push_back(s.int64_or(1, 0));
-                  m.address.push_back(s.int64_or(2, 0));
-                  m.bytes.push_back(s.int64_or(3, 0));
-                  m.correlation.push_back(s.int64_or(4, kNone));
-                  m.device.push_back(static_cast<int32_t>(s.int64_or(5, 0)));
-                  m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(6, 0)));
-                  m.operation.push_back(static_cast<int32_t>(s.int64_or(7, 0)));
+                  m.time.push_back(s.int64_or(start, kNoTime));
+                  m.global_pid.push_back(s.int64_or(global_pid, 0));
+                  m.address.push_back(s.int64_or(address, 0));
+                  m.bytes.push_back(s.int64_or(bytes, 0));
+                  m.correlation.push_back(s.int64_or(correlation_id, kNone));
+                  m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+                  m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(mem_kind, 0)));
+                  m.operation.push_back(static_cast<int32_t>(s.int64_or(memory_operation_type, 0)));
                 },
                 [&](size_t n) { m = MemoryEventTable{}; m.reserve(n); });
   }
 
   Status load_overhead() {
     auto& o = trace_.overhead;
-    return scan("PROFILER_OVERHEAD", {"start", "end", "globalTid", "nameId"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId");
+    return scan("PROFILER_OVERHEAD", in,
                 [&](const auto& s) {
-                  if (!timed(s)) return;
-                  o.start.push_back(s.int64_or(0, kNoTime));
-                  o.end.push_back(s.int64_or(1, kNoTime));
-                  o.global_tid.push_back(s.int64_or(2, 0));
-                  o.name.push_back(raw_id(s.int64_or(3, kNone)));
+                  if (!timed(s, start, end)) return;
+                  o.start.push_back(s.int64_or(start, kNoTime));
+                  o.end.push_back(s.int64_or(end, kNoTime));
+                  o.global_tid.push_back(s.int64_or(global_tid, 0));
+                  o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
                 },
                 [&](size_t n) { o = OverheadTable{}; o.reserve(n); });
   }
@@ -461,47 +535,61 @@ class Loader {
   Status load_unified_memory() {
     auto& um = trace_.unified_memory;
     auto& m = um.migrations;
-    TRACEDOC_RETURN_IF_ERROR(scan(
-        "CUPTI_ACTIVITY_KIND_MEMCPY",
-        {"start", "end", "globalPid", "bytes", "deviceId", "copyKind", "migrationCause", "virtualAddress"},
-        [&](const auto& s) {
-          const uint8_t kind = to_kind(s.int64_or(5, kNone));
-          if (kind < static_cast<uint8_t>(CopyKind::kUvmHtoD) || kind > static_cast<uint8_t>(CopyKind::kUvmDtoD)) {
-            return;
-          }
-          m.start.push_back(s.int64_or(0, kNoTime));
-          m.end.push_back(s.int64_or(1, kNoTime));
-          m.global_pid.push_back(s.int64_or(2, 0));
-          m.bytes.push_back(s.int64_or(3, 0));
-          m.device.push_back(static_cast<int32_t>(s.int64_or(4, 0)));
-          m.copy_kind.push_back(kind);
-          m.migration_cause.push_back(to_kind(s.int64_or(6, kNone)));
-          m.virtual_address.push_back(s.int64_or(7, kNone));
-        },
-        [&](size_t) { m = UmMigrationTable{}; }));
+    {
+      Fields in;
+      const Field start = in("start"), end = in("end"), global_pid = in("globalPid"), bytes = in("bytes"),
+                  device_id = in("deviceId"), copy_kind = in("copyKind"), migration_cause = in("migrationCause"),
+                  virtual_address = in("virtualAddress");
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "CUPTI_ACTIVITY_KIND_MEMCPY", in,
+          [&](const auto& s) {
+            const uint8_t kind = to_kind(s.int64_or(copy_kind, kNone));
+            if (kind < static_cast<uint8_t>(CopyKind::kUvmHtoD) || kind > static_cast<uint8_t>(CopyKind::kUvmDtoD)) {
+              return;
+            }
+            m.start.push_back(s.int64_or(start, kNoTime));
+            m.end.push_back(s.int64_or(end, kNoTime));
+            m.global_pid.push_back(s.int64_or(global_pid, 0));
+            m.bytes.push_back(s.int64_or(bytes, 0));
+            m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+            m.copy_kind.push_back(kind);
+            m.migration_cause.push_back(to_kind(s.int64_or(migration_cause, kNone)));
+            m.virtual_address.push_back(s.int64_or(virtual_address, kNone));
+          },
+          [&](size_t) { m = UmMigrationTable{}; }));
+    }
     auto& c = um.cpu_faults;
-    TRACEDOC_RETURN_IF_ERROR(scan(
-        "CUDA_UM_CPU_PAGE_FAULT_EVENTS", {"start", "globalPid", "address"},
-        [&](const auto& s) {
-          c.time.push_back(s.int64_or(0, kNoTime));
-          c.global_pid.push_back(s.int64_or(1, 0));
-          c.address.push_back(s.int64_or(2, kNone));
-        },
-        [&](size_t) { c = UmCpuPageFaultTable{}; }));
+    {
+      Fields in;
+      const Field start = in("start"), global_pid = in("globalPid"), address = in("address");
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "CUDA_UM_CPU_PAGE_FAULT_EVENTS", in,
+          [&](const auto& s) {
+            c.time.push_back(s.int64_or(start, kNoTime));
+            c.global_pid.push_back(s.int64_or(global_pid, 0));
+            c.address.push_back(s.int64_or(address, kNone));
+          },
+          [&](size_t) { c = UmCpuPageFaultTable{}; }));
+    }
     auto& g = um.gpu_faults;
-    return scan(
-        "CUDA_UM_GPU_PAGE_FAULT_EVENTS",
-        {"start", "end", "globalPid", "deviceId", "address", "numberOfPageFaults", "faultAccessType"},
-        [&](const auto& s) {
-          g.start.push_back(s.int64_or(0, kNoTime));
-          g.end.push_back(s.int64_or(1, kNoTime));
-          g.global_pid.push_back(s.int64_or(2, 0));
-          g.device.push_back(static_cast<int32_t>(s.int64_or(3, 0)));
-          g.address.push_back(s.int64_or(4, kNone));
-          g.fault_count.push_back(s.int64_or(5, kNone));
-          g.access_type.push_back(to_kind(s.int64_or(6, kNone)));
-        },
-        [&](size_t) { g = UmGpuPageFaultTable{}; });
+    {
+      Fields in;
+      const Field start = in("start"), end = in("end"), global_pid = in("globalPid"), device_id = in("deviceId"),
+                  address = in("address"), number_of_page_faults = in("numberOfPageFaults"),
+                  fault_access_type = in("faultAccessType");
+      return scan(
+          "CUDA_UM_GPU_PAGE_FAULT_EVENTS", in,
+          [&](const auto& s) {
+            g.start.push_back(s.int64_or(start, kNoTime));
+            g.end.push_back(s.int64_or(end, kNoTime));
+            g.global_pid.push_back(s.int64_or(global_pid, 0));
+            g.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+            g.address.push_back(s.int64_or(address, kNone));
+            g.fault_count.push_back(s.int64_or(number_of_page_faults, kNone));
+            g.access_type.push_back(to_kind(s.int64_or(fault_access_type, kNone)));
+          },
+          [&](size_t) { g = UmGpuPageFaultTable{}; });
+    }
   }
 
   // nsys writes one OPENMP_EVENT_KIND_<kind> table per OpenMP event kind, and its reports take every
@@ -514,14 +602,17 @@ class Loader {
       const auto source = static_cast<uint16_t>(o.source_tables.size());
       o.source_tables.push_back(table);
       const size_t first_row = o.size();
+      Fields in;
+      const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId"),
+                  event_kind = in("eventKind");
       TRACEDOC_RETURN_IF_ERROR(scan(
-          table, {"start", "end", "globalTid", "nameId", "eventKind"},
+          table, in,
           [&](const auto& s) {
-            o.start.push_back(s.int64_or(0, kNoTime));
-            o.end.push_back(s.int64_or(1, kNoTime));
-            o.global_tid.push_back(s.int64_or(2, 0));
-            o.name.push_back(raw_id(s.int64_or(3, kNone)));
-            o.event_kind.push_back(to_kind(s.int64_or(4, kNone)));
+            o.start.push_back(s.int64_or(start, kNoTime));
+            o.end.push_back(s.int64_or(end, kNoTime));
+            o.global_tid.push_back(s.int64_or(global_tid, 0));
+            o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+            o.event_kind.push_back(to_kind(s.int64_or(event_kind, kNone)));
             o.source.push_back(source);
           },
           [&](size_t) { truncate_rows(o, first_row); }));
@@ -532,61 +623,83 @@ class Loader {
   // NVTX rows need the string table (inline texts are interned), so they load after StringIds.
   Status load_ranges(const StringIdMap& ids) {
     auto& r = trace_.ranges;
-    return scan("NVTX_EVENTS",
-                {"start", "end", "globalTid", "endGlobalTid", "eventType", "textId", "text",
-                 "domainId", "rangeId"},
+    Fields in;
+    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
+                end_global_tid = in("endGlobalTid"), event_type = in("eventType"), text_id = in("textId"),
+                text_column = in("text"), domain_id = in("domainId"), range_id = in("rangeId");
+    return scan("NVTX_EVENTS", in,
                 [&](const auto& s) {
-                  r.start.push_back(s.int64_or(0, kNoTime));
-                  r.end.push_back(s.int64_or(1, kNoTime));
-                  r.global_tid.push_back(s.int64_or(2, 0));
-                  r.end_global_tid.push_back(s.int64_or(3, kNone));
-                  r.kind.push_back(static_cast<uint16_t>(s.int64_or(4, 0xFFFF)));
+                  r.start.push_back(s.int64_or(start, kNoTime));
+                  r.end.push_back(s.int64_or(end, kNoTime));
+                  r.global_tid.push_back(s.int64_or(global_tid, 0));
+                  r.end_global_tid.push_back(s.int64_or(end_global_tid, kNone));
+                  r.kind.push_back(static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
                   StrId text = kNoStr;
-                  if (!s.is_null(5)) text = ids.map(s.int64(5));
-                  if (text == kNoStr && !s.is_null(6)) text = trace_.strings.intern(s.text(6));
+                  if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
+                  if (text == kNoStr && !s.is_null(text_column)) text = trace_.strings.intern(s.text(text_column));
                   r.text.push_back(text);
-                  r.domain_id.push_back(s.int64_or(7, kNone));
-                  r.range_id.push_back(s.int64_or(8, kNone));
+                  r.domain_id.push_back(s.int64_or(domain_id, kNone));
+                  r.range_id.push_back(s.int64_or(range_id, kNone));
                   r.row_id.push_back(static_cast<int64_t>(r.row_id.size()) + 1);
                 },
                 [&](size_t n) { r = RangeTable{}; r.reserve(n); });
   }
 
   Status load_strings(StringIdMap& ids) {
-    Status st = scan("StringIds", {"id", "value"}, [&](const auto& s) {
-      ids.add(s.int64(0), trace_.strings.intern(s.text(1)));
+    Fields in;
+    const Field id = in("id"), value = in("value");
+    Status st = scan("StringIds", in, [&](const auto& s) {
+      ids.add(s.int64(id), trace_.strings.intern(s.text(value)));
     }, [&](size_t) { ids = StringIdMap{}; });
     ids.finish();
     return st;
   }
 
   Status load_small_tables(const StringIdMap& ids) {
-    TRACEDOC_RETURN_IF_ERROR(scan("ThreadNames", {"globalTid", "nameId", "priority"},
-                                  [&](const auto& s) {
-                                    trace_.threads.push_back({s.int64_or(0, 0), ids.map(s.int64_or(1, kNone)),
-                                                              static_cast<int32_t>(s.int64_or(2, 0))});
-                                  }, [&](size_t) { trace_.threads.clear(); }));
-    TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", {"globalPid", "pid", "name"}, [&](const auto& s) {
-      trace_.processes.push_back({s.int64_or(0, 0), s.int64_or(1, 0),
-                                  s.is_null(2) ? kNoStr : trace_.strings.intern(s.text(2))});
-    }, [&](size_t) { trace_.processes.clear(); }));
-    TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU",
-                                  {"id", "name", "smCount", "totalMemory", "computeMajor", "computeMinor"},
-                                  [&](const auto& s) {
-                                    trace_.devices.push_back(
-                                        {static_cast<int32_t>(s.int64_or(0, 0)),
-                                         s.is_null(1) ? kNoStr : trace_.strings.intern(s.text(1)),
-                                         static_cast<int32_t>(s.int64_or(2, 0)), s.int64_or(3, 0),
-                                         static_cast<int32_t>(s.int64_or(4, 0)),
-                                         static_cast<int32_t>(s.int64_or(5, 0))});
-                                  }, [&](size_t) { trace_.devices.clear(); }));
+    {
+      Fields in;
+      const Field global_tid = in("globalTid"), name_id = in("nameId"), priority = in("priority");
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "ThreadNames", in,
+          [&](const auto& s) {
+            trace_.threads.push_back({s.int64_or(global_tid, 0), ids.map(s.int64_or(name_id, kNone)),
+                                      static_cast<int32_t>(s.int64_or(priority, 0))});
+          },
+          [&](size_t) { trace_.threads.clear(); }));
+    }
+    {
+      Fields in;
+      const Field global_pid = in("globalPid"), pid = in("pid"), name = in("name");
+      TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", in, [&](const auto& s) {
+        trace_.processes.push_back({s.int64_or(global_pid, 0), s.int64_or(pid, 0),
+                                    s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name))});
+      }, [&](size_t) { trace_.processes.clear(); }));
+    }
+    {
+      Fields in;
+      const Field id = in("id"), name = in("name"), sm_count = in("smCount"), total_memory = in("totalMemory"),
+                  compute_major = in("computeMajor"), compute_minor = in("computeMinor");
+      TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU", in,
+                                    [&](const auto& s) {
+                                      trace_.devices.push_back(
+                                          {static_cast<int32_t>(s.int64_or(id, 0)),
+                                           s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name)),
+                                           static_cast<int32_t>(s.int64_or(sm_count, 0)), s.int64_or(total_memory, 0),
+                                           static_cast<int32_t>(s.int64_or(compute_major, 0)),
+                                           static_cast<int32_t>(s.int64_or(compute_minor, 0))});
+                                    }, [&](size_t) { trace_.devices.clear(); }));
+    }
     auto load_enum = [&](const std::string& table, std::vector<std::string>& labels) {
-      return scan(table, {"id", "label"}, [&](const auto& s) {
-        int64_t id = s.int64_or(0, -1);
-        if (id < 0 || id > 255) return;
-        if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
-        labels[static_cast<size_t>(id)] = std::string(s.text(1));
-      }, [&](size_t) { labels.clear(); });
+      {
+        Fields in;
+        const Field id_column = in("id"), label = in("label");
+        return scan(table, in, [&](const auto& s) {
+          int64_t id = s.int64_or(id_column, -1);
+          if (id < 0 || id > 255) return;
+          if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
+          labels[static_cast<size_t>(id)] = std::string(s.text(label));
+        }, [&](size_t) { labels.clear(); });
+      }
     };
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEMCPY_OPER", trace_.copy_kind_labels));
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEM_KIND", trace_.mem_kind_labels));
@@ -596,14 +709,22 @@ class Loader {
   Status load_metadata() {
     auto& src = trace_.source;
     const std::string meta = src.has_table("META_DATA_EXPORT") ? "META_DATA_EXPORT" : "EXPORT_META_DATA";
-    TRACEDOC_RETURN_IF_ERROR(scan(meta, {"name", "value"}, [&](const auto& s) {
-      std::string_view name = s.text(0);
-      if (name == "EXPORT_PRODUCT_VERSION") src.product_version = std::string(s.text(1));
-      if (name == "EXPORT_SCHEMA_VERSION") src.schema_version = std::string(s.text(1));
-    }));
-    return scan("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, [&](const auto& s) {
-      src.session_start_utc_ns = s.int64_or(0, 0);
-    });
+    {
+      Fields in;
+      const Field name_column = in("name"), value = in("value");
+      TRACEDOC_RETURN_IF_ERROR(scan(meta, in, [&](const auto& s) {
+        std::string_view name = s.text(name_column);
+        if (name == "EXPORT_PRODUCT_VERSION") src.product_version = std::string(s.text(value));
+        if (name == "EXPORT_SCHEMA_VERSION") src.schema_version = std::string(s.text(value));
+      }));
+    }
+    {
+      Fields in;
+      const Field utc_epoch_ns = in("utcEpochNs");
+      return scan("TARGET_INFO_SESSION_START_TIME", in, [&](const auto& s) {
+        src.session_start_utc_ns = s.int64_or(utc_epoch_ns, 0);
+      });
+    }
   }
 
  private:
@@ -613,12 +734,12 @@ class Loader {
   int64_t wrong_type_ = 0;
   int64_t untimed_ = 0;
 
-  // Whether an interval row (columns 0 and 1: start and end) has both times. nsys declares them NOT
-  // NULL; a row without them (NULL, or text: a damaged file) is dropped and counted, as JSON events
-  // without a usable timestamp are, so that no report sums durations of -2^63 ns.
+  // Whether an interval row has both times. nsys declares them NOT NULL; a row without them (NULL,
+  // or text: a damaged file) is dropped and counted, as JSON events without a usable timestamp
+  // are, so that no report sums durations of -2^63 ns.
   template <typename Row>
-  bool timed(const Row& s) {
-    if (s.is_number(0) && s.is_number(1)) return true;
+  bool timed(const Row& s, Field start, Field end) {
+    if (s.is_number(start) && s.is_number(end)) return true;
     ++untimed_;
     return false;
   }

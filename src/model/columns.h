@@ -5,9 +5,9 @@
 // (--filter-*), truncation, appending one trace's rows to another's (rank merges), bytes per row,
 // and the SQL and Arrow views of a table. A column added to a list needs no other edit for them.
 //
-//   #define TRACEDOC_OVERHEAD_COLUMNS(X)                                   \
-//     X(start, TimeNs, kTime, kNoTime, "when the overhead began")          \
-//     X(name, StrId, kString, kNoStr, "what the profiler was doing")
+//   #define TRACEDOC_OVERHEAD_COLUMNS(X)
+//     X(start, TimeNs, kTime, kNoTime, "when the overhead began")
+//     X(name, StrId, kString, kNoStr, "what the profiler was doing")      (a backslash ends each line)
 //   struct OverheadTable { TRACEDOC_TABLE(OverheadTable, TRACEDOC_OVERHEAD_COLUMNS) };
 #pragma once
 
