@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 namespace tracedoc::capture {
@@ -56,53 +57,88 @@ enum class RecordType : uint16_t {
 };
 
 // Fixed-layout bodies of the CUDA activity records (what the CUPTI records carry that tracedoc's
-// model keeps). Written and read field by field, never as raw structs, so padding never matters.
+// model keeps). Each body is described once, as a field list (type, name, default): the list makes
+// the struct's members and fields(), and put_body / get_body write and read the fields in that
+// order, little-endian, never as raw structs, so padding never matters and the writer and the
+// reader cannot disagree. A field added to a list is written and read with no other edit.
+#define TRACEDOC_CAPTURE_FIELD_MEMBER(type, name, init) type name = init;
+#define TRACEDOC_CAPTURE_FIELD_POINTER(type, name, init) &Self::name,
+#define TRACEDOC_CAPTURE_BODY(BodyType, FIELD_LIST)                                                    \
+  FIELD_LIST(TRACEDOC_CAPTURE_FIELD_MEMBER)                                                            \
+  static constexpr auto fields() {                                                                     \
+    using Self = BodyType;                                                                             \
+    return std::tuple{FIELD_LIST(TRACEDOC_CAPTURE_FIELD_POINTER)};                                     \
+  }
+
+#define TRACEDOC_KERNEL_BODY(F)                                                                         \
+  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, graph_node, 0)         \
+  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)                                   \
+  F(int32_t, grid_x, 0) F(int32_t, grid_y, 0) F(int32_t, grid_z, 0)                                    \
+  F(int32_t, block_x, 0) F(int32_t, block_y, 0) F(int32_t, block_z, 0)                                 \
+  F(int32_t, registers, 0) F(int32_t, static_smem, 0) F(int32_t, dynamic_smem, 0)                      \
+  F(uint32_t, name, 0) /* kString id of the (mangled) name */
 struct KernelBody {
-  int64_t start = 0, end = 0, correlation = 0, graph_node = 0;
-  int32_t device = 0, context = 0, stream = 0;
-  int32_t grid_x = 0, grid_y = 0, grid_z = 0, block_x = 0, block_y = 0, block_z = 0;
-  int32_t registers = 0, static_smem = 0, dynamic_smem = 0;
-  uint32_t name = 0;  // kString id of the (mangled) name
+  TRACEDOC_CAPTURE_BODY(KernelBody, TRACEDOC_KERNEL_BODY)
 };
+#define TRACEDOC_MEMCPY_BODY(F)                                                                         \
+  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, bytes, 0)              \
+  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)                                   \
+  F(int32_t, src_device, -1) F(int32_t, dst_device, -1)                                                \
+  F(uint8_t, copy_kind, 0) F(uint8_t, src_kind, 0) F(uint8_t, dst_kind, 0)
 struct MemcpyBody {
-  int64_t start = 0, end = 0, correlation = 0, bytes = 0;
-  int32_t device = 0, context = 0, stream = 0, src_device = -1, dst_device = -1;
-  uint8_t copy_kind = 0, src_kind = 0, dst_kind = 0;
+  TRACEDOC_CAPTURE_BODY(MemcpyBody, TRACEDOC_MEMCPY_BODY)
 };
+#define TRACEDOC_MEMSET_BODY(F)                                                                         \
+  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, bytes, 0)              \
+  F(int64_t, value, 0) F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)              \
+  F(uint8_t, mem_kind, 0)
 struct MemsetBody {
-  int64_t start = 0, end = 0, correlation = 0, bytes = 0, value = 0;
-  int32_t device = 0, context = 0, stream = 0;
-  uint8_t mem_kind = 0;
+  TRACEDOC_CAPTURE_BODY(MemsetBody, TRACEDOC_MEMSET_BODY)
 };
+#define TRACEDOC_API_BODY(F)                                                                            \
+  F(int64_t, tid, 0) F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0)                \
+  F(int64_t, return_value, 0)                                                                          \
+  F(uint32_t, name, 0)     /* kString id ("cudaLaunchKernel_v7000") */                                 \
+  F(uint8_t, api_class, 0) /* ApiClass: 0 runtime, 1 driver */
 struct ApiBody {
-  int64_t tid = 0, start = 0, end = 0, correlation = 0, return_value = 0;
-  uint32_t name = 0;      // kString id ("cudaLaunchKernel_v7000")
-  uint8_t api_class = 0;  // ApiClass: 0 runtime, 1 driver
+  TRACEDOC_CAPTURE_BODY(ApiBody, TRACEDOC_API_BODY)
 };
+#define TRACEDOC_SYNC_BODY(F)                                                                           \
+  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, event, -1)             \
+  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0) F(int32_t, sync_type, 0)
 struct SyncBody {
-  int64_t start = 0, end = 0, correlation = 0, event = -1;
-  int32_t device = 0, context = 0, stream = 0, sync_type = 0;
+  TRACEDOC_CAPTURE_BODY(SyncBody, TRACEDOC_SYNC_BODY)
 };
+#define TRACEDOC_MEMORY_BODY(F)                                                                         \
+  F(int64_t, time, 0) F(int64_t, address, 0) F(int64_t, bytes, 0) F(int64_t, correlation, 0)           \
+  F(int32_t, device, 0) F(int32_t, mem_kind, 0) F(int32_t, operation, 0) /* 0 allocation, 1 free */
 struct MemoryBody {
-  int64_t time = 0, address = 0, bytes = 0, correlation = 0;
-  int32_t device = 0, mem_kind = 0, operation = 0;  // operation: 0 allocation, 1 free
+  TRACEDOC_CAPTURE_BODY(MemoryBody, TRACEDOC_MEMORY_BODY)
 };
+#define TRACEDOC_CUDA_EVENT_BODY(F)                                                                     \
+  F(int64_t, correlation, 0) F(int64_t, event, 0) F(int64_t, sync_id, -1)                              \
+  F(int64_t, device_time, 0) /* 0: not collected */                                                    \
+  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)
 struct CudaEventBody {
-  int64_t correlation = 0, event = 0, sync_id = -1, device_time = 0;  // device_time 0: not collected
-  int32_t device = 0, context = 0, stream = 0;
+  TRACEDOC_CAPTURE_BODY(CudaEventBody, TRACEDOC_CUDA_EVENT_BODY)
 };
+#define TRACEDOC_GRAPH_TRACE_BODY(F)                                                                    \
+  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, graph_id, 0)           \
+  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)
 struct GraphTraceBody {
-  int64_t start = 0, end = 0, correlation = 0, graph_id = 0;
-  int32_t device = 0, context = 0, stream = 0;
+  TRACEDOC_CAPTURE_BODY(GraphTraceBody, TRACEDOC_GRAPH_TRACE_BODY)
 };
+#define TRACEDOC_OS_CALL_BODY(F)                                                                        \
+  F(int64_t, tid, 0) F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, return_value, 0)               \
+  F(uint32_t, name, 0) /* kString id of the function ("poll") */
 struct OsCallBody {
-  int64_t tid = 0, start = 0, end = 0, return_value = 0;
-  uint32_t name = 0;  // kString id of the function ("poll")
+  TRACEDOC_CAPTURE_BODY(OsCallBody, TRACEDOC_OS_CALL_BODY)
 };
+#define TRACEDOC_DEVICE_BODY(F)                                                                         \
+  F(int32_t, id, 0) F(int32_t, sm_count, 0) F(int32_t, compute_major, 0) F(int32_t, compute_minor, 0)  \
+  F(int64_t, total_memory, 0) F(uint32_t, name, 0)
 struct DeviceBody {
-  int32_t id = 0, sm_count = 0, compute_major = 0, compute_minor = 0;
-  int64_t total_memory = 0;
-  uint32_t name = 0;
+  TRACEDOC_CAPTURE_BODY(DeviceBody, TRACEDOC_DEVICE_BODY)
 };
 
 // Appends little-endian values to a record body.
@@ -162,106 +198,18 @@ inline void append_record(std::string& payload, RecordType type, std::string_vie
 // The frame of a payload: its header (magic, length, CRC) and the payload, ready for one write(2).
 inline std::string frame_of(std::string_view payload);
 
-// Record bodies, one function per type, shared by the writer (injection library) and the tests.
-inline void put_kernel(BodyWriter& w, const KernelBody& k) {
-  w.put(k.start).put(k.end).put(k.correlation).put(k.graph_node).put(k.device).put(k.context).put(k.stream);
-  w.put(k.grid_x).put(k.grid_y).put(k.grid_z).put(k.block_x).put(k.block_y).put(k.block_z);
-  w.put(k.registers).put(k.static_smem).put(k.dynamic_smem).put(k.name);
+// A record body, field by field in its list's order: the writer (injection library), the reader and
+// the tests share these two.
+template <typename Body>
+void put_body(BodyWriter& w, const Body& body) {
+  std::apply([&](auto... field) { (w.put(body.*field), ...); }, Body::fields());
 }
-inline KernelBody get_kernel(BodyReader& r) {
-  KernelBody k;
-  k.start = r.get<int64_t>(), k.end = r.get<int64_t>(), k.correlation = r.get<int64_t>(), k.graph_node = r.get<int64_t>();
-  k.device = r.get<int32_t>(), k.context = r.get<int32_t>(), k.stream = r.get<int32_t>();
-  k.grid_x = r.get<int32_t>(), k.grid_y = r.get<int32_t>(), k.grid_z = r.get<int32_t>();
-  k.block_x = r.get<int32_t>(), k.block_y = r.get<int32_t>(), k.block_z = r.get<int32_t>();
-  k.registers = r.get<int32_t>(), k.static_smem = r.get<int32_t>(), k.dynamic_smem = r.get<int32_t>();
-  k.name = r.get<uint32_t>();
-  return k;
-}
-inline void put_memcpy(BodyWriter& w, const MemcpyBody& m) {
-  w.put(m.start).put(m.end).put(m.correlation).put(m.bytes).put(m.device).put(m.context).put(m.stream);
-  w.put(m.src_device).put(m.dst_device).put(m.copy_kind).put(m.src_kind).put(m.dst_kind);
-}
-inline MemcpyBody get_memcpy(BodyReader& r) {
-  MemcpyBody m;
-  m.start = r.get<int64_t>(), m.end = r.get<int64_t>(), m.correlation = r.get<int64_t>(), m.bytes = r.get<int64_t>();
-  m.device = r.get<int32_t>(), m.context = r.get<int32_t>(), m.stream = r.get<int32_t>();
-  m.src_device = r.get<int32_t>(), m.dst_device = r.get<int32_t>();
-  m.copy_kind = r.get<uint8_t>(), m.src_kind = r.get<uint8_t>(), m.dst_kind = r.get<uint8_t>();
-  return m;
-}
-inline void put_memset(BodyWriter& w, const MemsetBody& m) {
-  w.put(m.start).put(m.end).put(m.correlation).put(m.bytes).put(m.value).put(m.device).put(m.context).put(m.stream).put(m.mem_kind);
-}
-inline MemsetBody get_memset(BodyReader& r) {
-  MemsetBody m;
-  m.start = r.get<int64_t>(), m.end = r.get<int64_t>(), m.correlation = r.get<int64_t>(), m.bytes = r.get<int64_t>();
-  m.value = r.get<int64_t>(), m.device = r.get<int32_t>(), m.context = r.get<int32_t>(), m.stream = r.get<int32_t>();
-  m.mem_kind = r.get<uint8_t>();
-  return m;
-}
-inline void put_api(BodyWriter& w, const ApiBody& a) {
-  w.put(a.tid).put(a.start).put(a.end).put(a.correlation).put(a.return_value).put(a.name).put(a.api_class);
-}
-inline ApiBody get_api(BodyReader& r) {
-  ApiBody a;
-  a.tid = r.get<int64_t>(), a.start = r.get<int64_t>(), a.end = r.get<int64_t>(), a.correlation = r.get<int64_t>();
-  a.return_value = r.get<int64_t>(), a.name = r.get<uint32_t>(), a.api_class = r.get<uint8_t>();
-  return a;
-}
-inline void put_sync(BodyWriter& w, const SyncBody& s) {
-  w.put(s.start).put(s.end).put(s.correlation).put(s.event).put(s.device).put(s.context).put(s.stream).put(s.sync_type);
-}
-inline SyncBody get_sync(BodyReader& r) {
-  SyncBody s;
-  s.start = r.get<int64_t>(), s.end = r.get<int64_t>(), s.correlation = r.get<int64_t>(), s.event = r.get<int64_t>();
-  s.device = r.get<int32_t>(), s.context = r.get<int32_t>(), s.stream = r.get<int32_t>(), s.sync_type = r.get<int32_t>();
-  return s;
-}
-inline void put_memory(BodyWriter& w, const MemoryBody& m) {
-  w.put(m.time).put(m.address).put(m.bytes).put(m.correlation).put(m.device).put(m.mem_kind).put(m.operation);
-}
-inline MemoryBody get_memory(BodyReader& r) {
-  MemoryBody m;
-  m.time = r.get<int64_t>(), m.address = r.get<int64_t>(), m.bytes = r.get<int64_t>(), m.correlation = r.get<int64_t>();
-  m.device = r.get<int32_t>(), m.mem_kind = r.get<int32_t>(), m.operation = r.get<int32_t>();
-  return m;
-}
-inline void put_cuda_event(BodyWriter& w, const CudaEventBody& e) {
-  w.put(e.correlation).put(e.event).put(e.sync_id).put(e.device_time).put(e.device).put(e.context).put(e.stream);
-}
-inline CudaEventBody get_cuda_event(BodyReader& r) {
-  CudaEventBody e;
-  e.correlation = r.get<int64_t>(), e.event = r.get<int64_t>(), e.sync_id = r.get<int64_t>(), e.device_time = r.get<int64_t>();
-  e.device = r.get<int32_t>(), e.context = r.get<int32_t>(), e.stream = r.get<int32_t>();
-  return e;
-}
-inline void put_graph_trace(BodyWriter& w, const GraphTraceBody& g) {
-  w.put(g.start).put(g.end).put(g.correlation).put(g.graph_id).put(g.device).put(g.context).put(g.stream);
-}
-inline GraphTraceBody get_graph_trace(BodyReader& r) {
-  GraphTraceBody g;
-  g.start = r.get<int64_t>(), g.end = r.get<int64_t>(), g.correlation = r.get<int64_t>(), g.graph_id = r.get<int64_t>();
-  g.device = r.get<int32_t>(), g.context = r.get<int32_t>(), g.stream = r.get<int32_t>();
-  return g;
-}
-inline void put_os_call(BodyWriter& w, const OsCallBody& o) {
-  w.put(o.tid).put(o.start).put(o.end).put(o.return_value).put(o.name);
-}
-inline OsCallBody get_os_call(BodyReader& r) {
-  OsCallBody o;
-  o.tid = r.get<int64_t>(), o.start = r.get<int64_t>(), o.end = r.get<int64_t>(), o.return_value = r.get<int64_t>();
-  o.name = r.get<uint32_t>();
-  return o;
-}
-inline void put_device(BodyWriter& w, const DeviceBody& d) {
-  w.put(d.id).put(d.sm_count).put(d.compute_major).put(d.compute_minor).put(d.total_memory).put(d.name);
-}
-inline DeviceBody get_device(BodyReader& r) {
-  DeviceBody d;
-  d.id = r.get<int32_t>(), d.sm_count = r.get<int32_t>(), d.compute_major = r.get<int32_t>(), d.compute_minor = r.get<int32_t>();
-  d.total_memory = r.get<int64_t>(), d.name = r.get<uint32_t>();
-  return d;
+template <typename Body>
+Body get_body(BodyReader& r) {
+  Body body;
+  std::apply([&](auto... field) { ((body.*field = r.get<std::remove_reference_t<decltype(body.*field)>>()), ...); },
+             Body::fields());
+  return body;
 }
 
 // CRC-32 (the zlib / PNG polynomial) with a table made at compile time: the injection library

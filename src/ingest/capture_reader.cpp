@@ -164,16 +164,16 @@ class FileReader {
         add_range(RangeKind::kNvtxMark, time, kNoTime, tid, str(text), domain, kNoValue);
         break;
       }
-      case RecordType::kKernel: add_kernel(capture::get_kernel(r)); break;
-      case RecordType::kMemcpy: add_memcpy(capture::get_memcpy(r)); break;
-      case RecordType::kMemset: add_memset(capture::get_memset(r)); break;
-      case RecordType::kApi: add_api(capture::get_api(r)); break;
-      case RecordType::kSync: add_sync(capture::get_sync(r)); break;
-      case RecordType::kMemory: add_memory(capture::get_memory(r)); break;
-      case RecordType::kDevice: add_device(capture::get_device(r)); break;
-      case RecordType::kCudaEvent: add_cuda_event(capture::get_cuda_event(r)); break;
-      case RecordType::kGraphTrace: add_graph_trace(capture::get_graph_trace(r)); break;
-      case RecordType::kOsCall: add_os_call(capture::get_os_call(r)); break;
+      case RecordType::kKernel: add_kernel(capture::get_body<capture::KernelBody>(r)); break;
+      case RecordType::kMemcpy: add_memcpy(capture::get_body<capture::MemcpyBody>(r)); break;
+      case RecordType::kMemset: add_memset(capture::get_body<capture::MemsetBody>(r)); break;
+      case RecordType::kApi: add_api(capture::get_body<capture::ApiBody>(r)); break;
+      case RecordType::kSync: add_sync(capture::get_body<capture::SyncBody>(r)); break;
+      case RecordType::kMemory: add_memory(capture::get_body<capture::MemoryBody>(r)); break;
+      case RecordType::kDevice: add_device(capture::get_body<capture::DeviceBody>(r)); break;
+      case RecordType::kCudaEvent: add_cuda_event(capture::get_body<capture::CudaEventBody>(r)); break;
+      case RecordType::kGraphTrace: add_graph_trace(capture::get_body<capture::GraphTraceBody>(r)); break;
+      case RecordType::kOsCall: add_os_call(capture::get_body<capture::OsCallBody>(r)); break;
       case RecordType::kOverhead: {
         const int64_t tid = r.get<int64_t>(), start = r.get<int64_t>(), end = r.get<int64_t>();
         r.get<uint32_t>();

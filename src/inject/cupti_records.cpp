@@ -72,7 +72,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.block_x = k->blockX, b.block_y = k->blockY, b.block_z = k->blockZ;
       b.registers = k->registersPerThread, b.static_smem = k->staticSharedMemory, b.dynamic_smem = k->dynamicSharedMemory;
       b.name = sink_.intern(k->name != nullptr ? k->name : "");
-      capture::put_kernel(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kKernel, body);
       break;
     }
@@ -80,7 +80,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (!sink_.keep(static_cast<int64_t>(m->start))) return true;
       learn_context(m->contextId, m->deviceId);
-      capture::put_memcpy(w, copy_body(*m));
+      capture::put_body(w, copy_body(*m));
       sink_.emit(RecordType::kMemcpy, body);
       break;
     }
@@ -89,7 +89,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       if (!sink_.keep(static_cast<int64_t>(m->start))) return true;
       capture::MemcpyBody b = copy_body(*m);
       b.src_device = static_cast<int32_t>(m->srcDeviceId), b.dst_device = static_cast<int32_t>(m->dstDeviceId);
-      capture::put_memcpy(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kMemcpy, body);
       break;
     }
@@ -101,7 +101,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.bytes = static_cast<int64_t>(m->bytes), b.value = m->value, b.device = static_cast<int32_t>(m->deviceId);
       b.context = static_cast<int32_t>(m->contextId), b.stream = static_cast<int32_t>(m->streamId);
       b.mem_kind = nsys_mem_kind(m->memoryKind);
-      capture::put_memset(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kMemset, body);
       break;
     }
@@ -114,7 +114,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.tid = a->threadId, b.start = static_cast<int64_t>(a->start), b.end = static_cast<int64_t>(a->end);
       b.correlation = a->correlationId, b.return_value = a->returnValue, b.api_class = driver ? 1 : 0;
       b.name = api_name_id(driver, a->cbid);
-      capture::put_api(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kApi, body);
       break;
     }
@@ -127,7 +127,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.context = static_cast<int32_t>(s->contextId), b.device = device_of_context(s->contextId, 0);
       b.stream = s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : static_cast<int32_t>(s->streamId);
       b.sync_type = static_cast<int32_t>(s->type);
-      capture::put_sync(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kSync, body);
       break;
     }
@@ -138,7 +138,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.correlation = e->correlationId, b.event = e->eventId, b.sync_id = static_cast<int64_t>(e->cudaEventSyncId);
       b.device_time = static_cast<int64_t>(e->deviceTimestamp), b.device = static_cast<int32_t>(e->deviceId);
       b.context = static_cast<int32_t>(e->contextId), b.stream = static_cast<int32_t>(e->streamId);
-      capture::put_cuda_event(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kCudaEvent, body);
       break;
     }
@@ -152,7 +152,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       const bool host_start = g->deviceId == static_cast<uint32_t>(INT32_MAX);
       b.device = static_cast<int32_t>(host_start ? g->endDeviceId : g->deviceId);
       b.context = static_cast<int32_t>(host_start ? g->endContextId : g->contextId);
-      capture::put_graph_trace(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kGraphTrace, body);
       break;
     }
@@ -162,7 +162,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.time = static_cast<int64_t>(m->timestamp), b.address = static_cast<int64_t>(m->address), b.bytes = static_cast<int64_t>(m->bytes);
       b.correlation = m->correlationId, b.device = static_cast<int32_t>(m->deviceId), b.mem_kind = nsys_mem_kind(m->memoryKind);
       b.operation = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE ? 1 : 0;
-      capture::put_memory(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kMemory, body);
       break;
     }
@@ -179,7 +179,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       b.id = static_cast<int32_t>(d->id), b.sm_count = static_cast<int32_t>(d->numMultiprocessors);
       b.compute_major = static_cast<int32_t>(d->computeCapabilityMajor), b.compute_minor = static_cast<int32_t>(d->computeCapabilityMinor);
       b.total_memory = static_cast<int64_t>(d->globalMemorySize), b.name = sink_.intern(d->name != nullptr ? d->name : "");
-      capture::put_device(w, b);
+      capture::put_body(w, b);
       sink_.emit(RecordType::kDevice, body);
       break;
     }

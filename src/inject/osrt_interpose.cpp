@@ -97,7 +97,7 @@ class OsCall {
     __attribute__((tls_model("initial-exec"))) thread_local std::string body;  // reused: no allocation per call
     body.clear();
     capture::BodyWriter bw(body);
-    capture::put_os_call(bw, b);
+    capture::put_body(bw, b);
     w.record(capture::RecordType::kOsCall, body);
   }
 
