@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "analysis/nsys_analyze/rules.h"
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/report_registry.h"
 #include "analysis/summary.h"
 #include "analysis/result.h"
 #include "diagnose/engine.h"
@@ -48,9 +48,9 @@ namespace tracedoc::fuzz {
 
 // Runs one report ("name" plus arguments) and renders it as `tracedoc stats -f csv` does, into
 // /dev/null: the number formatting of the writers sees every value the report computes.
-inline void run_report(const Trace& trace, const nsys_stats::ReportDef& def, std::vector<std::string> args = {}) {
+inline void run_report(const Trace& trace, const ReportDef& def, std::vector<std::string> args = {}) {
   static FILE* const sink = std::fopen("/dev/null", "w");
-  nsys_stats::ReportArgs report_args;
+  ReportArgs report_args;
   report_args.args = std::move(args);
   TextOut out(sink);
   WriterOptions options;
@@ -63,7 +63,7 @@ inline void run_report(const Trace& trace, const nsys_stats::ReportDef& def, std
 }
 
 inline void run_report(const Trace& trace, std::string_view name, std::vector<std::string> args = {}) {
-  if (const auto* def = nsys_stats::find_report(name)) run_report(trace, *def, std::move(args));
+  if (const auto* def = find_report(name)) run_report(trace, *def, std::move(args));
 }
 
 // What the commands past the reports compute, rendered: the summary, which gathers every analysis,
@@ -118,7 +118,7 @@ inline int fuzz_kineto(std::string_view bytes) {
   static constexpr std::string_view kFirst[] = {"cuda_gpu_kern_sum", "cuda_api_sum", "op_sum", "step_sum", "nvtx_sum",
                                                 "cuda_gpu_trace"};
   for (std::string_view name : kFirst) run_report(*trace, name);
-  for (const auto& def : nsys_stats::all_reports()) {
+  for (const auto& def : all_reports()) {
     bool done = false;
     for (std::string_view name : kFirst) done = done || name == def.name;
     if (!done) run_report(*trace, def);
@@ -205,7 +205,7 @@ inline int fuzz_nsys_sqlite(std::string_view bytes) {
   options.fast_scan = !(bytes.size() > 72 && (static_cast<unsigned char>(bytes[72]) & 1));
   auto trace = read_nsys_sqlite(scratch.write(bytes), options);
   if (!trace.ok()) return 0;
-  for (const auto& def : nsys_stats::all_reports()) run_report(*trace, def);
+  for (const auto& def : all_reports()) run_report(*trace, def);
   run_report_variants(*trace);
   return 0;
 }
@@ -234,7 +234,7 @@ inline int fuzz_capture(std::string_view bytes) {
   if (file.size() < 8 || !(static_cast<unsigned char>(file[7]) & 1)) fix_capture_crcs(file);
   auto trace = read_capture(scratch.write(file));
   if (!trace.ok()) return 0;
-  for (const auto& def : nsys_stats::all_reports()) run_report(*trace, def);
+  for (const auto& def : all_reports()) run_report(*trace, def);
   run_report_variants(*trace);
   return 0;
 }
@@ -263,7 +263,7 @@ inline int fuzz_analyses(std::string_view bytes) {
     }
     trace = std::move(read).value();
   }
-  for (const auto& def : nsys_stats::all_reports()) run_report(trace, def);
+  for (const auto& def : all_reports()) run_report(trace, def);
   run_report_variants(trace);
   return 0;
 }

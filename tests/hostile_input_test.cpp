@@ -23,7 +23,7 @@
 #include "analysis/summary.h"
 #include "report/summary_writer.h"
 #include "view/view_model.h"
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/report_registry.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "ingest/open_trace.h"
@@ -57,7 +57,7 @@ std::string gzip(const std::string& text) {
 // Every report, every analyze rule, and what the other commands compute (summary, diagnosis, diff,
 // view) on a trace: whatever it holds, each prints or says it has no data.
 void run_every_report(const Trace& trace) {
-  for (const auto& def : nsys_stats::all_reports()) {
+  for (const auto& def : all_reports()) {
     SCOPED_TRACE(def.name);
     (void)testing::report_csv(trace, def.name);
   }
@@ -132,7 +132,7 @@ TEST(HostileJson, HundredMegabyteStringAndInvalidUtf8) {
     WriterOptions wo;
     wo.format = OutputFormat::kJson;
     auto writer = make_writer(wo, sink);
-    ASSERT_TRUE(nsys_stats::find_report("cuda_gpu_kern_sum")->run(*t, {}, *writer).ok());
+    ASSERT_TRUE(find_report("cuda_gpu_kern_sum")->run(*t, {}, *writer).ok());
   }
   std::fclose(memory);
   const std::string out(buffer, length);

@@ -85,9 +85,9 @@ const Trace* trace_of(const std::string& source) {
 
 // Runs a report; an empty table on NoData.
 TableSink run(const Trace& trace, const std::string& report, const std::string& name_filter = "") {
-  const auto* def = nsys_stats::find_report(report);
+  const auto* def = find_report(report);
   if (!def) throw std::runtime_error("unknown report " + report);
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   if (!name_filter.empty()) args.name_filter = *NamePattern::compile(name_filter);
   TableSink sink;
   const Status st = def->run(trace, args, sink);
@@ -345,7 +345,7 @@ TEST(MemoryCopyReports, TestCudaPinnedCopies) {
   EXPECT_EQ(cell(copies, 0, "Link Use").d, 82.8);
   EXPECT_EQ(cell(copies, 1, "Link Use").d, 83.7);  // 400000000 B / 30323492 ns = 13.191 GB/s
   // No memory events in any real export: the memory reports say so, as nsys's SKIPPED lines do.
-  const auto* def = nsys_stats::find_report("gpu_mem_sum");
+  const auto* def = find_report("gpu_mem_sum");
   TableSink sink;
   const Status st = def->run(t, {}, sink);
   EXPECT_EQ(st.code(), ErrorCode::kNoData);

@@ -70,7 +70,7 @@ class NsysOracle : public ::testing::TestWithParam<OracleCase> {};
 TEST_P(NsysOracle, CsvEqualsNsys) {
   const OracleCase& c = GetParam();
   if (c.export_path.empty()) GTEST_SKIP() << "../shared/traces/nsys not found: oracle tests on real exports skipped";
-  if (!nsys_stats::find_report(c.report)) GTEST_SKIP() << c.report << " is not implemented yet";
+  if (!find_report(c.report)) GTEST_SKIP() << c.report << " is not implemented yet";
   const Trace& trace = load_nsys(c.export_path);
   auto got = report_csv(trace, c.report);
   const std::string expected = read_file(c.expected_path);

@@ -123,10 +123,10 @@ void expect_like_nsys(const Trace& trace, const std::string& path, const ReportC
     std::string reason = read_file(skipped);
     while (!reason.empty() && (reason.back() == '\n' || reason.back() == '\r')) reason.pop_back();
     const auto parts = split(rc.report, ':');
-    nsys_stats::ReportArgs args;
+    ReportArgs args;
     args.args.assign(parts.begin() + 1, parts.end());
     TableSink sink;
-    const Status st = nsys_stats::find_report(parts[0])->run(trace, args, sink);
+    const Status st = find_report(parts[0])->run(trace, args, sink);
     EXPECT_EQ(st.code(), ErrorCode::kNoData);
     EXPECT_EQ(st.message(), path + " " + reason);  // nsys: "SKIPPED: <file> <reason>"
     return;
@@ -146,7 +146,7 @@ class NvtxNameGolden : public ::testing::TestWithParam<ReportCase> {};
 TEST_P(NvtxNameGolden, MatchesNsys) {
   const ReportCase& rc = GetParam();
   const auto parts = split(rc.report, ':');
-  const auto* def = nsys_stats::find_report(parts.at(0));
+  const auto* def = find_report(parts.at(0));
   ASSERT_NE(def, nullptr) << parts[0];
   const ExportCase& ec = rc.export_case;
   if (!starts_with(ec.source, "sql:")) {
@@ -156,7 +156,7 @@ TEST_P(NvtxNameGolden, MatchesNsys) {
     return;
   }
   const std::string path = build_export(ec);
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   args.args.assign(parts.begin() + 1, parts.end());
   // As the CLI loads (the report's tables and what its arguments add, fast scanner) and everything
   // through SQLite.
@@ -205,7 +205,7 @@ TEST(NvtxNameGoldenData, EdgeCasesNameEachLaunchAsDocumented) {
 }
 
 TEST(NvtxNameArgs, KernelNameTablesAddNvtxAndApiOnlyForNvtxName) {
-  nsys_stats::ReportArgs plain, nvtx;
+  ReportArgs plain, nvtx;
   plain.args = {"base"};
   nvtx.args = {"nvtx-name", "base"};
   EXPECT_EQ(nsys_stats::kernel_name_tables(plain), 0u);

@@ -170,9 +170,9 @@ TEST(OpKernelSum, TiesSortByOperatorThenKernelAndFilterKeepsEitherName) {
   EXPECT_EQ(rows[2][12] + "/" + rows[2][13], "aten::b/x");
   EXPECT_EQ(rows[3][12] + "/" + rows[3][13], "aten::b/y");
 
-  const auto* def = nsys_stats::find_report("op_kernel_sum");
+  const auto* def = find_report("op_kernel_sum");
   ASSERT_NE(def, nullptr);
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   args.name_filter = *NamePattern::compile("^(x|aten::a)$");
   TableSink table;
   ASSERT_TRUE(def->run(b.trace, args, table).ok());
@@ -218,7 +218,7 @@ TEST(OpKernelSumGolden, MatchesIndependentReference) {
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const auto reference = load_reference();
   ASSERT_GE(reference.size(), 5u) << "tests/golden/pytorch/op_kernel_sum.tsv: run tests/kineto/op_kernel_reference.py";
-  const auto* def = nsys_stats::find_report("op_kernel_sum");
+  const auto* def = find_report("op_kernel_sum");
   ASSERT_NE(def, nullptr);
   for (const auto& [name, ref] : reference) {
     const fs::path input = shared / "traces" / ref.path;
@@ -230,7 +230,7 @@ TEST(OpKernelSumGolden, MatchesIndependentReference) {
     ASSERT_EQ(ref.views.size(), 3u) << name;
     for (const auto& [view, rows] : ref.views) {
       SCOPED_TRACE(name + " " + view);
-      nsys_stats::ReportArgs args;
+      ReportArgs args;
       if (view != "innermost") args.args.push_back(view);
       TableSink table;
       ASSERT_TRUE(def->run(trace, args, table).ok());

@@ -91,10 +91,10 @@ TEST(PythonFuncSum, ByParentIdsEveryCell) {
 
 TEST(PythonFuncSum, NameFilterTakesPercentagesOfTheRowsKept) {
   const Trace t = read_json(kById);
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   args.name_filter = *NamePattern::compile("^[bc]\\.py");
   TableSink table;
-  ASSERT_TRUE(nsys_stats::find_report("python_func_sum")->run(t, args, table).ok());
+  ASSERT_TRUE(find_report("python_func_sum")->run(t, args, table).ok());
   ASSERT_EQ(table.row_count(), 2u);
   EXPECT_DOUBLE_EQ(table.row_at(0)[0].d, 56.3);  // 45 of 80
   EXPECT_DOUBLE_EQ(table.row_at(1)[0].d, 43.8);
@@ -134,14 +134,14 @@ TEST(PythonFuncSum, NoDataWithoutPythonCalls) {
       "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 100, \"tid\": 101, \"ts\": 1.000, \"dur\": 2.000}"});
   const Trace t = read_json(no_python);
   TableSink table;
-  const Status st = nsys_stats::find_report("python_func_sum")->run(t, {}, table);
+  const Status st = find_report("python_func_sum")->run(t, {}, table);
   EXPECT_EQ(st.code(), ErrorCode::kNoData);
   EXPECT_NE(st.message().find("with_stack=True"), std::string::npos) << st.message();
 
   // Python calls counted but not stored (a plain read): NoData that names the missing opt-in.
   const Trace unread = read_json(kById, KinetoReadOptions{});
   EXPECT_EQ(unread.pytorch.python_function_count, 8);
-  const Status st2 = nsys_stats::find_report("python_func_sum")->run(unread, {}, table);
+  const Status st2 = find_report("python_func_sum")->run(unread, {}, table);
   EXPECT_EQ(st2.code(), ErrorCode::kNoData);
   EXPECT_NE(st2.message().find("kLoadPythonFunctions"), std::string::npos) << st2.message();
 }
@@ -202,7 +202,7 @@ TEST(PythonFuncSumGolden, MatchesIndependentReference) {
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const auto reference = load_reference();
   ASSERT_GE(reference.size(), 5u) << "tests/golden/pytorch/python_func_sum.tsv: run tests/kineto/python_functions_reference.py";
-  const auto* def = nsys_stats::find_report("python_func_sum");
+  const auto* def = find_report("python_func_sum");
   ASSERT_NE(def, nullptr);
   size_t rows_matched = 0;
   for (const auto& [name, ref] : reference) {
@@ -270,7 +270,7 @@ TEST(PythonFunctionOptIn, PlainReadsStoreNothingAndTheReportsReadChangesNothingE
 
   // What the CLI does for the report: its bit, and every row stored.
   OpenOptions for_report;
-  for_report.nsys.tables = nsys_stats::find_report("python_func_sum")->tables;
+  for_report.nsys.tables = find_report("python_func_sum")->tables;
   auto with = open_trace(path, for_report);
   ASSERT_TRUE(with.ok());
   const PythonFunctionTable& py = with->pytorch.python_functions;

@@ -260,7 +260,7 @@ TEST(PyTorchOpSum, ShapesSplitRowsByInputDims) {
 
 TEST(PyTorchOpSum, FilterNameKeepsMatchingRows) {
   const TraceBuilder b = recursive_trace();
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   args.name_filter = *NamePattern::compile("y$");
   TableSink table;
   ASSERT_TRUE(pytorch::op_sum(b.trace, args, table).ok());
@@ -270,7 +270,7 @@ TEST(PyTorchOpSum, FilterNameKeepsMatchingRows) {
 
 TEST(PyTorchReports, NoDataWithoutOpsOrSteps) {
   TraceBuilder b;
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   TableSink table;
   Status st = pytorch::op_sum(b.trace, args, table);
   EXPECT_EQ(st.code(), ErrorCode::kNoData);

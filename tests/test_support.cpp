@@ -114,9 +114,9 @@ std::string table_csv(const TableSink& table) {
 
 std::optional<std::string> report_csv(const Trace& trace, const std::string& report_with_args) {
   const auto parts = split_args(report_with_args);
-  const auto* def = nsys_stats::find_report(parts.at(0));
+  const auto* def = find_report(parts.at(0));
   if (!def) throw std::runtime_error("unknown report " + parts.at(0));
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   args.args.assign(parts.begin() + 1, parts.end());
   TableSink table;
   Status st = def->run(trace, args, table);

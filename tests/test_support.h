@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/report_registry.h"
 #include "common/status.h"
 #include "diagnose/engine.h"
 #include "model/trace.h"

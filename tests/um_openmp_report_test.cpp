@@ -69,7 +69,7 @@ class UmOpenMpGolden : public ::testing::TestWithParam<ReportCase> {};
 TEST_P(UmOpenMpGolden, MatchesNsys) {
   const ReportCase& rc = GetParam();
   const std::string report_name = split(rc.report, ':').at(0);
-  const auto* def = nsys_stats::find_report(report_name);
+  const auto* def = find_report(report_name);
   ASSERT_NE(def, nullptr) << report_name;
   const fs::path expected_dir = golden_dir() / "expected" / rc.export_case.name;
   const fs::path expected_csv = expected_dir / (expected_stem(rc.report) + ".csv");
@@ -89,7 +89,7 @@ TEST_P(UmOpenMpGolden, MatchesNsys) {
     if (fs::exists(expected_skip)) {
       std::string reason = read_file(expected_skip);
       while (!reason.empty() && (reason.back() == '\n' || reason.back() == '\r')) reason.pop_back();
-      nsys_stats::ReportArgs args;
+      ReportArgs args;
       const auto parts = split(rc.report, ':');
       args.args.assign(parts.begin() + 1, parts.end());
       TableSink sink;
@@ -161,10 +161,10 @@ TEST(UmOpenMpReader, LoadsUnifiedMemoryAndOpenMpTables) {
 TEST(UmSumArgs, RowsMustBeAnInteger) {
   Trace trace;
   trace.source.tables = {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUDA_UM_CPU_PAGE_FAULT_EVENTS", "CUDA_UM_GPU_PAGE_FAULT_EVENTS"};
-  nsys_stats::ReportArgs args;
+  ReportArgs args;
   args.args = {"rows=ten"};
   TableSink sink;
-  EXPECT_EQ(nsys_stats::find_report("um_sum")->run(trace, args, sink).code(), ErrorCode::kUsage);
+  EXPECT_EQ(find_report("um_sum")->run(trace, args, sink).code(), ErrorCode::kUsage);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "analysis/nsys_stats/nvtx_kernel_names.h"
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/report_registry.h"
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
 #include "common/task_pool.h"
@@ -28,8 +28,8 @@ struct StatsOptions {
 };
 
 struct ReportRequest {
-  const nsys_stats::ReportDef* def;
-  nsys_stats::ReportArgs args;
+  const ReportDef* def;
+  ReportArgs args;
 };
 
 struct Precomputed {
@@ -37,10 +37,7 @@ struct Precomputed {
   TableSink table;
 };
 
-bool is_trace_report(const ReportRequest& r) {
-  const std::string_view name = r.def->name;
-  return name.size() > 6 && name.substr(name.size() - 6) == "_trace";
-}
+bool is_trace_report(const ReportRequest& r) { return r.def->kind == ReportKind::kTrace; }
 
 // Runs the summary reports on the task pool; entries stay null for trace reports (and when there is
 // only one report, which then streams).
@@ -61,7 +58,7 @@ std::vector<std::unique_ptr<Precomputed>> precompute_summaries(const Trace& trac
 }
 
 int list_reports() {
-  for (const auto& r : nsys_stats::all_reports()) std::printf("%-24s %s\n", r.name, r.display_name);
+  for (const auto& r : all_reports()) std::printf("%-24s %s\n", r.name, r.display_name);
   return kExitOk;
 }
 
@@ -72,7 +69,7 @@ int run_stats(const StatsOptions& opt) {
   // Reports and their arguments: "name[:arg[:arg]]", comma-separated, repeatable.
   std::vector<ReportRequest> requests;
   std::vector<std::string> names = split_list(opt.reports, ',');
-  if (names.empty()) names = nsys_stats::default_reports();
+  if (names.empty()) names = default_reports();
   uint32_t tables = 0;
   std::optional<NamePattern> name_filter;
   if (!opt.filter_name.empty()) {
@@ -82,7 +79,7 @@ int run_stats(const StatsOptions& opt) {
   }
   for (const auto& n : names) {
     auto parts = split(n, ':');
-    const auto* def = nsys_stats::find_report(parts[0]);
+    const auto* def = find_report(parts[0]);
     if (!def) {
       return fail(UsageError(fmt::format("unknown report '{}' (see `tracedoc stats --help-reports`)", parts[0])));
     }

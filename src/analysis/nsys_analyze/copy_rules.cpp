@@ -19,7 +19,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/nsys_analyze/rules.h"
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_analyze {
 
@@ -117,7 +117,7 @@ std::vector<ColumnSpec> with_where(std::vector<ColumnSpec> first) {
 
 Status require(const Trace& trace, const char* table, const char* what) {
   if (trace.source.has_table(table)) return Status::Ok();
-  return nsys_stats::no_data(
+  return no_data(
       trace, std::string("could not be analyzed because it does not contain the required CUDA data. ") + what);
 }
 

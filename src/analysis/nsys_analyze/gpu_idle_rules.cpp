@@ -16,7 +16,7 @@
 #include "analysis/checked_math.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/nsys_analyze/rules.h"
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 #include "analysis/statistics.h"
 
 namespace tracedoc::nsys_analyze {
@@ -29,7 +29,7 @@ Status require_gpu_ops(const Trace& trace) {
       s.has_table("CUPTI_ACTIVITY_KIND_MEMSET")) {
     return Status::Ok();
   }
-  return nsys_stats::no_data(trace, "could not be analyzed because it does not contain the required data. "
+  return no_data(trace, "could not be analyzed because it does not contain the required data. "
                                     "Does the application launch GPU operations?");
 }
 

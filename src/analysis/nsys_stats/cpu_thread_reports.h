@@ -7,7 +7,7 @@
 // OS runtime, CUDA API) and PyTorch traces (CUDA API only).
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

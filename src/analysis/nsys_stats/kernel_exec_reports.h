@@ -2,7 +2,7 @@
 // split into API time (the call), queue time (call end to kernel start) and kernel time.
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

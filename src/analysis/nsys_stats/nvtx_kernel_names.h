@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/nsys_stats/naming.h"
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 #include "analysis/result.h"
 #include "model/string_pool.h"
 #include "model/trace.h"

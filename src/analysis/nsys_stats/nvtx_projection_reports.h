@@ -1,7 +1,7 @@
 // Reports that attribute GPU work to NVTX ranges (see nvtx_projection.h for the attribution rules).
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

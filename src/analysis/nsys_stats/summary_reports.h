@@ -1,7 +1,7 @@
 // Summary-style reports (one row per name with count, total, avg, median, min, max, stdev).
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

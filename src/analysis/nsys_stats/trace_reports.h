@@ -1,7 +1,7 @@
 // Trace-style reports: one row per event, ordered by start time.
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

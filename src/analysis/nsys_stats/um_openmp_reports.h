@@ -2,7 +2,7 @@
 // openmp_sum (OpenMP event durations per event kind and name), as nsys 2023.4.4 computes them.
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::nsys_stats {
 

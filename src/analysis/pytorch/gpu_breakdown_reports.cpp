@@ -17,8 +17,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-using nsys_stats::no_data;
-using nsys_stats::ReportArgs;
 
 constexpr std::string_view kCommonFlags[] = {"hta", "drop-last-step", "syncs", "hta-classes", "hta-launches"};
 

@@ -40,8 +40,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-using nsys_stats::no_data;
-using nsys_stats::ReportArgs;
 
 constexpr uint32_t kNoText = TextIds::kNoText;
 constexpr size_t kMaxThreadsShown = 4;

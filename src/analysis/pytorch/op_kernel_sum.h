@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 #include "analysis/pytorch/op_links.h"
 #include "model/trace.h"
 
@@ -47,6 +47,6 @@ std::vector<uint8_t> autograd_threads(const Trace& trace, const OpLinks& links);
 // or outside every aten:: one with `:aten`), Kernel. Sorted by Kernel Total descending, then
 // operator and kernel name. Kernels whose launching call is not in the trace are left out.
 // --filter-name keeps rows whose operator or kernel name matches.
-Status op_kernel_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+Status op_kernel_sum(const Trace&, const ReportArgs&, RowSink&);
 
 }  // namespace tracedoc::pytorch

@@ -14,8 +14,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-using nsys_stats::no_data;
-using nsys_stats::ReportArgs;
 
 int64_t duration(const PythonFunctionTable& py, size_t i) { return sat_sub(py.end[i], py.start[i]); }
 

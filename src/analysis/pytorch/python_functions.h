@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 #include "model/trace.h"
 
 namespace tracedoc::pytorch {
@@ -37,6 +37,6 @@ PythonCallTree python_call_tree(const Trace& trace);
 // a call of the same function is counted once, through its outermost one), Calls, Avg (Total / Calls),
 // Max (longest single call), Threads (distinct threads that ran it), Function. Sorted by self time
 // descending, then name. NoData when the trace holds no python_function events.
-Status python_func_sum(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+Status python_func_sum(const Trace&, const ReportArgs&, RowSink&);
 
 }  // namespace tracedoc::pytorch

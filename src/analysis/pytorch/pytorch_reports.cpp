@@ -21,8 +21,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-using nsys_stats::no_data;
-using nsys_stats::ReportArgs;
 
 constexpr uint32_t kNoText = TextIds::kNoText;
 

@@ -10,8 +10,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-using nsys_stats::no_data;
-using nsys_stats::ReportArgs;
 
 Result<TbOverview> overview(const Trace& trace, const ReportArgs& args) {
   auto result = tb_overview(trace, args.has("plugin") ? TbOptions::plugin() : TbOptions{});

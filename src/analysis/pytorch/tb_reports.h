@@ -5,7 +5,7 @@
 // step time, operators-only CPU span), which reproduces its numbers up to its µs doubles.
 #pragma once
 
-#include "analysis/nsys_stats/registry.h"
+#include "analysis/nsys_stats/time_summary.h"
 
 namespace tracedoc::pytorch {
 
@@ -17,7 +17,7 @@ namespace tracedoc::pytorch {
 // Memcpy, Memset, Communication, Runtime, DataLoader, CPU Exec, Other), the same as % of Duration,
 // GPU Ops (GPU operations launched from inside the step's CPU window), Name (the range, "(whole
 // trace)" without ProfilerStep ranges, "Average"). NoData without CPU events.
-Status tb_step_breakdown(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+Status tb_step_breakdown(const Trace&, const ReportArgs&, RowSink&);
 
 // tb_gpu_metrics — GPU metrics of the Overview ("GPU Summary"), one row per rank and GPU with
 // kernels. Columns: Rank, Device, GPU Utilization (%), Est. SM Efficiency (%), Est. Achieved
@@ -25,6 +25,6 @@ Status tb_step_breakdown(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
 // grid, no occupancy argument, no kernel time), Window Start and Window (the steps' span the first
 // three are measured over), Kernel Busy (time in the window with a kernel running), Kernels,
 // Kernel Time and Tensor Core Time (whole trace), Name (the GPU's). NoData without CPU events.
-Status tb_gpu_metrics(const Trace&, const nsys_stats::ReportArgs&, RowSink&);
+Status tb_gpu_metrics(const Trace&, const ReportArgs&, RowSink&);
 
 }  // namespace tracedoc::pytorch

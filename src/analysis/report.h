@@ -1,4 +1,6 @@
-// The `nsys stats`-compatible reports: names, descriptions, what they read, how they run.
+// The report interface: what every report (the `nsys stats`-compatible ones, the PyTorch and
+// TensorBoard ones, the GPU memory and copy reports) is and takes. The reports include this; the
+// registry (analysis/report_registry.h) includes them, so neither includes the other back.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +10,11 @@
 #include <vector>
 
 #include "analysis/result.h"
-#include "analysis/statistics.h"
 #include "common/name_pattern.h"
 #include "common/status.h"
 #include "model/trace.h"
 
-namespace tracedoc::nsys_stats {
+namespace tracedoc {
 
 struct ReportArgs {
   std::vector<std::string> args;         // report arguments after the name (`cuda_gpu_kern_sum:base`)
@@ -31,25 +32,20 @@ struct ReportArgs {
 // nsys's "SKIPPED: <file> <reason>" line.
 using ReportFn = Status (*)(const Trace&, const ReportArgs&, RowSink&);
 
+// A summary report aggregates (one row per name, size, thread, ...); a trace report lists events,
+// one row each, and streams its rows to the writer (the CLI runs summaries side by side and the
+// traces one at a time, as they are written).
+enum class ReportKind : uint8_t { kSummary, kTrace };
+
 struct ReportDef {
   const char* name;
   const char* display_name;
-  uint32_t tables;  // NsysTables bits the report reads
+  ReportKind kind;
+  uint32_t tables;  // table bits (model/table_set.h) the report reads
   ReportFn run;
 };
 
-const std::vector<ReportDef>& all_reports();
-const ReportDef* find_report(std::string_view name);
-// The set `nsys stats` runs when no -r is given (those tracedoc implements).
-const std::vector<std::string>& default_reports();
-
-// Shared by the report implementations.
+// NoData("<file> <what>"): the trace lacks what the report summarizes ("does not contain ...").
 Status no_data(const Trace& trace, std::string_view what);
 
-// The eight columns of nsys's time summaries: Time (%), Total Time, <count_name>, Avg, Med, Min,
-// Max, StdDev; and one row's cells for them (avg, median and stdev rounded as SQLite's round(x, 1);
-// the percentage is NULL when the grand total is 0, as SQLite's division by zero).
-std::vector<ColumnSpec> time_summary_columns(const char* count_name);
-void push_time_summary_cells(std::vector<Cell>& row, const SummaryStats& stats, int64_t grand_total);
-
-}  // namespace tracedoc::nsys_stats
+}  // namespace tracedoc
