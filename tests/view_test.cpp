@@ -8,7 +8,7 @@
 #include <set>
 
 #include "analysis/critical_path.h"
-#include "diagnose/context.h"
+#include "analysis/context.h"
 #include "ingest/kineto_reader.h"
 #include "report/html_view_writer.h"
 #include "report/svg_timeline_writer.h"
@@ -31,7 +31,7 @@ const char* kMfu = "traces/nsys/nsys-ai/mfu_2gpu_before.sqlite";
 TEST(CriticalPath, SingleStreamStepsAreOneChain) {
   REQUIRE_SHARED(kResnet);
   const Trace& t = testing::load_kineto((shared_dir() / kResnet).string());
-  diagnose::Context ctx(t, {});
+  AnalysisContext ctx(t, {});
   const pytorch::GpuWork& work = ctx.gpu_work();
   ASSERT_EQ(work.units.size(), 1u);
   std::vector<std::vector<Interval>> windows{ctx.windows_of(work.units[0].owner)};
@@ -73,7 +73,7 @@ TEST(CriticalPath, MultiStreamPathIsAChainEndingTheStep) {
   const char* kControl = "traces/kineto/HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz";
   REQUIRE_SHARED(kControl);
   const Trace& t = testing::load_kineto((shared_dir() / kControl).string());
-  diagnose::Context ctx(t, {});
+  AnalysisContext ctx(t, {});
   const pytorch::GpuWork& work = ctx.gpu_work();
   ASSERT_EQ(work.units.size(), 1u);
   const pytorch::GpuUnit& unit = work.units[0];
@@ -177,7 +177,7 @@ TEST(ViewLod, BucketsCountEveryEventAndLanesMatchTheUnion) {
   EXPECT_EQ(counted, 44665);
   // The utilization lane integrates to the GPU's busy union (within rounding of 16-bit shares).
   ASSERT_EQ(lod.utilization.size(), 1u);
-  diagnose::Context ctx(t, {});
+  AnalysisContext ctx(t, {});
   const double busy = static_cast<double>(ctx.gpu_work().units[0].busy().total());
   double lane = 0;
   for (uint16_t b : lod.utilization[0].busy) lane += b / 65535.0 * lod.bucket_ns;

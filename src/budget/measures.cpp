@@ -9,13 +9,13 @@
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
 #include "analysis/statistics.h"
-#include "diagnose/context.h"
+#include "analysis/context.h"
 
 namespace tracedoc::budget {
 
 namespace {
 
-void measure_steps(diagnose::Context& ctx, Measures& m) {
+void measure_steps(AnalysisContext& ctx, Measures& m) {
   const StepSet* steps = ctx.steps();
   if (!steps) return;
   m.step_source = step_source_name(steps->source);
@@ -27,7 +27,7 @@ void measure_steps(diagnose::Context& ctx, Measures& m) {
   std::sort(m.step_ns.begin(), m.step_ns.end());
 }
 
-void measure_gpus(diagnose::Context& ctx, Measures& m) {
+void measure_gpus(AnalysisContext& ctx, Measures& m) {
   const Trace& t = ctx.trace();
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
     GpuMeasure g;
@@ -44,7 +44,7 @@ void measure_gpus(diagnose::Context& ctx, Measures& m) {
   }
 }
 
-void measure_memory(diagnose::Context& ctx, Measures& m) {
+void measure_memory(AnalysisContext& ctx, Measures& m) {
   const Trace& t = ctx.trace();
   for (const MemorySeries& series : collect_gpu_memory(t)) {
     m.memory_recorded = true;
@@ -57,7 +57,7 @@ void measure_memory(diagnose::Context& ctx, Measures& m) {
   }
 }
 
-void measure_ranks(diagnose::Context& ctx, Measures& m) {
+void measure_ranks(AnalysisContext& ctx, Measures& m) {
   const pytorch::GpuWork& work = ctx.gpu_work();
   m.ranks.gpus = static_cast<int64_t>(work.units.size());
   if (work.units.size() < 2) return;
@@ -115,7 +115,7 @@ Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope) {
   m.input = trace.source.path;
   StepOptions steps;
   steps.marker = budget.step_marker;
-  diagnose::Context ctx(trace, steps);
+  AnalysisContext ctx(trace, steps);
   measure_steps(ctx, m);
   measure_gpus(ctx, m);
   if (scope == MeasureScope::kBaseline) return m;

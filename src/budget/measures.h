@@ -1,9 +1,9 @@
 // The figures a budget limits, measured on one trace with the analyses the other commands use, so
 // that `tracedoc check` and `summary` / `diagnose` / `stats` never disagree about a number:
-//  - steps: the step windows of the diagnosis (diagnose::Context: ProfilerStep#N, the marker, or
+//  - steps: the step windows of the diagnosis (AnalysisContext: ProfilerStep#N, the marker, or
 //    detected steps, each stretched to the end of the GPU work it launched and starting no earlier
 //    than the previous step ended), every process's (rank's) steps pooled;
-//  - per GPU (diagnose::Context's units: rank or process, and device): the union of its kernels,
+//  - per GPU (AnalysisContext's units: rank or process, and device): the union of its kernels,
 //    copies and memsets, and of its host<->device copies, inside its owner's step windows, or inside
 //    its own span when the trace has no steps (gpu_idle's basis);
 //  - memory: the peak of allocated GPU memory per process and device (analysis/gpu_memory.h, as

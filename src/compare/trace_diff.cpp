@@ -15,7 +15,7 @@
 #include "analysis/rank_test.h"
 #include "analysis/statistics.h"
 #include "common/task_pool.h"
-#include "diagnose/context.h"
+#include "analysis/context.h"
 #include "model/step_names.h"
 
 namespace tracedoc::compare {
@@ -119,7 +119,7 @@ Verdict timing_verdict(double p, double median_change_pct, const DiffOptions& o)
 // What a side holds besides its GPU work: the step windows and the mean steps per process.
 struct Side {
   const Trace& trace;
-  diagnose::Context ctx;
+  AnalysisContext ctx;
   std::vector<int64_t> step_ns;  // every owner's windows
   double steps_per_owner = 0;    // 0 without steps
   std::string step_source;

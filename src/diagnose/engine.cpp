@@ -37,6 +37,12 @@ const char* severity_name(Severity s) {
   return "info";
 }
 
+Severity severity_for(double share, double warning, double critical) {
+  if (share >= critical) return Severity::kCritical;
+  if (share >= warning) return Severity::kWarning;
+  return Severity::kInfo;
+}
+
 bool parse_severity(std::string_view text, Severity* out) {
   for (Severity s : {Severity::kInfo, Severity::kWarning, Severity::kCritical}) {
     if (text == severity_name(s)) {

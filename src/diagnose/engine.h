@@ -7,6 +7,7 @@
 
 #include "analysis/steps.h"
 #include "common/status.h"
+#include "diagnose/context.h"
 #include "diagnose/finding.h"
 #include "model/trace.h"
 
@@ -54,7 +55,6 @@ struct Diagnosis {
 Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options);
 
 // The same on analyses a caller has already computed (`ctx` must have been made with options.steps).
-class Context;
 Diagnosis diagnose(Context& ctx, const DiagnoseOptions& options);
 
 }  // namespace tracedoc::diagnose

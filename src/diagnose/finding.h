@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/offender.h"
 #include "model/trace.h"
 
 namespace tracedoc::diagnose {
@@ -16,6 +17,8 @@ namespace tracedoc::diagnose {
 enum class Severity : uint8_t { kInfo = 0, kWarning = 1, kCritical = 2 };
 const char* severity_name(Severity s);                 // "info", "warning", "critical"
 bool parse_severity(std::string_view text, Severity* out);
+// Severity from a share of the time basis: critical at `critical` or more, warning at `warning`.
+Severity severity_for(double share, double warning, double critical);
 
 // A number the finding rests on, with its unit ("ns", "%", "bytes", "count", "GB/s", "x").
 struct Figure {
@@ -24,13 +27,8 @@ struct Figure {
   std::string unit;
 };
 
-// One of the worst instances or groups behind the finding (a kernel name, a call site, a rank).
-struct Offender {
-  std::string name;
-  int64_t count = 0;
-  int64_t total_ns = 0;
-  std::string detail;  // a short human note ("median 12 µs, max 140 µs", "block 100 threads")
-};
+// One of the worst instances or groups behind the finding (analysis/offender.h).
+using tracedoc::Offender;
 
 // Where to look on the timeline: [start, end] on a device/stream or a CPU thread.
 struct TimeRange {

@@ -6,7 +6,7 @@
 #include "analysis/checked_math.h"
 #include "analysis/statistics.h"
 #include "common/task_pool.h"
-#include "diagnose/context.h"
+#include "analysis/context.h"
 
 namespace tracedoc::view {
 
@@ -42,7 +42,7 @@ std::vector<KernelRow> top_kernels(const Trace& trace, size_t top, int64_t* tota
 }
 
 // Each GPU's steps with their time split and the number of the step each window belongs to.
-std::vector<StepBar> step_bars(diagnose::Context& ctx) {
+std::vector<StepBar> step_bars(AnalysisContext& ctx) {
   std::vector<StepBar> bars;
   const StepSet* steps = ctx.steps();
   if (steps == nullptr) return bars;
@@ -92,7 +92,7 @@ uint32_t lane_group(const Timeline& tl, bool pytorch, int64_t owner, int32_t dev
 
 // Everything but the summary: the diagnosis's analyses, the timeline and its levels of detail.
 void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewModel& vm) {
-  diagnose::Context ctx(trace, options.diagnose.steps);
+  AnalysisContext ctx(trace, options.diagnose.steps);
   const pytorch::GpuWork& work = ctx.gpu_work();
   std::vector<std::string> unit_labels;
   for (const pytorch::GpuUnit& u : work.units) unit_labels.push_back(ctx.unit_label(u));

@@ -1,4 +1,4 @@
-#include "diagnose/context.h"
+#include "analysis/context.h"
 
 #include <fmt/format.h>
 
@@ -9,22 +9,22 @@
 #include "analysis/checked_math.h"
 #include "model/step_names.h"
 
-namespace tracedoc::diagnose {
+namespace tracedoc {
 
-Context::Context(const Trace& trace, StepOptions step_options) : trace_(trace), step_options_(std::move(step_options)) {}
+AnalysisContext::AnalysisContext(const Trace& trace, StepOptions step_options) : trace_(trace), step_options_(std::move(step_options)) {}
 
-const pytorch::GpuWork& Context::gpu_work() {
+const pytorch::GpuWork& AnalysisContext::gpu_work() {
   if (!work_) work_ = pytorch::collect_gpu_work(trace_);
   return *work_;
 }
 
-const pytorch::GpuLaunches& Context::launches() {
+const pytorch::GpuLaunches& AnalysisContext::launches() {
   if (pytorch() && trace_.pytorch.ops.size() > 0) return op_links().launches;  // link_ops made them
   if (!launches_) launches_ = pytorch::link_gpu_launches(trace_);
   return *launches_;
 }
 
-const IntervalSet& Context::busy(const pytorch::GpuUnit& unit) {
+const IntervalSet& AnalysisContext::busy(const pytorch::GpuUnit& unit) {
   const std::vector<pytorch::GpuUnit>& units = gpu_work().units;
   const size_t index = static_cast<size_t>(&unit - units.data());
   if (busy_.size() != units.size()) busy_.resize(units.size());
@@ -32,16 +32,16 @@ const IntervalSet& Context::busy(const pytorch::GpuUnit& unit) {
   return *busy_[index];
 }
 
-const pytorch::OpLinks& Context::op_links() {
+const pytorch::OpLinks& AnalysisContext::op_links() {
   if (!links_) links_ = pytorch::link_ops(trace_);
   return *links_;
 }
 
-int64_t Context::owner_of(int64_t global_id) const {
+int64_t AnalysisContext::owner_of(int64_t global_id) const {
   return pytorch::owner_of_id(pytorch(), global_id);
 }
 
-void Context::ensure_steps() {
+void AnalysisContext::ensure_steps() {
   if (steps_done_) return;
   steps_done_ = true;
   auto found = find_steps(trace_, step_options_, &launches());
@@ -74,7 +74,7 @@ void Context::ensure_steps() {
   }
 }
 
-const StepSet* Context::steps() {
+const StepSet* AnalysisContext::steps() {
   ensure_steps();
   return steps_ ? &*steps_ : nullptr;
 }
@@ -92,17 +92,17 @@ const std::vector<Interval>& windows_in(const std::vector<std::pair<int64_t, std
 
 }  // namespace
 
-const std::vector<Interval>& Context::windows_of(int64_t owner) {
+const std::vector<Interval>& AnalysisContext::windows_of(int64_t owner) {
   ensure_steps();
   return windows_in(windows_, owner);
 }
 
-const std::vector<Interval>& Context::cpu_windows_of(int64_t owner) {
+const std::vector<Interval>& AnalysisContext::cpu_windows_of(int64_t owner) {
   ensure_steps();
   return windows_in(cpu_windows_, owner);
 }
 
-std::vector<Interval> Context::unit_windows(const pytorch::GpuUnit& unit) {
+std::vector<Interval> AnalysisContext::unit_windows(const pytorch::GpuUnit& unit) {
   const std::vector<Interval>& w = windows_of(unit.owner);
   if (!w.empty()) return w;
   if (unit.items.empty()) return {};
@@ -111,7 +111,7 @@ std::vector<Interval> Context::unit_windows(const pytorch::GpuUnit& unit) {
   return {{lo, hi}};
 }
 
-int64_t Context::basis_ns() {
+int64_t AnalysisContext::basis_ns() {
   if (basis_) return *basis_;
   ensure_steps();
   std::map<int64_t, int64_t> per_owner;
@@ -132,19 +132,19 @@ int64_t Context::basis_ns() {
   return basis;
 }
 
-std::string Context::device_name(int32_t device) const {
+std::string AnalysisContext::device_name(int32_t device) const {
   for (const DeviceInfo& d : trace_.devices) {
     if (d.id == device && d.name != kNoStr) return std::string(trace_.str(d.name));
   }
   return {};
 }
 
-std::string Context::owner_label(int64_t owner) const {
+std::string AnalysisContext::owner_label(int64_t owner) const {
   if (!pytorch()) return fmt::format("pid {}", pid_of(owner));
   return owner > 0 ? fmt::format("rank {}", trace_.rank_of_tag(owner)) : std::string("trace");
 }
 
-std::string Context::unit_label(const pytorch::GpuUnit& unit) const {
+std::string AnalysisContext::unit_label(const pytorch::GpuUnit& unit) const {
   std::string s = unit.rank >= 0 ? fmt::format("rank {} GPU {}", unit.rank, unit.device)
                                  : (pytorch() ? fmt::format("GPU {}", unit.device) : fmt::format("pid {} GPU {}", unit.pid, unit.device));
   const std::string name = device_name(unit.device);
@@ -152,7 +152,7 @@ std::string Context::unit_label(const pytorch::GpuUnit& unit) const {
   return s;
 }
 
-std::vector<Offender> Context::cpu_activity_during(const IntervalSet& during, int64_t owner, size_t top) {
+std::vector<Offender> AnalysisContext::cpu_activity_during(const IntervalSet& during, int64_t owner, size_t top) {
   std::map<std::string_view, Offender> by_name;
   auto add = [&](StrId name, int64_t global_tid, TimeNs start, TimeNs end) {
     if (name == kNoStr || start == kNoTime || end == kNoTime || end <= start) return;
@@ -186,7 +186,7 @@ std::vector<Offender> Context::cpu_activity_during(const IntervalSet& during, in
   return out;
 }
 
-std::string Context::call_site(size_t api_row) {
+std::string AnalysisContext::call_site(size_t api_row) {
   if (pytorch() && trace_.pytorch.ops.size() > 0) {
     const int32_t op = op_links().api_op[api_row];
     if (op != pytorch::kNoRow) return std::string(trace_.str(trace_.pytorch.ops.name[static_cast<size_t>(op)]));
@@ -219,14 +219,9 @@ std::string Context::call_site(size_t api_row) {
   return {};
 }
 
-Severity severity_for(double share, double warning, double critical) {
-  if (share >= critical) return Severity::kCritical;
-  if (share >= warning) return Severity::kWarning;
-  return Severity::kInfo;
-}
 
 double share_of(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-}  // namespace tracedoc::diagnose
+}  // namespace tracedoc
