@@ -57,9 +57,6 @@ Result<std::string> baseline_path(const CheckCommandOptions& opt, const budget::
 int run_check(const CheckCommandOptions& opt) {
   if (opt.input.empty()) return fail(UsageError("check: INPUT is required"));
   if (opt.budget.empty()) return fail(UsageError("check: --budget FILE is required"));
-  if (opt.format != "column" && opt.format != "text" && opt.format != "json" && opt.format != "markdown") {
-    return fail(UsageError(fmt::format("check: unknown format '{}' (column, json or markdown)", opt.format)));
-  }
   auto loaded_budget = budget::load_budget(opt.budget);
   if (!loaded_budget.ok()) return fail(loaded_budget.status());
   budget::Budget& b = *loaded_budget;
@@ -98,7 +95,7 @@ std::function<int()> add_check_command(CLI::App& app) {
   cmd->add_option("input", opt->input, "Trace: nsys export, PyTorch trace or rank directory");
   cmd->add_option("--budget", opt->budget, "TOML budget file: [steps], [gpu], [copies], [memory], [[kernel]], [findings], [baseline]");
   cmd->add_option("--baseline", opt->baseline, "Baseline trace for the [baseline] limits (instead of the budget's baseline.path)");
-  cmd->add_option("-f,--format", opt->format, "column (default), json (schema_version 1) or markdown");
+  add_format_option(cmd, opt->format, {{"column", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   add_step_marker_option(cmd, opt->step_marker);
   add_rank_option(cmd, opt->rank, " (of the baseline too)");

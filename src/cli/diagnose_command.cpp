@@ -42,9 +42,6 @@ int run_diagnose(const DiagnoseCommandOptions& opt) {
     return kExitOk;
   }
   if (opt.inputs.empty()) return fail(UsageError("diagnose: at least one INPUT is required"));
-  if (opt.format != "column" && opt.format != "text" && opt.format != "json" && opt.format != "markdown") {
-    return fail(UsageError(fmt::format("diagnose: unknown format '{}' (column, json or markdown)", opt.format)));
-  }
   diagnose::Severity threshold = diagnose::Severity::kCritical;
   if (!opt.fail_on.empty() && !diagnose::parse_severity(opt.fail_on, &threshold)) {
     return fail(UsageError(fmt::format("diagnose: --fail-on must be info, warning or critical, not '{}'", opt.fail_on)));
@@ -88,7 +85,7 @@ std::function<int()> add_diagnose_command(CLI::App& app) {
   auto opt = std::make_shared<DiagnoseCommandOptions>();
   CLI::App* cmd = app.add_subcommand("diagnose", "Name the performance problems: evidence, estimated savings, remedy");
   cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one diagnosis each)");
-  cmd->add_option("-f,--format", opt->format, "column (default), json (schema_version 1) or markdown");
+  add_format_option(cmd, opt->format, {{"column", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--rules", opt->rules, "Only these rules (comma-separated ids; --list-rules shows them)")
       ->allow_extra_args(false);  // `--rules a,b INPUT`: the input is not one more rule

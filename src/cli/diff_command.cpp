@@ -46,31 +46,8 @@ struct DiffCommandOptions {
   std::string max_memory;
 };
 
-// The regression the gate measures: the median step time when both traces have steps (and only a
-// significant change counts), else the GPUs' mean busy time (every part but idle), which has no
-// per-instance sample to test.
-struct Regression {
-  std::string what;
-  double change_pct = 0;
-  bool significant = true;
-};
-Regression regression_of(const compare::TraceDiff& d) {
-  if (d.steps) {
-    return {"median step time", d.steps->median_change_pct(), d.steps->verdict == compare::Verdict::kSlower};
-  }
-  double base = 0, next = 0;
-  for (const compare::TimePart& p : d.parts) {
-    if (p.name == "idle") continue;
-    base += p.base_mean_ns, next += p.new_mean_ns;
-  }
-  return {"GPU busy time (no steps to compare)", base > 0 ? 100.0 * (next - base) / base : 0, true};
-}
-
 int run_diff(const DiffCommandOptions& opt) {
   if (opt.base.empty() || opt.next.empty()) return fail(UsageError("diff: BASE and NEW are required"));
-  if (opt.format != "column" && opt.format != "text" && opt.format != "csv" && opt.format != "json" && opt.format != "markdown") {
-    return fail(UsageError(fmt::format("diff: unknown format '{}' (column, csv, json or markdown)", opt.format)));
-  }
   if (!(opt.alpha > 0 && opt.alpha < 1)) return fail(UsageError(fmt::format("diff: --alpha must lie between 0 and 1, not {:g}", opt.alpha)));
   if (!(opt.min_change >= 0) || !std::isfinite(opt.min_change)) {
     return fail(UsageError(fmt::format("diff: --min-change must be a percentage of 0 or more, not {:g}", opt.min_change)));
@@ -113,8 +90,8 @@ int run_diff(const DiffCommandOptions& opt) {
   }
   if (Status st = write_text(opt.output, text); !st.ok()) return fail(st);
   if (!opt.fail_on_regression) return kExitOk;
-  const Regression r = regression_of(d);
-  if (r.significant && r.change_pct > *opt.fail_on_regression) {
+  const compare::Regression r = compare::regression_of(d);
+  if (r.exceeds(*opt.fail_on_regression)) {
     std::fprintf(stderr, "tracedoc: diff: regression: %s %+.1f%%, more than the %g%% allowed\n", r.what.c_str(), r.change_pct,
                  *opt.fail_on_regression);
     return kExitFindings;
@@ -129,7 +106,7 @@ std::function<int()> add_diff_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("diff", "Before/after: what changed between two traces, with significance");
   cmd->add_option("base", opt->base, "The trace before: nsys export, PyTorch trace or rank directory");
   cmd->add_option("new", opt->next, "The trace after (either format)");
-  cmd->add_option("-f,--format", opt->format, "column (default), csv, json (schema_version 1) or markdown");
+  add_format_option(cmd, opt->format, {{"column", ""}, {"csv", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--alpha", opt->alpha, "Significance level of the adjusted p-values (default 0.05)");
   cmd->add_option("--min-change", opt->min_change, "Smallest change of a median or per-step count that counts, in % (default 5)");

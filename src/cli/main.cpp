@@ -61,8 +61,7 @@ int run_command(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "tracedoc: %s\n", e.what());
-    std::fprintf(stderr, "Run with --help for usage.\n");
+    std::fprintf(stderr, "tracedoc: %s (see --help)\n", e.what());  // one line, as every usage error
     return kExitBadInput;
   }
   tracedoc::set_thread_count(threads);  // 0: usable_cores()

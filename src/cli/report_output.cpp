@@ -21,31 +21,6 @@ namespace tracedoc::cli {
 
 namespace {
 
-// Holds back begin() until the first row, so that empty reports print nothing.
-class DeferredSink : public RowSink {
- public:
-  DeferredSink(RowSink& inner, std::function<void()> on_first_row) : inner_(inner), on_first_row_(std::move(on_first_row)) {}
-  void begin(const std::vector<ColumnSpec>& columns) override { columns_ = columns; started_ = false; }
-  void row(std::span<const Cell> cells) override {
-    if (!started_) {
-      started_ = true;
-      on_first_row_();
-      inner_.begin(columns_);
-    }
-    inner_.row(cells);
-  }
-  void end() override {
-    if (started_) inner_.end();
-  }
-  bool started() const { return started_; }
-
- private:
-  RowSink& inner_;
-  std::function<void()> on_first_row_;
-  std::vector<ColumnSpec> columns_;
-  bool started_ = false;
-};
-
 // Per-event problems of a trace, one line on stderr: counted, never fatal.
 void report_read_warnings(const Trace& trace) {
   const auto& w = trace.warnings;
@@ -105,18 +80,6 @@ int fail(const Status& st) {
   return kExitBadInput;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (true) {
-    size_t next = s.find(sep, pos);
-    out.push_back(s.substr(pos, next == std::string::npos ? std::string::npos : next - pos));
-    if (next == std::string::npos) break;
-    pos = next + 1;
-  }
-  return out;
-}
-
 std::vector<std::string> split_list(const std::vector<std::string>& values, char sep) {
   std::vector<std::string> out;
   for (const auto& v : values) {
@@ -133,7 +96,7 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
                   "or a directory of per-rank PyTorch traces");
   add_rank_option(cmd, opt.rank, " (default: all ranks, merged)");
   add_max_memory_option(cmd, opt.max_memory);
-  cmd->add_option("-f,--format", opt.format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
+  add_report_format_option(cmd, opt.format);
   cmd->add_option("-o,--output", opt.output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt.timeunit, "ns, us, ms or s (default ns)");
   cmd->add_option("--filter-time", opt.filter_time,

@@ -11,6 +11,7 @@
 
 #include "analysis/result.h"
 #include "analysis/trace_filter.h"
+#include "common/split.h"
 #include "common/status.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
@@ -86,6 +87,5 @@ Status write_text(const std::string& output, const std::string& text);
 
 // Comma-separated lists from repeatable options, empty items dropped.
 std::vector<std::string> split_list(const std::vector<std::string>& values, char sep);
-std::vector<std::string> split(const std::string& s, char sep);
 
 }  // namespace tracedoc::cli

@@ -1,5 +1,7 @@
 #include "cli/shared_options.h"
 
+#include "report/writers.h"
+
 namespace tracedoc::cli {
 
 void add_max_memory_option(CLI::App* cmd, std::string& into) {
@@ -15,6 +17,34 @@ void add_rank_option(CLI::App* cmd, int64_t& into, const std::string& scope) {
 void add_step_marker_option(CLI::App* cmd, std::string& into, const std::string& help) {
   cmd->add_option("--step-marker", into,
                   help.empty() ? "Steps are the ranges of this name (NAME* for a prefix), not ProfilerStep#N" : help);
+}
+
+void add_format_option(CLI::App* cmd, std::string& into, const std::vector<FormatChoice>& choices,
+                       const std::vector<std::string>& aliases, const std::string& default_help, const std::string& flag) {
+  // "column, csv, json or markdown", and the same with the notes and the default for the help.
+  std::string names, help;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const std::string sep = i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ";
+    names += sep + choices[i].name;
+    std::string notes = choices[i].note;
+    if (choices[i].name == into) notes = notes.empty() ? "default" : "default; " + notes;
+    help += sep + choices[i].name + (notes.empty() ? "" : " (" + notes + ")");
+  }
+  if (!default_help.empty()) help += " (" + default_help + ")";
+  std::vector<std::string> accepted = aliases;
+  for (const FormatChoice& c : choices) accepted.push_back(c.name);
+  cmd->add_option(flag, into, help)->check([accepted, names](const std::string& value) -> std::string {
+    for (const std::string& a : accepted) {
+      if (value == a) return "";
+    }
+    return "unknown format '" + value + "' (" + names + ")";
+  });
+}
+
+void add_report_format_option(CLI::App* cmd, std::string& into) {
+  std::vector<FormatChoice> choices;
+  for (const auto& [name, format] : output_formats()) choices.push_back({name, ""});
+  add_format_option(cmd, into, choices, {}, "default: column on a terminal, else csv");
 }
 
 }  // namespace tracedoc::cli

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tracedoc::cli {
 
@@ -15,5 +16,22 @@ void add_max_memory_option(CLI::App* cmd, std::string& into);
 void add_rank_option(CLI::App* cmd, int64_t& into, const std::string& scope = "");
 // --step-marker NAME: steps from ranges of that name; `help` replaces the usual text.
 void add_step_marker_option(CLI::App* cmd, std::string& into, const std::string& help = "");
+
+// One output format a subcommand writes, with a note for its help ("json", "schema_version 1").
+struct FormatChoice {
+  std::string name;
+  std::string note;
+};
+// -f, --format (`flag` for a subcommand that takes only --format): one of `choices`, or of the
+// `aliases` it also accepts (old names, e.g. "text" for "column"). Anything else is a usage error
+// when the command line is parsed, before any input is read: "unknown format 'xml' (column, json or
+// markdown)". The help lists the choices and marks the one `into` holds as the default; with no
+// default, `default_help` says how one is chosen.
+void add_format_option(CLI::App* cmd, std::string& into, const std::vector<FormatChoice>& choices,
+                       const std::vector<std::string>& aliases = {}, const std::string& default_help = "",
+                       const std::string& flag = "-f,--format");
+
+// -f, --format of the reports (stats, analyze, sql): report/writers.h's formats.
+void add_report_format_option(CLI::App* cmd, std::string& into);
 
 }  // namespace tracedoc::cli

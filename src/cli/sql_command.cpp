@@ -122,7 +122,7 @@ std::function<int()> add_sql_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sql", "Run a SELECT over the trace as SQL tables (every model table: kernels, memcpy, api, ranges, ops, ...; steps, memory, findings; tracedoc_columns describes them)");
   cmd->add_option("input", opt->in.input, "Nsight Systems export, PyTorch trace or rank directory");
   cmd->add_option("query", opt->query, "One SELECT (docs/sql.md lists the tables and columns)");
-  cmd->add_option("-f,--format", opt->in.format, "column, table, csv, tsv or json (default: column on a terminal, else csv)");
+  add_report_format_option(cmd, opt->in.format);
   cmd->add_option("-o,--output", opt->in.output, "'-' for stdout, or a base name: BASE_sql.<ext>");
   add_rank_option(cmd, opt->in.rank);
   add_max_memory_option(cmd, opt->in.max_memory);

@@ -33,9 +33,6 @@ struct SummaryCommandOptions {
 
 int run_summary(const SummaryCommandOptions& opt) {
   if (opt.inputs.empty()) return fail(UsageError("summary: at least one INPUT is required"));
-  if (opt.format != "text" && opt.format != "column" && opt.format != "json") {
-    return fail(UsageError(fmt::format("summary: unknown format '{}' (text or json)", opt.format)));
-  }
   if (opt.gap_ms < 0) return fail(UsageError("summary: --gap must not be negative"));
   SummaryOptions options;
   options.top = opt.top;
@@ -72,7 +69,7 @@ std::function<int()> add_summary_command(CLI::App& app) {
   auto opt = std::make_shared<SummaryCommandOptions>();
   CLI::App* cmd = app.add_subcommand("summary", "One-screen overview: GPUs and how busy they were, top kernels, copies, API calls, steps");
   cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one overview each)");
-  cmd->add_option("-f,--format", opt->format, "text (default) or json (every figure, exact ns and bytes)");
+  add_format_option(cmd, opt->format, {{"text", ""}, {"json", "every figure, exact ns and bytes"}}, {"column"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--top", opt->top, "Rows in the top kernel and API lists (default 5)");
   cmd->add_option("--gap", opt->gap_ms, "Count GPU idle gaps longer than this many ms (default 1)");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/shared_options.h"
 #include "cli/report_output.h"
 #include "report/kineto_json_writer.h"
 #include "report/nsys_sqlite_writer.h"
@@ -43,9 +44,6 @@ std::string base_name(std::string base) {
 }
 
 int run_synth(const SynthOptions& opt) {
-  if (opt.format != "both" && opt.format != "sqlite" && opt.format != "kineto") {
-    return fail(UsageError(fmt::format("synth: unknown format '{}' (both, sqlite or kineto)", opt.format)));
-  }
   if (opt.spec.empty()) return fail(UsageError("synth: a SPEC.toml file is required"));
   if (opt.output.empty() || opt.output == "-") return fail(UsageError("synth: -o BASE is required (files BASE.sqlite, BASE.json)"));
   auto spec = synth::read_synth_spec(opt.spec);
@@ -79,7 +77,7 @@ std::function<int()> add_synth_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("synth", "Write a synthetic training loop (clean or with planted problems) as an nsys export and a PyTorch trace");
   cmd->add_option("spec", opt->spec, "The description (TOML, docs/synth.md)");
   cmd->add_option("-o,--output", opt->output, "Base name: BASE.sqlite and BASE.json (BASE_rank<N>.* with several ranks)");
-  cmd->add_option("--format", opt->format, "both (default), sqlite or kineto");
+  add_format_option(cmd, opt->format, {{"both", ""}, {"sqlite", ""}, {"kineto", ""}}, {}, "", "--format");
   return [opt] { return run_synth(*opt); };
 }
 

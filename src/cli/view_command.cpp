@@ -62,7 +62,6 @@ std::string output_for(const ViewCommandOptions& opt, const std::string& input, 
 
 int run_view(ViewCommandOptions opt) {
   if (opt.svg) opt.format = "svg";
-  if (opt.format != "html" && opt.format != "svg") return fail(UsageError(fmt::format("view: unknown format '{}' (html or svg)", opt.format)));
   if (opt.inputs.empty()) return fail(UsageError("view: at least one INPUT is required"));
   if (opt.output.empty() || opt.output == "-") return fail(UsageError("view: -o OUT is required (the page is written whole or not at all)"));
   if (opt.max_events < 0) return fail(UsageError("view: --max-events must be 0 or more"));
@@ -134,7 +133,7 @@ std::function<int()> add_view_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("view", "Write an interactive timeline and report as one self-contained HTML file (or an SVG picture)");
   cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one page each)");
   cmd->add_option("-o,--output", opt->output, "Output file (a directory with several inputs), written whole or not at all")->required();
-  cmd->add_option("-f,--format", opt->format, "html (default) or svg");
+  add_format_option(cmd, opt->format, {{"html", ""}, {"svg", ""}});
   cmd->add_flag("--svg", opt->svg, "The same as -f svg: a static picture of the timeline (of --window when given)");
   cmd->add_option("--colors", opt->colors, "Colour scheme: critical, default, or a TOML / ColorPreferences XML file");
   cmd->add_option("--window", opt->window, "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");

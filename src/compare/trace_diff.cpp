@@ -536,4 +536,14 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
   return d;
 }
 
+Regression regression_of(const TraceDiff& d) {
+  if (d.steps) return {"median step time", d.steps->median_change_pct(), d.steps->verdict == Verdict::kSlower};
+  double base = 0, next = 0;
+  for (const TimePart& p : d.parts) {
+    if (p.name == "idle") continue;
+    base += p.base_mean_ns, next += p.new_mean_ns;
+  }
+  return {"GPU busy time (no steps to compare)", base > 0 ? 100.0 * (next - base) / base : 0, true};
+}
+
 }  // namespace tracedoc::compare

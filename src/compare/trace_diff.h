@@ -156,4 +156,15 @@ struct TraceDiff {
 
 TraceDiff diff_traces(const Trace& base, const Trace& next, const DiffOptions& options = {});
 
+// The regression `diff --fail-on-regression PCT` gates on: the median step time when both traces
+// have steps (and only a significant change counts), else the GPUs' mean busy time (every part but
+// idle), which has no per-instance sample to test.
+struct Regression {
+  std::string what;  // "median step time", "GPU busy time (no steps to compare)"
+  double change_pct = 0;
+  bool significant = true;
+  bool exceeds(double allowed_pct) const { return significant && change_pct > allowed_pct; }
+};
+Regression regression_of(const TraceDiff& diff);
+
 }  // namespace tracedoc::compare

@@ -12,12 +12,17 @@
 
 namespace tracedoc {
 
+const std::vector<std::pair<std::string, OutputFormat>>& output_formats() {
+  static const std::vector<std::pair<std::string, OutputFormat>> formats = {
+      {"column", OutputFormat::kColumn}, {"table", OutputFormat::kTable}, {"csv", OutputFormat::kCsv},
+      {"tsv", OutputFormat::kTsv},       {"json", OutputFormat::kJson}};
+  return formats;
+}
+
 Result<OutputFormat> parse_output_format(std::string_view s) {
-  if (s == "csv") return OutputFormat::kCsv;
-  if (s == "tsv") return OutputFormat::kTsv;
-  if (s == "column") return OutputFormat::kColumn;
-  if (s == "table") return OutputFormat::kTable;
-  if (s == "json") return OutputFormat::kJson;
+  for (const auto& [name, format] : output_formats()) {
+    if (s == name) return format;
+  }
   return UsageError(fmt::format("unknown output format '{}' (use column, table, csv, tsv or json)", s));
 }
 

@@ -5,7 +5,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <span>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analysis/result.h"
 #include "common/status.h"
@@ -16,6 +19,8 @@ namespace tracedoc {
 
 enum class OutputFormat { kCsv, kTsv, kColumn, kTable, kJson };
 
+// The report formats by name, in the order the help lists them.
+const std::vector<std::pair<std::string, OutputFormat>>& output_formats();
 Result<OutputFormat> parse_output_format(std::string_view s);
 const char* format_extension(OutputFormat f);
 
@@ -61,5 +66,31 @@ std::string escape_markup(std::string_view s);
 
 // Appends `s` as a JSON string literal (quoted, escaped; invalid UTF-8 becomes U+FFFD).
 void append_json_string(std::string& out, std::string_view s);
+
+// Holds back begin() until the first row, so that an empty report prints nothing (as nsys's do):
+// on_first_row runs just before, for what goes above the rows (a heading).
+class DeferredSink : public RowSink {
+ public:
+  DeferredSink(RowSink& inner, std::function<void()> on_first_row) : inner_(inner), on_first_row_(std::move(on_first_row)) {}
+  void begin(const std::vector<ColumnSpec>& columns) override { columns_ = columns; started_ = false; }
+  void row(std::span<const Cell> cells) override {
+    if (!started_) {
+      started_ = true;
+      on_first_row_();
+      inner_.begin(columns_);
+    }
+    inner_.row(cells);
+  }
+  void end() override {
+    if (started_) inner_.end();
+  }
+  bool started() const { return started_; }
+
+ private:
+  RowSink& inner_;
+  std::function<void()> on_first_row_;
+  std::vector<ColumnSpec> columns_;
+  bool started_ = false;
+};
 
 }  // namespace tracedoc
