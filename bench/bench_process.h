@@ -51,7 +51,8 @@ inline RunResult run(const std::vector<std::string>& argv, const std::string& st
   struct rusage usage {};
   wait4(pid, &status, 0, &usage);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  r.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
   r.max_rss_kb = usage.ru_maxrss;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
@@ -71,12 +72,18 @@ inline std::vector<std::string> csv_fields(const std::string& line) {
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') f.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else f.back() += c;
-    } else if (c == '"') quoted = true;
-    else if (c == ',') f.emplace_back();
-    else f.back() += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        f.back() += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        f.back() += c;
+    } else if (c == '"')
+      quoted = true;
+    else if (c == ',')
+      f.emplace_back();
+    else
+      f.back() += c;
   }
   return f;
 }
@@ -101,10 +108,12 @@ struct Tiled {
 
 // Tiles `input` `copies` times into `dir`, or reuses the file of an earlier run: the counts file is
 // written last, after the rename, so its presence means the JSON beside it is complete.
-inline Tiled tile(const std::filesystem::path& tiler, const std::filesystem::path& input, const std::filesystem::path& dir, int copies) {
+inline Tiled tile(const std::filesystem::path& tiler, const std::filesystem::path& input,
+                  const std::filesystem::path& dir, int copies) {
   std::string stem = input.filename().string();
   for (const char* ext : {".gz", ".json"})
-    if (stem.size() > std::string(ext).size() && stem.ends_with(ext)) stem.resize(stem.size() - std::string(ext).size());
+    if (stem.size() > std::string(ext).size() && stem.ends_with(ext))
+      stem.resize(stem.size() - std::string(ext).size());
   Tiled t;
   t.copies = copies;
   t.path = dir / (stem + ".x" + std::to_string(copies) + ".json");
@@ -112,7 +121,8 @@ inline Tiled tile(const std::filesystem::path& tiler, const std::filesystem::pat
   if (!std::filesystem::exists(counts) || !std::filesystem::exists(t.path)) {
     std::filesystem::remove(counts);
     const std::filesystem::path tmp = t.path.string() + ".tmp";
-    RunResult r = run({tiler.string(), input.string(), tmp.string(), std::to_string(copies)}, (dir / "tile.out").string());
+    RunResult r =
+        run({tiler.string(), input.string(), tmp.string(), std::to_string(copies)}, (dir / "tile.out").string());
     if (r.exit_code != 0) {
       std::fprintf(stderr, "tiling %s failed\n", input.c_str());
       std::exit(2);
@@ -133,7 +143,7 @@ inline Tiled tile(const std::filesystem::path& tiler, const std::filesystem::pat
 struct LargeInputs {
   std::filesystem::path kineto;  // empty when its source is absent
   std::string kineto_label;
-  std::filesystem::path nsys;    // likewise
+  std::filesystem::path nsys;  // likewise
   std::string nsys_label;
   int runs = 0;
 };
@@ -158,11 +168,16 @@ inline LargeInputs large_inputs(int argc, char** argv, const char* program, int 
       std::fprintf(stderr, "%s: %s needs a value\n", program, a.c_str());
       std::exit(2);
     }
-    if (a == "--input") input = argv[i + 1];
-    else if (a == "--target-mb") target_mb = std::atof(argv[i + 1]);
-    else if (a == "--nsys-source") nsys_source = argv[i + 1];
-    else if (a == "--runs") out.runs = std::atoi(argv[i + 1]);
-    else if (a == "--workdir") dir = argv[i + 1];
+    if (a == "--input")
+      input = argv[i + 1];
+    else if (a == "--target-mb")
+      target_mb = std::atof(argv[i + 1]);
+    else if (a == "--nsys-source")
+      nsys_source = argv[i + 1];
+    else if (a == "--runs")
+      out.runs = std::atoi(argv[i + 1]);
+    else if (a == "--workdir")
+      dir = argv[i + 1];
     else {
       std::fprintf(stderr, "%s: unknown option %s\n", program, a.c_str());
       std::exit(2);
@@ -178,7 +193,8 @@ inline LargeInputs large_inputs(int argc, char** argv, const char* program, int 
     out.kineto = tile(tiler, input, dir, copies).path;
     out.kineto_label = "PyTorch trace " + input.filename().string() + " tiled " + std::to_string(copies) + "x";
   } else {
-    std::fprintf(stderr, "%s: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n", program, input.c_str());
+    std::fprintf(stderr, "%s: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n", program,
+                 input.c_str());
   }
   if (fs::exists(nsys_source)) {
     const fs::path tiled = dir / "summary_cost_nsys.sqlite";

@@ -83,7 +83,8 @@ double ns_per_kernel_record(int runs) {
   constexpr int kRecords = 1'000'000;
   const char* names[20];
   std::vector<std::string> storage;
-  for (int i = 0; i < 20; ++i) storage.push_back("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_" + std::to_string(i));
+  for (int i = 0; i < 20; ++i)
+    storage.push_back("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_" + std::to_string(i));
   for (int i = 0; i < 20; ++i) names[i] = storage[static_cast<size_t>(i)].c_str();
   std::vector<CUpti_ActivityKernel10> records(kRecords);
   for (int i = 0; i < kRecords; ++i) {
@@ -100,7 +101,8 @@ double ns_per_kernel_record(int runs) {
     tracedoc::inject::ActivityConverter convert(sink, nullptr);
     const auto began = std::chrono::steady_clock::now();
     for (const auto& k : records) convert.convert(reinterpret_cast<const CUpti_Activity*>(&k));
-    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - began).count() / kRecords;
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - began).count() / kRecords;
     if (sink.bytes() == 0) return -1;
     if (best < 0 || ns < best) best = ns;
   }
@@ -115,41 +117,61 @@ int main(int argc, char** argv) {
   int runs = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i];
-    if (key == "--build") build = argv[i + 1];
-    else if (key == "--runs") runs = std::atoi(argv[i + 1]);
+    if (key == "--build")
+      build = argv[i + 1];
+    else if (key == "--runs")
+      runs = std::atoi(argv[i + 1]);
   }
   const std::string program = (build / "tracedoc_nvtx_program").string(), tracedoc = (build / "tracedoc").string();
   if (!fs::exists(program) || !fs::exists(build / "libtracedoc_inject.so")) {
-    std::printf("capture_overhead: %s or libtracedoc_inject.so not built (needs the CUDA toolkit's NVTX headers)\n", program.c_str());
+    std::printf("capture_overhead: %s or libtracedoc_inject.so not built (needs the CUDA toolkit's NVTX headers)\n",
+                program.c_str());
     return 2;
   }
   const fs::path dir = fs::temp_directory_path() / "tracedoc-bench-capture";
   fs::create_directories(dir);
   auto captured = [&](std::vector<std::string> args) {
-    std::vector<std::string> full = {tracedoc, "capture", "-o", (dir / "capture").string(), "--force-overwrite", "--trace", "nvtx", "--", program};
+    std::vector<std::string> full = {
+        tracedoc, "capture", "-o", (dir / "capture").string(), "--force-overwrite", "--trace", "nvtx", "--", program};
     full.insert(full.end(), args.begin(), args.end());
     return full;
   };
   const double bare = best({program, "bench", "2000000"}, "ns_per_range", runs, dir);
   const double recorded = best(captured({"bench", "2000000"}), "ns_per_range", runs, dir);
-  std::printf("NVTX push/pop pair: %.1f ns without a tool, %.1f ns recorded by tracedoc capture (+%.1f ns per range)\n", bare, recorded,
-              recorded - bare);
+  std::printf("NVTX push/pop pair: %.1f ns without a tool, %.1f ns recorded by tracedoc capture (+%.1f ns per range)\n",
+              bare, recorded, recorded - bare);
   const double step = best({program, "steps", "200", "100", "20"}, "step_ns", runs, dir);
   const double step_recorded = best(captured({"steps", "200", "100", "20"}), "step_ns", runs, dir);
-  std::printf("2 ms step with 100 ranges: %.3f ms without a tool, %.3f ms recorded: %+.2f%%\n", step / 1e6, step_recorded / 1e6,
-              100.0 * (step_recorded - step) / step);
+  std::printf("2 ms step with 100 ranges: %.3f ms without a tool, %.3f ms recorded: %+.2f%%\n", step / 1e6,
+              step_recorded / 1e6, 100.0 * (step_recorded - step) / step);
   auto osrt = [&](const std::string& threshold) {
-    return std::vector<std::string>{tracedoc, "capture", "-o", (dir / "capture").string(), "--force-overwrite", "--trace", "osrt-lite",
-                                    "--osrt-threshold", threshold, "--", program, "syscalls", "2000000"};
+    return std::vector<std::string>{tracedoc,
+                                    "capture",
+                                    "-o",
+                                    (dir / "capture").string(),
+                                    "--force-overwrite",
+                                    "--trace",
+                                    "osrt-lite",
+                                    "--osrt-threshold",
+                                    threshold,
+                                    "--",
+                                    program,
+                                    "syscalls",
+                                    "2000000"};
   };
   const double call = best({program, "syscalls", "2000000"}, "ns_per_call", runs, dir);
   const double passed = best(osrt("1000"), "ns_per_call", runs, dir);
   const double every = best(osrt("0"), "ns_per_call", runs, dir);
-  std::printf("poll(no fds, 0 ms): %.1f ns without a tool, %.1f ns under osrt-lite below the threshold (+%.1f ns), %.1f ns recorded "
-              "(+%.1f ns)\n", call, passed, passed - call, every, every - call);
+  std::printf(
+      "poll(no fds, 0 ms): %.1f ns without a tool, %.1f ns under osrt-lite below the threshold (+%.1f ns), %.1f ns "
+      "recorded "
+      "(+%.1f ns)\n",
+      call, passed, passed - call, every, every - call);
 #ifdef TRACEDOC_WITH_CUPTI
-  std::printf("kernel record (CUpti_ActivityKernel10) converted and framed: %.1f ns per kernel, tracedoc's share of the "
-              "per-launch cost (target 2 µs)\n", ns_per_kernel_record(runs));
+  std::printf(
+      "kernel record (CUpti_ActivityKernel10) converted and framed: %.1f ns per kernel, tracedoc's share of the "
+      "per-launch cost (target 2 µs)\n",
+      ns_per_kernel_record(runs));
 #endif
   fs::remove_all(dir);
   return 0;

@@ -65,10 +65,14 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / "tracedoc-diff-bench";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--copies") copies = std::max(1, std::atoi(argv[i + 1]));
-    else if (a == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
-    else if (a == "--hta-python") hta_python = argv[i + 1];
-    else if (a == "--workdir") dir = argv[i + 1];
+    if (a == "--copies")
+      copies = std::max(1, std::atoi(argv[i + 1]));
+    else if (a == "--runs")
+      runs = std::max(1, std::atoi(argv[i + 1]));
+    else if (a == "--hta-python")
+      hta_python = argv[i + 1];
+    else if (a == "--workdir")
+      dir = argv[i + 1];
     else {
       std::fprintf(stderr, "diff_vs_hta: unknown option %s\n", a.c_str());
       return 2;
@@ -84,16 +88,19 @@ int main(int argc, char** argv) {
   const Tiled control = tile(tiler, pair / "control/control.json.gz", dir / "control", copies);
   const Tiled test = tile(tiler, pair / "test/test.json.gz", dir / "test", copies);
   const double mb = control.mb + test.mb, events = control.events + test.events;
-  std::printf("HTA trace_diff pair tiled %dx: control %.1f MB (%.0f events, %.0f kernels), test %.1f MB (%.0f events, %.0f kernels)\n",
-              copies, control.mb, control.events, control.kernels, test.mb, test.events, test.kernels);
+  std::printf(
+      "HTA trace_diff pair tiled %dx: control %.1f MB (%.0f events, %.0f kernels), test %.1f MB (%.0f events, %.0f "
+      "kernels)\n",
+      copies, control.mb, control.events, control.kernels, test.mb, test.events, test.kernels);
 
   const std::string tracedoc = (bench_dir.parent_path() / "tracedoc").string();
   const fs::path out = dir / "diff.csv";
   const std::vector<std::string> td_args = {tracedoc, "diff", control.path.string(), test.path.string(), "-f", "csv"};
   run(td_args, out.string());  // warm-up: both files from the page cache in every timed run
   const RunResult td = best_of(runs, td_args, out);
-  std::printf("\ntracedoc diff -f csv, best of %d: %.2f s wall, %.2f CPU-s, peak RSS %.0f MB; %.0f MB/s, %.2f M events/s\n", runs,
-              td.seconds, td.cpu_seconds, td.max_rss_kb / 1024.0, mb / td.seconds, events / td.seconds / 1e6);
+  std::printf(
+      "\ntracedoc diff -f csv, best of %d: %.2f s wall, %.2f CPU-s, peak RSS %.0f MB; %.0f MB/s, %.2f M events/s\n",
+      runs, td.seconds, td.cpu_seconds, td.max_rss_kb / 1024.0, mb / td.seconds, events / td.seconds / 1e6);
   // Check: every kernel of both files is in a kernel row.
   double base_kernels = 0, new_kernels = 0;
   std::istringstream csv(slurp(out));
@@ -105,11 +112,13 @@ int main(int argc, char** argv) {
     base_kernels += std::atof(f[5].c_str()), new_kernels += std::atof(f[6].c_str());
   }
   const bool counts_ok = base_kernels == control.kernels && new_kernels == test.kernels;
-  std::printf("  check: kernel instances %.0f / %.0f, the files hold %.0f / %.0f: %s\n", base_kernels, new_kernels, control.kernels,
-              test.kernels, counts_ok ? "ok" : "MISMATCH");
+  std::printf("  check: kernel instances %.0f / %.0f, the files hold %.0f / %.0f: %s\n", base_kernels, new_kernels,
+              control.kernels, test.kernels, counts_ok ? "ok" : "MISMATCH");
 
   if (hta_python.empty()) {
-    std::printf("\nHTA TraceDiff: skipped (pass --hta-python or set TRACEDOC_HTA_PYTHON to a venv's python with HolisticTraceAnalysis)\n");
+    std::printf(
+        "\nHTA TraceDiff: skipped (pass --hta-python or set TRACEDOC_HTA_PYTHON to a venv's python with "
+        "HolisticTraceAnalysis)\n");
     return counts_ok ? 0 : 1;
   }
   const RunResult hta = run({hta_python, "-c", kHtaScript, (dir / "control").string(), (dir / "test").string()},
@@ -120,11 +129,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto kv = key_values(slurp(dir / "hta.out"));
-  std::printf("\nHTA TraceDiff (LabeledTrace x2 + compare_traces, every iteration): %.2f s wall, %.2f CPU-s, peak RSS %.0f MB "
-              "(load %.2f s, compare %.2f s, %s rows)\n",
-              hta.seconds, hta.cpu_seconds, hta.max_rss_kb / 1024.0, std::atof(kv["load_s"].c_str()), std::atof(kv["compare_s"].c_str()),
-              kv["rows"].c_str());
-  std::printf("\ntracedoc diff is %.1fx as fast as HTA's TraceDiff (wall), %.1fx per CPU second, with %.2fx its memory\n",
-              hta.seconds / td.seconds, hta.cpu_seconds / td.cpu_seconds, td.max_rss_kb / static_cast<double>(hta.max_rss_kb));
+  std::printf(
+      "\nHTA TraceDiff (LabeledTrace x2 + compare_traces, every iteration): %.2f s wall, %.2f CPU-s, peak RSS %.0f MB "
+      "(load %.2f s, compare %.2f s, %s rows)\n",
+      hta.seconds, hta.cpu_seconds, hta.max_rss_kb / 1024.0, std::atof(kv["load_s"].c_str()),
+      std::atof(kv["compare_s"].c_str()), kv["rows"].c_str());
+  std::printf(
+      "\ntracedoc diff is %.1fx as fast as HTA's TraceDiff (wall), %.1fx per CPU second, with %.2fx its memory\n",
+      hta.seconds / td.seconds, hta.cpu_seconds / td.cpu_seconds, td.max_rss_kb / static_cast<double>(hta.max_rss_kb));
   return counts_ok ? 0 : 1;
 }

@@ -36,14 +36,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using bench::RunResult;
-using bench::run;
 using bench::csv_fields;
-using bench::slurp;
 using bench::key_values;
-using bench::Tiled;
+using bench::run;
+using bench::RunResult;
+using bench::slurp;
 using bench::tile;
-
+using bench::Tiled;
 
 // Sums of the named columns of a tracedoc CSV report (for the kernel count / time cross-checks).
 std::vector<double> csv_column_sums(const fs::path& p, const std::vector<std::string>& names) {
@@ -54,7 +53,8 @@ std::vector<double> csv_column_sums(const fs::path& p, const std::vector<std::st
   if (!std::getline(in, line)) return sums;
   auto head = csv_fields(line);
   for (size_t n = 0; n < names.size(); ++n)
-    for (size_t i = 0; i < head.size(); ++i) if (head[i] == names[n]) idx[n] = static_cast<int>(i);
+    for (size_t i = 0; i < head.size(); ++i)
+      if (head[i] == names[n]) idx[n] = static_cast<int>(i);
   while (std::getline(in, line)) {
     auto f = csv_fields(line);
     for (size_t n = 0; n < names.size(); ++n)
@@ -69,7 +69,8 @@ RunResult best_of(int runs, const std::vector<std::string>& argv, const fs::path
   for (int i = 0; i < runs; ++i) {
     RunResult r = run(argv, out.string(), (err.string() + ".try"), env);
     if (r.exit_code != 0) return r;
-    if (i == 0 || r.seconds < best.seconds) best = r, fs::copy_file(err.string() + ".try", err, fs::copy_options::overwrite_existing);
+    if (i == 0 || r.seconds < best.seconds)
+      best = r, fs::copy_file(err.string() + ".try", err, fs::copy_options::overwrite_existing);
   }
   return best;
 }
@@ -110,21 +111,30 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / "tracedoc-kineto-bench";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--input") input = argv[i + 1];
-    else if (a == "--copies") copies = std::atoi(argv[i + 1]);
-    else if (a == "--target-mb") target_mb = std::atof(argv[i + 1]);
-    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
-    else if (a == "--hta-copies") hta_copies = std::atoi(argv[i + 1]);
-    else if (a == "--hta-python") hta_python = argv[i + 1];
-    else if (a == "--python") python = argv[i + 1];
-    else if (a == "--workdir") dir = argv[i + 1];
+    if (a == "--input")
+      input = argv[i + 1];
+    else if (a == "--copies")
+      copies = std::atoi(argv[i + 1]);
+    else if (a == "--target-mb")
+      target_mb = std::atof(argv[i + 1]);
+    else if (a == "--runs")
+      runs = std::atoi(argv[i + 1]);
+    else if (a == "--hta-copies")
+      hta_copies = std::atoi(argv[i + 1]);
+    else if (a == "--hta-python")
+      hta_python = argv[i + 1];
+    else if (a == "--python")
+      python = argv[i + 1];
+    else if (a == "--workdir")
+      dir = argv[i + 1];
     else {
       std::fprintf(stderr, "kineto_vs_hta: unknown option %s\n", a.c_str());
       return 2;
     }
   }
   if (!fs::exists(input)) {
-    std::fprintf(stderr, "kineto_vs_hta: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n", input.c_str());
+    std::fprintf(stderr, "kineto_vs_hta: input trace %s not found (pass --input or set TRACEDOC_SHARED)\n",
+                 input.c_str());
     return 2;
   }
   fs::create_directories(dir);
@@ -141,14 +151,15 @@ int main(int argc, char** argv) {
   }
   if (copies < 1) copies = std::max(1, static_cast<int>(std::lround(target_mb / in_mb)));
   if (hta_copies < 1) hta_copies = copies;
-  std::printf("input: %s: %.1f MB JSON, %s events, %s kernels\n", input.filename().c_str(), in_mb, info["events"].c_str(),
-              info["kernels"].c_str());
+  std::printf("input: %s: %.1f MB JSON, %s events, %s kernels\n", input.filename().c_str(), in_mb,
+              info["events"].c_str(), info["kernels"].c_str());
   const Tiled big = tile(tiler, input, dir, copies);
-  std::printf("tiled %dx: %s: %.1f MB, %.0f events, %.0f kernels\n", copies, big.path.c_str(), big.mb, big.events, big.kernels);
+  std::printf("tiled %dx: %s: %.1f MB, %.0f events, %.0f kernels\n", copies, big.path.c_str(), big.mb, big.events,
+              big.kernels);
   const Tiled small = hta_copies == copies ? big : tile(tiler, input, dir, hta_copies);
   if (hta_copies != copies)
-    std::printf("tiled %dx for HTA: %s: %.1f MB, %.0f events, %.0f kernels\n", hta_copies, small.path.c_str(), small.mb, small.events,
-                small.kernels);
+    std::printf("tiled %dx for HTA: %s: %.1f MB, %.0f events, %.0f kernels\n", hta_copies, small.path.c_str(), small.mb,
+                small.events, small.kernels);
 
   // tracedoc: kernel, API and operator summaries. op_sum is newer than the others; fall back to
   // cuda_kern_exec_sum (also joins API calls to kernels) where this build lacks it.
@@ -162,7 +173,8 @@ int main(int argc, char** argv) {
     reports = "cuda_gpu_kern_sum,cuda_api_sum,cuda_kern_exec_sum";
     RunResult r = run(td_args(small), (work / "td.out").string(), (work / "td.err").string());
     if (r.exit_code != 0) {
-      std::fprintf(stderr, "kineto_vs_hta: tracedoc stats failed on %s:\n%s", small.path.c_str(), slurp(work / "td.err").c_str());
+      std::fprintf(stderr, "kineto_vs_hta: tracedoc stats failed on %s:\n%s", small.path.c_str(),
+                   slurp(work / "td.err").c_str());
       return 2;
     }
   }
@@ -172,7 +184,8 @@ int main(int argc, char** argv) {
     run(td_args(t), (work / "td.out").string());  // warm-up: the file comes from the page cache in every timed run
     RunResult r = best_of(runs, td_args(t), work / "td.out", work / "td.err", timing_env);
     if (r.exit_code != 0) {
-      std::fprintf(stderr, "kineto_vs_hta: tracedoc stats failed on %s:\n%s", t.path.c_str(), slurp(work / "td.err.try").c_str());
+      std::fprintf(stderr, "kineto_vs_hta: tracedoc stats failed on %s:\n%s", t.path.c_str(),
+                   slurp(work / "td.err.try").c_str());
       std::exit(2);
     }
     return r;
@@ -182,9 +195,10 @@ int main(int argc, char** argv) {
   const double rss_ratio = td.max_rss_kb * 1024.0 / (big.mb * 1e6);
   std::printf("\ntracedoc stats -r %s (%d copies, %.1f MB), best of %d:\n", reports.c_str(), copies, big.mb, runs);
   std::printf("  %.3f s wall, %.2f CPU-s, peak RSS %.0f MB\n", td.seconds, td.cpu_seconds, td.max_rss_kb / 1024.0);
-  std::printf("  %.0f MB/s per wall second, %.0f MB/s per CPU second   [target >= 400 MB/s per core: %s]\n", td_mbps, td_mbps_cpu,
-              verdict(td_mbps_cpu >= 400));
-  std::printf("  %.2f M events/s wall, %.2f M events/s per CPU second\n", big.events / td.seconds / 1e6, big.events / td.cpu_seconds / 1e6);
+  std::printf("  %.0f MB/s per wall second, %.0f MB/s per CPU second   [target >= 400 MB/s per core: %s]\n", td_mbps,
+              td_mbps_cpu, verdict(td_mbps_cpu >= 400));
+  std::printf("  %.2f M events/s wall, %.2f M events/s per CPU second\n", big.events / td.seconds / 1e6,
+              big.events / td.cpu_seconds / 1e6);
   std::printf("  peak RSS = %.3fx the JSON size   [target <= 0.5x: %s]\n", rss_ratio, verdict(rss_ratio <= 0.5));
   std::istringstream timing(slurp(work / "td.err"));
   for (std::string line; std::getline(timing, line);)
@@ -210,14 +224,18 @@ int main(int argc, char** argv) {
   // HTA.
   std::printf("\nHTA TraceAnalysis load + get_gpu_kernel_breakdown (%d copies, %.1f MB): ", hta_copies, small.mb);
   if (hta_python.empty()) {
-    std::printf("skipped (no HTA Python: pass --hta-python or set TRACEDOC_HTA_PYTHON to a venv's python "
-                "with HolisticTraceAnalysis installed)\n");
-  } else if (run({hta_python, "-c", "import hta.trace_analysis"}, "/dev/null", (work / "hta.err").string()).exit_code != 0) {
+    std::printf(
+        "skipped (no HTA Python: pass --hta-python or set TRACEDOC_HTA_PYTHON to a venv's python "
+        "with HolisticTraceAnalysis installed)\n");
+  } else if (run({hta_python, "-c", "import hta.trace_analysis"}, "/dev/null", (work / "hta.err").string()).exit_code !=
+             0) {
     std::string err = slurp(work / "hta.err");  // a traceback: its last line says why
     while (!err.empty() && err.back() == '\n') err.pop_back();
-    std::printf("skipped (HTA not importable with %s: %s)\n", hta_python.c_str(), err.substr(err.rfind('\n') + 1).c_str());
+    std::printf("skipped (HTA not importable with %s: %s)\n", hta_python.c_str(),
+                err.substr(err.rfind('\n') + 1).c_str());
   } else {
-    RunResult hta = run({hta_python, "-c", kHtaScript, small.path.string()}, (work / "hta.out").string(), (work / "hta.err").string());
+    RunResult hta = run({hta_python, "-c", kHtaScript, small.path.string()}, (work / "hta.out").string(),
+                        (work / "hta.err").string());
     auto h = key_values(slurp(work / "hta.out"));
     if (hta.exit_code != 0 || !h.count("load_s")) {
       std::printf("failed (exit %d), see %s\n", hta.exit_code, (work / "hta.err").c_str());
@@ -225,22 +243,25 @@ int main(int argc, char** argv) {
     }
     const double hta_s = std::atof(h["load_s"].c_str()) + std::atof(h["breakdown_s"].c_str());
     std::printf("HTA %s\n", h["version"].c_str());
-    std::printf("  load %.2f s + breakdown %.2f s = %.2f s (%.1f MB/s); whole process %.2f s wall, %.2f CPU-s, peak RSS %.0f MB "
-                "(%.2fx the JSON)\n",
-                std::atof(h["load_s"].c_str()), std::atof(h["breakdown_s"].c_str()), hta_s, small.mb / hta_s, hta.seconds,
-                hta.cpu_seconds, hta.max_rss_kb / 1024.0, hta.max_rss_kb * 1024.0 / (small.mb * 1e6));
+    std::printf(
+        "  load %.2f s + breakdown %.2f s = %.2f s (%.1f MB/s); whole process %.2f s wall, %.2f CPU-s, peak RSS %.0f "
+        "MB "
+        "(%.2fx the JSON)\n",
+        std::atof(h["load_s"].c_str()), std::atof(h["breakdown_s"].c_str()), hta_s, small.mb / hta_s, hta.seconds,
+        hta.cpu_seconds, hta.max_rss_kb / 1024.0, hta.max_rss_kb * 1024.0 / (small.mb * 1e6));
     RunResult td_small = td;
     if (hta_copies != copies) {
       td_small = time_tracedoc(small);
-      std::printf("  tracedoc stats on the same %d-copy file: %.3f s wall, %.2f CPU-s, %.0f MB/s\n", hta_copies, td_small.seconds,
-                  td_small.cpu_seconds, small.mb / td_small.seconds);
+      std::printf("  tracedoc stats on the same %d-copy file: %.3f s wall, %.2f CPU-s, %.0f MB/s\n", hta_copies,
+                  td_small.seconds, td_small.cpu_seconds, small.mb / td_small.seconds);
       std::printf("  per-MB rates (tracedoc at %.0f MB vs HTA at %.0f MB): tracedoc %.1fx faster\n", big.mb, small.mb,
                   td_mbps / (small.mb / hta_s));
     }
     const double speedup = hta_s / td_small.seconds;
-    std::printf("  same file: tracedoc stats is %.1fx faster than HTA (load+breakdown), %.1fx counting HTA's whole process   "
-                "[target >= 30x: %s]\n",
-                speedup, hta.seconds / td_small.seconds, verdict(speedup >= 30));
+    std::printf(
+        "  same file: tracedoc stats is %.1fx faster than HTA (load+breakdown), %.1fx counting HTA's whole process   "
+        "[target >= 30x: %s]\n",
+        speedup, hta.seconds / td_small.seconds, verdict(speedup >= 30));
     // HTA's kernel time (it rounds starts up and ends down to whole µs) against tracedoc's kernel
     // total, from the CSV of the last tracedoc run, which read the same file as HTA.
     const auto same = csv_column_sums(td_base + "_cuda_gpu_kern_sum.csv", {"Total Time (ns)"});

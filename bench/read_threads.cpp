@@ -54,14 +54,16 @@ void measure(const std::string& label, const fs::path& path, int runs, int cores
     rows_one = ra, rows_all = rb;
   }
   if (rows_one != rows_all) {
-    std::fprintf(stderr, "read_threads: %s: %zu rows on 1 thread, %zu on %d\n", label.c_str(), rows_one, rows_all, cores);
+    std::fprintf(stderr, "read_threads: %s: %zu rows on 1 thread, %zu on %d\n", label.c_str(), rows_one, rows_all,
+                 cores);
     std::exit(1);
   }
   const double mb = static_cast<double>(fs::file_size(path)) / 1e6;
   const double t1 = median_of(one), tn = median_of(all);
   std::printf("%s: %.0f MB, %zu rows\n", label.c_str(), mb, rows_one);
-  std::printf("  1 thread %.3f s (%.0f MB/s), %d threads %.3f s (%.0f MB/s): %.2fx (goal >= 1.7x on 2 cores; median of %d)\n",
-              t1, mb / t1, cores, tn, mb / tn, t1 / tn, runs);
+  std::printf(
+      "  1 thread %.3f s (%.0f MB/s), %d threads %.3f s (%.0f MB/s): %.2fx (goal >= 1.7x on 2 cores; median of %d)\n",
+      t1, mb / t1, cores, tn, mb / tn, t1 / tn, runs);
 }
 
 }  // namespace

@@ -78,8 +78,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using bench::RunResult;
 using bench::run;
+using bench::RunResult;
 using bench::slurp;
 
 [[noreturn]] void fail(const std::string& msg) {
@@ -97,13 +97,15 @@ struct Csv {
   std::vector<std::string> head;
   std::vector<std::vector<std::string>> rows;
   int col(const std::string& name) const {
-    for (size_t i = 0; i < head.size(); ++i) if (head[i] == name) return static_cast<int>(i);
+    for (size_t i = 0; i < head.size(); ++i)
+      if (head[i] == name) return static_cast<int>(i);
     fail("report has no column '" + name + "'");
   }
   double sum(const std::string& name) const {
     const int c = col(name);
     double s = 0;
-    for (const auto& r : rows) if (c < static_cast<int>(r.size())) s += std::atof(r[c].c_str());
+    for (const auto& r : rows)
+      if (c < static_cast<int>(r.size())) s += std::atof(r[c].c_str());
     return s;
   }
 };
@@ -116,8 +118,10 @@ Csv read_csv(const fs::path& p) {
   bool first = true;
   while (std::getline(in, line)) {
     std::vector<std::string> f = bench::csv_fields(line);
-    if (first) csv.head = std::move(f), first = false;
-    else csv.rows.push_back(std::move(f));
+    if (first)
+      csv.head = std::move(f), first = false;
+    else
+      csv.rows.push_back(std::move(f));
   }
   return csv;
 }
@@ -185,9 +189,12 @@ RunResult best_of(int runs, const std::vector<std::string>& argv, const fs::path
   for (int i = 0; i < runs; ++i) {
     wait_for_quiet(120);
     RunResult r = run(argv, "/dev/null", err.string() + ".try", {{"TRACEDOC_TIMING", "1"}});
-    if (r.exit_code != 0) fail("tracedoc failed (exit " + std::to_string(r.exit_code) + "): " + slurp(err.string() + ".try"));
-    std::printf("    run %d: %.2f s wall, %.2f CPU-s, peak RSS %.0f MB\n", i + 1, r.seconds, r.cpu_seconds, r.max_rss_kb * 1024.0 / 1e6);
-    if (i == 0 || r.seconds < best.seconds) best = r, fs::copy_file(err.string() + ".try", err, fs::copy_options::overwrite_existing);
+    if (r.exit_code != 0)
+      fail("tracedoc failed (exit " + std::to_string(r.exit_code) + "): " + slurp(err.string() + ".try"));
+    std::printf("    run %d: %.2f s wall, %.2f CPU-s, peak RSS %.0f MB\n", i + 1, r.seconds, r.cpu_seconds,
+                r.max_rss_kb * 1024.0 / 1e6);
+    if (i == 0 || r.seconds < best.seconds)
+      best = r, fs::copy_file(err.string() + ".try", err, fs::copy_options::overwrite_existing);
   }
   return best;
 }
@@ -253,13 +260,15 @@ Sampled run_sampled(const std::vector<std::string>& argv, const std::string& std
     if (exited) s.r.seconds = t;
     // Read before reaping (WNOWAIT): the zombie's /proc entry still holds its final CPU times.
     const long ticks = cpu_ticks();
-    if (ticks >= 0 && t - last_t > 0.02) s.cores.push_back((ticks - last_ticks) / tick / (t - last_t)), last_ticks = ticks, last_t = t;
+    if (ticks >= 0 && t - last_t > 0.02)
+      s.cores.push_back((ticks - last_ticks) / tick / (t - last_t)), last_ticks = ticks, last_t = t;
   }
   const double busy = machine_busy_seconds() - busy0;
   int status = 0;
   struct rusage usage {};
   wait4(pid, &status, 0, &usage);
-  s.r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  s.r.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
   s.r.max_rss_kb = usage.ru_maxrss;
   s.r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   s.others = std::max(0.0, busy - s.r.cpu_seconds) / s.r.seconds;
@@ -289,7 +298,8 @@ bool scale_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
   std::printf("== Part 1: linear time, bounded memory\ninput %s: %.1f MB JSON, %.0f events, %.0f kernels\n",
               input.filename().c_str(), in_bytes / 1e6, info["events"], in_kernels);
   std::string stem = input.filename().string();
-  for (const std::string ext : {".gz", ".json"}) if (stem.ends_with(ext)) stem.resize(stem.size() - ext.size());
+  for (const std::string ext : {".gz", ".json"})
+    if (stem.ends_with(ext)) stem.resize(stem.size() - ext.size());
 
   std::vector<SizeResult> results;
   bool all_ok = true;
@@ -299,28 +309,31 @@ bool scale_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
     s.t = tile(tiler, input, dir / (stem + ".x" + std::to_string(copies) + ".json"), copies);
     ::sync();  // write the new file back now, not during the timed runs
     const std::string base = (work / "x").string() + std::to_string(copies);
-    std::printf("\n%d copies: %.2f GB, %.0f events, %.0f kernels   [load %s]\n", copies, s.t.bytes / 1e9, s.t.events, s.t.kernels,
-                loadavg().c_str());
-    s.r = best_of(runs, {tracedoc, "stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum,op_sum", "-f", "csv", "-o", base, s.t.path.string()},
-                  work / "td.err");
+    std::printf("\n%d copies: %.2f GB, %.0f events, %.0f kernels   [load %s]\n", copies, s.t.bytes / 1e9, s.t.events,
+                s.t.kernels, loadavg().c_str());
+    s.r = best_of(
+        runs,
+        {tracedoc, "stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum,op_sum", "-f", "csv", "-o", base, s.t.path.string()},
+        work / "td.err");
     print_timing(work / "td.err");
     const double instances = read_csv(base + "_cuda_gpu_kern_sum.csv").sum("Instances");
-    s.kept = instances + read_csv(base + "_cuda_api_sum.csv").sum("Num Calls") + read_csv(base + "_op_sum.csv").sum("Calls");
+    s.kept =
+        instances + read_csv(base + "_cuda_api_sum.csv").sum("Num Calls") + read_csv(base + "_op_sum.csv").sum("Calls");
     const bool kern_ok = instances == in_kernels * copies && instances == s.t.kernels;
     all_ok &= kern_ok;
-    std::printf("    check: kernel instances %.0f = %.0f x %d = %.0f: %s\n", instances, in_kernels, copies, in_kernels * copies,
-                verdict(kern_ok));
+    std::printf("    check: kernel instances %.0f = %.0f x %d = %.0f: %s\n", instances, in_kernels, copies,
+                in_kernels * copies, verdict(kern_ok));
     results.push_back(s);
   }
 
   // The table, then the verdicts: first (smallest) against last (largest).
-  std::printf("\n%8s %9s %8s %8s %8s %9s %8s %9s %10s %12s\n", "copies", "GB", "wall s", "CPU s", "CPU/wall", "MB/s", "s/GB",
-              "RSS MB", "RSS/size", "RSS MB/M ev");
+  std::printf("\n%8s %9s %8s %8s %8s %9s %8s %9s %10s %12s\n", "copies", "GB", "wall s", "CPU s", "CPU/wall", "MB/s",
+              "s/GB", "RSS MB", "RSS/size", "RSS MB/M ev");
   for (const auto& s : results) {
     const double rss = s.r.max_rss_kb * 1024.0;
-    std::printf("%8d %9.2f %8.2f %8.2f %8.2f %9.0f %8.3f %9.0f %10.4f %12.1f\n", s.t.copies, s.t.bytes / 1e9, s.r.seconds, s.r.cpu_seconds,
-                s.r.cpu_seconds / s.r.seconds, s.t.bytes / 1e6 / s.r.seconds, s.r.seconds / (s.t.bytes / 1e9), rss / 1e6,
-                rss / s.t.bytes, rss / 1e6 / (s.kept / 1e6));
+    std::printf("%8d %9.2f %8.2f %8.2f %8.2f %9.0f %8.3f %9.0f %10.4f %12.1f\n", s.t.copies, s.t.bytes / 1e9,
+                s.r.seconds, s.r.cpu_seconds, s.r.cpu_seconds / s.r.seconds, s.t.bytes / 1e6 / s.r.seconds,
+                s.r.seconds / (s.t.bytes / 1e9), rss / 1e6, rss / s.t.bytes, rss / 1e6 / (s.kept / 1e6));
   }
   if (results.size() < 2) return all_ok;
   const SizeResult &a = results.front(), &b = results.back();
@@ -329,12 +342,13 @@ bool scale_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
   const double rss_ratio = (b.r.max_rss_kb / b.kept) / (a.r.max_rss_kb / a.kept);
   double worst_rss_size = 0;
   for (const auto& s : results) worst_rss_size = std::max(worst_rss_size, s.r.max_rss_kb * 1024.0 / s.t.bytes);
-  const bool linear = std::fabs(time_ratio - 1) <= 0.25, rss_events = rss_ratio <= 1.25, rss_size = worst_rss_size < 0.5;
+  const bool linear = std::fabs(time_ratio - 1) <= 0.25, rss_events = rss_ratio <= 1.25,
+             rss_size = worst_rss_size < 0.5;
   std::printf("(kept events: kernels + API calls + CPU ops, %.0f per copy)\n", a.kept / a.t.copies);
-  std::printf("verdict: s/GB at %.1f GB is %.2fx that at %.1f GB (CPU-s/GB %.2fx)   [within +-25%%: %s]\n", b.t.bytes / 1e9, time_ratio,
-              a.t.bytes / 1e9, cpu_ratio, linear ? "linear" : "NOT linear");
-  std::printf("verdict: RSS per million kept events at %.1f GB is %.2fx that at %.1f GB   [<= 1.25x: %s]\n", b.t.bytes / 1e9, rss_ratio,
-              a.t.bytes / 1e9, verdict(rss_events));
+  std::printf("verdict: s/GB at %.1f GB is %.2fx that at %.1f GB (CPU-s/GB %.2fx)   [within +-25%%: %s]\n",
+              b.t.bytes / 1e9, time_ratio, a.t.bytes / 1e9, cpu_ratio, linear ? "linear" : "NOT linear");
+  std::printf("verdict: RSS per million kept events at %.1f GB is %.2fx that at %.1f GB   [<= 1.25x: %s]\n",
+              b.t.bytes / 1e9, rss_ratio, a.t.bytes / 1e9, verdict(rss_events));
   std::printf("verdict: largest peak RSS / JSON size %.4f   [< 0.5x: %s]\n", worst_rss_size, verdict(rss_size));
   all_ok &= linear && rss_events && rss_size;
 
@@ -342,22 +356,24 @@ bool scale_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
   const long limit_kb = b.r.max_rss_kb / 2;
   const std::string limit = std::to_string(limit_kb) + "K";
   const fs::path err = work / "guard.err";
-  RunResult g = run({tracedoc, "stats", "--max-memory", limit, "-r", "cuda_gpu_kern_sum,cuda_api_sum,op_sum", "-f", "csv", "-o",
-                     (work / "guard").string(), b.t.path.string()},
+  RunResult g = run({tracedoc, "stats", "--max-memory", limit, "-r", "cuda_gpu_kern_sum,cuda_api_sum,op_sum", "-f",
+                     "csv", "-o", (work / "guard").string(), b.t.path.string()},
                     "/dev/null", err.string());
   std::string msg = slurp(err);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
   const bool guard_ok = g.exit_code == 2 && msg.find("needs more memory than the limit") != std::string::npos;
-  std::printf("\n--max-memory %s (half the peak) on %.1f GB: exit %d after %.2f s, peak RSS %.0f MB\n  stderr: %s\n  [exit 2 with the "
-              "memory message: %s]\n",
-              limit.c_str(), b.t.bytes / 1e9, g.exit_code, g.seconds, g.max_rss_kb / 1024.0, msg.substr(0, 400).c_str(),
-              verdict(guard_ok));
+  std::printf(
+      "\n--max-memory %s (half the peak) on %.1f GB: exit %d after %.2f s, peak RSS %.0f MB\n  stderr: %s\n  [exit 2 "
+      "with the "
+      "memory message: %s]\n",
+      limit.c_str(), b.t.bytes / 1e9, g.exit_code, g.seconds, g.max_rss_kb / 1024.0, msg.substr(0, 400).c_str(),
+      verdict(guard_ok));
   return all_ok && guard_ok;
 }
 
 // Part 2: a 64-rank directory, read on 2 threads. Also the same events in one file, read on one.
-bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::path& input, const fs::path& dir, int ranks,
-                int copies) {
+bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::path& input, const fs::path& dir,
+                int ranks, int copies) {
   const fs::path work = dir / "work";
   fs::create_directories(work);
   const std::string name = "ranks-" + std::to_string(ranks) + "x" + std::to_string(copies);
@@ -375,22 +391,30 @@ bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
   ::sync();
   // Steps per file: step_sum of one rank file alone.
   const std::string one = (work / "one").string();
-  if (run({tracedoc, "stats", "-r", "step_sum", "-f", "csv", "-o", one, (rdir / "rank-0.pt.trace.json").string()}, "/dev/null").exit_code != 0)
+  if (run({tracedoc, "stats", "-r", "step_sum", "-f", "csv", "-o", one, (rdir / "rank-0.pt.trace.json").string()},
+          "/dev/null")
+          .exit_code != 0)
     fail("tracedoc step_sum failed on rank-0");
   const size_t steps_per_file = read_csv(one + "_step_sum.csv").rows.size();
-  std::printf("\n== Part 2: %d-rank directory, both cores busy\n%s tiled %dx per rank: %d files, %.2f GB, %.0f kernels and %zu steps "
-              "per file   [load %s]\n",
-              ranks, input.filename().c_str(), copies, ranks, bytes / 1e9, kernels_per_file, steps_per_file, loadavg().c_str());
+  std::printf(
+      "\n== Part 2: %d-rank directory, both cores busy\n%s tiled %dx per rank: %d files, %.2f GB, %.0f kernels and %zu "
+      "steps "
+      "per file   [load %s]\n",
+      ranks, input.filename().c_str(), copies, ranks, bytes / 1e9, kernels_per_file, steps_per_file, loadavg().c_str());
   const std::string base = (work / "dir").string();
-  const std::vector<std::string> argv = {tracedoc, "stats", "-r", "cuda_gpu_kern_sum,step_sum", "-f", "csv", "-o", base, rdir.string()};
+  const std::vector<std::string> argv = {tracedoc, "stats", "-r",         "cuda_gpu_kern_sum,step_sum", "-f", "csv",
+                                         "-o",     base,    rdir.string()};
   Sampled best;
   for (int i = 0; i < 3; ++i) {  // best of 3: a neighbour's burst on one core halves CPU/wall
     wait_for_quiet(300);
     Sampled s = run_sampled(argv, (work / "dir.err.try").string());
     if (s.r.exit_code != 0) fail("tracedoc failed on the directory: " + slurp(work / "dir.err.try"));
-    std::printf("    run %d: %.2f s wall, %.2f CPU-s, CPU/wall %.2f, peak RSS %.0f MB; other processes used %.2f cores meanwhile\n",
-                i + 1, s.r.seconds, s.r.cpu_seconds, s.r.cpu_seconds / s.r.seconds, s.r.max_rss_kb * 1024.0 / 1e6, s.others);
-    if (i == 0 || s.r.seconds < best.r.seconds) best = s, fs::copy_file(work / "dir.err.try", work / "dir.err", fs::copy_options::overwrite_existing);
+    std::printf(
+        "    run %d: %.2f s wall, %.2f CPU-s, CPU/wall %.2f, peak RSS %.0f MB; other processes used %.2f cores "
+        "meanwhile\n",
+        i + 1, s.r.seconds, s.r.cpu_seconds, s.r.cpu_seconds / s.r.seconds, s.r.max_rss_kb * 1024.0 / 1e6, s.others);
+    if (i == 0 || s.r.seconds < best.r.seconds)
+      best = s, fs::copy_file(work / "dir.err.try", work / "dir.err", fs::copy_options::overwrite_existing);
   }
   print_timing(work / "dir.err");
   const RunResult& r = best.r;
@@ -404,24 +428,32 @@ bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
     timeline += buf;
     busy2 += c >= 1.5 ? 0.1 : 0;
   }
-  std::printf("    cores in use per 0.1 s:%s\n    %.1f s of %.2f s on >= 1.5 cores\n", timeline.c_str(), busy2, r.seconds);
+  std::printf("    cores in use per 0.1 s:%s\n    %.1f s of %.2f s on >= 1.5 cores\n", timeline.c_str(), busy2,
+              r.seconds);
   const double use = r.cpu_seconds / r.seconds;
-  std::printf("  %.2f s wall, %.2f CPU-s, CPU/wall %.2f, %.0f MB/s, peak RSS %.0f MB (%.3fx the JSON)   [both cores busy (>= 1.8): %s]\n",
-              r.seconds, r.cpu_seconds, use, bytes / 1e6 / r.seconds, r.max_rss_kb * 1024.0 / 1e6, r.max_rss_kb * 1024.0 / bytes,
-              verdict(use >= 1.8));
+  std::printf(
+      "  %.2f s wall, %.2f CPU-s, CPU/wall %.2f, %.0f MB/s, peak RSS %.0f MB (%.3fx the JSON)   [both cores busy (>= "
+      "1.8): %s]\n",
+      r.seconds, r.cpu_seconds, use, bytes / 1e6 / r.seconds, r.max_rss_kb * 1024.0 / 1e6,
+      r.max_rss_kb * 1024.0 / bytes, verdict(use >= 1.8));
   if (best.others > 0.2)
-    std::printf("  (other processes took %.2f cores during this run: the figure says little about tracedoc; rerun when quiet)\n",
-                best.others);
+    std::printf(
+        "  (other processes took %.2f cores during this run: the figure says little about tracedoc; rerun when "
+        "quiet)\n",
+        best.others);
   const Csv steps = read_csv(base + "_step_sum.csv");
   std::map<long, size_t> per_rank;
   const int rank_col = steps.col("Rank");
-  for (const auto& row : steps.rows) per_rank[row[rank_col].empty() ? -1 : std::atol(row[rank_col].c_str())]++;  // -1: no rank
-  bool ranks_ok = per_rank.size() == static_cast<size_t>(ranks) && per_rank.begin()->first == 0 && per_rank.rbegin()->first == ranks - 1;
+  for (const auto& row : steps.rows)
+    per_rank[row[rank_col].empty() ? -1 : std::atol(row[rank_col].c_str())]++;  // -1: no rank
+  bool ranks_ok = per_rank.size() == static_cast<size_t>(ranks) && per_rank.begin()->first == 0 &&
+                  per_rank.rbegin()->first == ranks - 1;
   for (const auto& [rank, n] : per_rank) ranks_ok &= n == steps_per_file;
   const bool rows_ok = steps.rows.size() == ranks * steps_per_file;
-  std::printf("  check: step_sum rows %zu = %d x %zu: %s; ranks %ld..%ld, %zu distinct, %zu steps each: %s\n", steps.rows.size(), ranks,
-              steps_per_file, verdict(rows_ok), per_rank.empty() ? -1 : per_rank.begin()->first,
-              per_rank.empty() ? -1 : per_rank.rbegin()->first, per_rank.size(), steps_per_file, verdict(ranks_ok));
+  std::printf("  check: step_sum rows %zu = %d x %zu: %s; ranks %ld..%ld, %zu distinct, %zu steps each: %s\n",
+              steps.rows.size(), ranks, steps_per_file, verdict(rows_ok),
+              per_rank.empty() ? -1 : per_rank.begin()->first, per_rank.empty() ? -1 : per_rank.rbegin()->first,
+              per_rank.size(), steps_per_file, verdict(ranks_ok));
   const double instances = read_csv(base + "_cuda_gpu_kern_sum.csv").sum("Instances");
   const bool kern_ok = instances == ranks * kernels_per_file;
   std::printf("  check: kernel instances %.0f = %d x %.0f: %s\n", instances, ranks, kernels_per_file, verdict(kern_ok));
@@ -429,16 +461,19 @@ bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
   // The same events as one file (one reader thread, no merge): what the directory's threads buy,
   // and what the merge costs in memory. The merge frees each rank's columns as it copies them, so the
   // directory should need little more than the one file (<= 1.3x).
-  const RunResult o = best_of(2, {tracedoc, "stats", "-r", "cuda_gpu_kern_sum,step_sum", "-f", "csv", "-o", (work / "single").string(),
-                                  single.path.string()},
+  const RunResult o = best_of(2,
+                              {tracedoc, "stats", "-r", "cuda_gpu_kern_sum,step_sum", "-f", "csv", "-o",
+                               (work / "single").string(), single.path.string()},
                               work / "single.err");
   const double rss_ratio = static_cast<double>(r.max_rss_kb) / o.max_rss_kb;
   std::printf("  same events in one file (%dx, %.2f GB): %.2f s wall, %.2f CPU-s, peak RSS %.0f MB\n", ranks * copies,
               single.bytes / 1e9, o.seconds, o.cpu_seconds, o.max_rss_kb * 1024.0 / 1e6);
-  std::printf("\n%d-rank figures (best of 3): %.2f s wall, %.2f CPU-s, CPU/wall %.2f   [>= 1.8: %s]\n", ranks, r.seconds,
-              r.cpu_seconds, use, verdict(use >= 1.8));
-  std::printf("  peak RSS %.0f MB = %.2fx the single file's %.0f MB   [<= 1.3x: %s]; %.2fx as fast as the single file\n",
-              r.max_rss_kb * 1024.0 / 1e6, rss_ratio, o.max_rss_kb * 1024.0 / 1e6, verdict(rss_ratio <= 1.3), o.seconds / r.seconds);
+  std::printf("\n%d-rank figures (best of 3): %.2f s wall, %.2f CPU-s, CPU/wall %.2f   [>= 1.8: %s]\n", ranks,
+              r.seconds, r.cpu_seconds, use, verdict(use >= 1.8));
+  std::printf(
+      "  peak RSS %.0f MB = %.2fx the single file's %.0f MB   [<= 1.3x: %s]; %.2fx as fast as the single file\n",
+      r.max_rss_kb * 1024.0 / 1e6, rss_ratio, o.max_rss_kb * 1024.0 / 1e6, verdict(rss_ratio <= 1.3),
+      o.seconds / r.seconds);
   // The commands that report per rank and across ranks, on the same directory: what each costs on
   // top of reading it (the stats run above), and whether it keeps both cores busy.
   const fs::path budget = work / "ranks_budget.toml";
@@ -450,12 +485,14 @@ bool ranks_part(const fs::path& tiler, const std::string& tracedoc, const fs::pa
       {"check", {tracedoc, "check", rdir.string(), "--budget", budget.string(), "-f", "json"}},
       {"diff (the directory against itself)", {tracedoc, "diff", rdir.string(), rdir.string(), "-f", "json"}},
   };
-  std::printf("\n  the per-rank commands on the directory (best of 2; the stats run above reads it in %.2f s):\n", r.seconds);
+  std::printf("\n  the per-rank commands on the directory (best of 2; the stats run above reads it in %.2f s):\n",
+              r.seconds);
   for (const auto& [label, args] : commands) {
     wait_for_quiet(120);
     const RunResult c = best_of(2, args, work / "command.err");
-    std::printf("    %-38s %6.2f s wall, %6.2f CPU-s, CPU/wall %.2f, peak RSS %5.0f MB, %.2fx the read\n", label.c_str(), c.seconds,
-                c.cpu_seconds, c.cpu_seconds / c.seconds, c.max_rss_kb * 1024.0 / 1e6, c.seconds / r.seconds);
+    std::printf("    %-38s %6.2f s wall, %6.2f CPU-s, CPU/wall %.2f, peak RSS %5.0f MB, %.2fx the read\n",
+                label.c_str(), c.seconds, c.cpu_seconds, c.cpu_seconds / c.seconds, c.max_rss_kb * 1024.0 / 1e6,
+                c.seconds / r.seconds);
   }
   return use >= 1.8 && rss_ratio <= 1.3 && rows_ok && ranks_ok && kern_ok;
 }
@@ -468,7 +505,8 @@ int main(int argc, char** argv) {
   const fs::path tiler = bench_dir / "tile_kineto_trace";
   const char* shared_env = std::getenv("TRACEDOC_SHARED");
   const fs::path shared = shared_env ? fs::path(shared_env) : fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
-  fs::path input = shared / "traces/kineto/TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz";
+  fs::path input =
+      shared / "traces/kineto/TraceLens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz";
   fs::path rank_input = shared / "traces/kineto/HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz";
   fs::path dir = fs::temp_directory_path() / "tracedoc-scale";
   std::vector<double> sizes = {1, 2.5, 5, 10};
@@ -476,31 +514,51 @@ int main(int argc, char** argv) {
   bool keep = false, do_scale = true, do_ranks = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--keep") { keep = true; continue; }
-    if (a == "--skip-scale") { do_scale = false; continue; }
-    if (a == "--skip-ranks") { do_ranks = false; continue; }
+    if (a == "--keep") {
+      keep = true;
+      continue;
+    }
+    if (a == "--skip-scale") {
+      do_scale = false;
+      continue;
+    }
+    if (a == "--skip-ranks") {
+      do_ranks = false;
+      continue;
+    }
     if (i + 1 >= argc) fail("option " + a + (a.starts_with("--") ? " needs a value, or is unknown" : ": unknown"));
     const std::string v = argv[++i];
-    if (a == "--input") input = v;
-    else if (a == "--tracedoc") tracedoc = fs::absolute(v).string();
-    else if (a == "--rank-input") rank_input = v;
-    else if (a == "--workdir") dir = v;
-    else if (a == "--runs") runs = std::max(1, std::atoi(v.c_str()));
-    else if (a == "--ranks") ranks = std::max(2, std::atoi(v.c_str()));
-    else if (a == "--rank-copies") rank_copies = std::max(1, std::atoi(v.c_str()));
+    if (a == "--input")
+      input = v;
+    else if (a == "--tracedoc")
+      tracedoc = fs::absolute(v).string();
+    else if (a == "--rank-input")
+      rank_input = v;
+    else if (a == "--workdir")
+      dir = v;
+    else if (a == "--runs")
+      runs = std::max(1, std::atoi(v.c_str()));
+    else if (a == "--ranks")
+      ranks = std::max(2, std::atoi(v.c_str()));
+    else if (a == "--rank-copies")
+      rank_copies = std::max(1, std::atoi(v.c_str()));
     else if (a == "--sizes-gb") {
       sizes.clear();
       std::istringstream in(v);
-      for (std::string s; std::getline(in, s, ',');) if (std::atof(s.c_str()) > 0) sizes.push_back(std::atof(s.c_str()));
+      for (std::string s; std::getline(in, s, ',');)
+        if (std::atof(s.c_str()) > 0) sizes.push_back(std::atof(s.c_str()));
       std::sort(sizes.begin(), sizes.end());
       if (sizes.empty()) fail("--sizes-gb: no sizes in '" + v + "'");
-    } else fail("unknown option " + a);
+    } else
+      fail("unknown option " + a);
   }
   for (const auto& p : {input, rank_input})
-    if (!fs::exists(p)) fail("input trace " + p.string() + " not found (pass --input / --rank-input or set TRACEDOC_SHARED)");
+    if (!fs::exists(p))
+      fail("input trace " + p.string() + " not found (pass --input / --rank-input or set TRACEDOC_SHARED)");
   if (!fs::exists(tracedoc) || !fs::exists(tiler)) fail("build tracedoc and tile_kineto_trace first");
   fs::create_directories(dir);
-  std::printf("scale_kineto: %ld cores, files in %s   [load %s]\n\n", ::sysconf(_SC_NPROCESSORS_ONLN), dir.c_str(), loadavg().c_str());
+  std::printf("scale_kineto: %ld cores, files in %s   [load %s]\n\n", ::sysconf(_SC_NPROCESSORS_ONLN), dir.c_str(),
+              loadavg().c_str());
 
   bool ok = true;
   if (do_scale) ok &= scale_part(tiler, tracedoc, input, dir, sizes, runs);

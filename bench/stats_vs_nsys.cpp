@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using bench::RunResult;
 using bench::run;
+using bench::RunResult;
 using bench::slurp;
 
 RunResult best_of(int runs, const std::vector<std::string>& argv, const std::string& out) {
@@ -49,22 +49,27 @@ std::string find_nsys(const std::string& given) {
   return {};
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const fs::path bench_dir = fs::canonical("/proc/self/exe").parent_path();
   const fs::path build_dir = bench_dir.parent_path();
-  fs::path source = fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared" / "traces" / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite";
+  fs::path source =
+      fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared" / "traces" / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite";
   int tiles = 100, runs = 3;
   std::string nsys_arg, command = "stats";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--source") source = argv[i + 1];
-    else if (a == "--tiles") tiles = std::atoi(argv[i + 1]);
-    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
-    else if (a == "--nsys") nsys_arg = argv[i + 1];
-    else if (a == "--command") command = argv[i + 1];
+    if (a == "--source")
+      source = argv[i + 1];
+    else if (a == "--tiles")
+      tiles = std::atoi(argv[i + 1]);
+    else if (a == "--runs")
+      runs = std::atoi(argv[i + 1]);
+    else if (a == "--nsys")
+      nsys_arg = argv[i + 1];
+    else if (a == "--command")
+      command = argv[i + 1];
   }
   if (command != "stats" && command != "analyze") {
     std::fprintf(stderr, "stats_vs_nsys: --command must be stats or analyze\n");
@@ -78,8 +83,9 @@ int main(int argc, char** argv) {
   fs::create_directories(work);
   const fs::path tiled = work / "tiled.sqlite";
   std::printf("input: %s tiled %dx\n", source.filename().c_str(), tiles);
-  RunResult tile = run({(bench_dir / "tile_nsys_export").string(), source.string(), tiled.string(), std::to_string(tiles)},
-                       (work / "rows.txt").string());
+  RunResult tile =
+      run({(bench_dir / "tile_nsys_export").string(), source.string(), tiled.string(), std::to_string(tiles)},
+          (work / "rows.txt").string());
   if (tile.exit_code != 0) {
     std::fprintf(stderr, "stats_vs_nsys: tiling failed\n");
     return 2;
@@ -90,28 +96,33 @@ int main(int argc, char** argv) {
   std::printf("       %.0f rows, %.1f MB\n", rows, mb);
 
   const std::string tracedoc = (build_dir / "tracedoc").string();
-  const std::vector<std::string> td_args = {tracedoc, command, "-f", "csv", "-o", (work / "td").string(), tiled.string()};
+  const std::vector<std::string> td_args = {tracedoc,      command, "-f", "csv", "-o", (work / "td").string(),
+                                            tiled.string()};
   const char* what = command == "stats" ? "default reports" : "default rules";
   run(td_args, (work / "td.out").string());  // warm-up: both tools get the file from the page cache
   RunResult td = best_of(runs, td_args, (work / "td.out").string());
-  std::printf("tracedoc %s (%s): %.3f s  (%.2f CPU-s, %.0f MB peak RSS, %.1f M rows/s, %.0f MB/s, %.1f M rows/s per CPU-second)\n",
-              command.c_str(), what, td.seconds, td.cpu_seconds, td.max_rss_kb / 1024.0, rows / td.seconds / 1e6, mb / td.seconds,
-              rows / td.cpu_seconds / 1e6);
+  std::printf(
+      "tracedoc %s (%s): %.3f s  (%.2f CPU-s, %.0f MB peak RSS, %.1f M rows/s, %.0f MB/s, %.1f M rows/s per "
+      "CPU-second)\n",
+      command.c_str(), what, td.seconds, td.cpu_seconds, td.max_rss_kb / 1024.0, rows / td.seconds / 1e6,
+      mb / td.seconds, rows / td.cpu_seconds / 1e6);
 
   const std::string nsys = find_nsys(nsys_arg);
   if (nsys.empty()) {
-    std::printf("nsys %s: not run (no nsys found; install it with shared/tools/install-nsys.sh or pass --nsys)\n", command.c_str());
+    std::printf("nsys %s: not run (no nsys found; install it with shared/tools/install-nsys.sh or pass --nsys)\n",
+                command.c_str());
     fs::remove_all(work);
     return 0;
   }
   // nsys may write next to its input: give it its own copy.
   const fs::path copy = work / "nsys_input.sqlite";
   fs::copy_file(tiled, copy);
-  std::vector<std::string> ns_args = {nsys, command, "--force-overwrite", "true", "-f", "csv", "-o", (work / "ns").string(), copy.string()};
+  std::vector<std::string> ns_args = {nsys,  command, "--force-overwrite",    "true",       "-f",
+                                      "csv", "-o",    (work / "ns").string(), copy.string()};
   if (command == "stats") ns_args.insert(ns_args.begin() + 2, "-q");
   RunResult ns = best_of(runs, ns_args, (work / "ns.out").string());
-  std::printf("nsys %s     (%s): %.3f s  (%.2f CPU-s, %.0f MB peak RSS)\n", command.c_str(), what, ns.seconds, ns.cpu_seconds,
-              ns.max_rss_kb / 1024.0);
+  std::printf("nsys %s     (%s): %.3f s  (%.2f CPU-s, %.0f MB peak RSS)\n", command.c_str(), what, ns.seconds,
+              ns.cpu_seconds, ns.max_rss_kb / 1024.0);
   // Another round of tracedoc runs after nsys's, so both see the machine in the same state.
   RunResult td2 = best_of(runs, td_args, (work / "td.out").string());
   if (td2.seconds < td.seconds) td = td2;

@@ -51,10 +51,11 @@ void measure(const std::string& label, const fs::path& path, int runs) {
   }
   const double mb = static_cast<double>(fs::is_directory(path) ? 0 : fs::file_size(path)) / 1e6;
   std::printf("%s: %.0f MB, %zu GPU(s)\n", label.c_str(), mb, devices);
-  std::printf("  read %.3f s, summary %.3f s more: read + summary = %.2fx read alone (goal <= 1.5x)\n", best_read, best_summary,
-              (best_read + best_summary) / best_read);
-  std::printf("  diagnose %.3f s more (%zu findings): read + summary + diagnose = %.2fx read + summary (goal <= 1.5x)\n",
-              best_diagnose, findings, (best_read + best_summary + best_diagnose) / (best_read + best_summary));
+  std::printf("  read %.3f s, summary %.3f s more: read + summary = %.2fx read alone (goal <= 1.5x)\n", best_read,
+              best_summary, (best_read + best_summary) / best_read);
+  std::printf(
+      "  diagnose %.3f s more (%zu findings): read + summary + diagnose = %.2fx read + summary (goal <= 1.5x)\n",
+      best_diagnose, findings, (best_read + best_summary + best_diagnose) / (best_read + best_summary));
 }
 
 }  // namespace

@@ -87,7 +87,8 @@ i128 pow10(int n) {
 std::string format_decimal(const Decimal& d) {
   i128 m = d.mantissa < 0 ? -d.mantissa : d.mantissa;
   std::string digits;
-  do digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10))), m /= 10; while (m > 0);
+  do digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10))), m /= 10;
+  while (m > 0);
   if (d.scale > 0) {
     if (static_cast<int>(digits.size()) <= d.scale) digits.insert(0, d.scale + 1 - digits.size(), '0');
     digits.insert(digits.size() - d.scale, 1, '.');
@@ -110,9 +111,11 @@ struct Event {
 // args keys that are per-event ids or links between events (CPU op <-> runtime <-> kernel,
 // python_function tree, fwd/bwd); shifting them keeps copies from linking into each other.
 bool is_id_arg(std::string_view k) {
-  static const char* const keys[] = {"correlation", "External id", "external id", "Ev Idx", "Profiler Event Index",
-                                     "Python id", "Python parent id", "Record function id", "Sequence number"};
-  for (const char* key : keys) if (k == key) return true;
+  static const char* const keys[] = {"correlation",      "External id",          "external id",
+                                     "Ev Idx",           "Profiler Event Index", "Python id",
+                                     "Python parent id", "Record function id",   "Sequence number"};
+  for (const char* key : keys)
+    if (k == key) return true;
   return false;
 }
 
@@ -123,7 +126,10 @@ class Scanner {
   void ws() {
     while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\n' || s_[p_] == '\r' || s_[p_] == '\t')) ++p_;
   }
-  bool at(char c) { ws(); return p_ < s_.size() && s_[p_] == c; }
+  bool at(char c) {
+    ws();
+    return p_ < s_.size() && s_[p_] == c;
+  }
   void expect(char c) {
     if (!at(c)) die(std::string("expected '") + c + "' at byte " + std::to_string(p_));
     ++p_;
@@ -144,14 +150,22 @@ class Scanner {
     return std::string_view(s_).substr(b, p_ - b);
   }
   void skip_value() {
-    if (at('"')) { string(); return; }
+    if (at('"')) {
+      string();
+      return;
+    }
     if (at('{') || at('[')) {
       int depth = 0;
       do {
         char c = s_[p_];
-        if (c == '"') { string(); continue; }
-        if (c == '{' || c == '[') ++depth;
-        else if (c == '}' || c == ']') --depth;
+        if (c == '"') {
+          string();
+          continue;
+        }
+        if (c == '{' || c == '[')
+          ++depth;
+        else if (c == '}' || c == ']')
+          --depth;
         ++p_;
       } while (depth > 0 && p_ < s_.size());
       if (depth) die("unbalanced brackets");
@@ -163,12 +177,18 @@ class Scanner {
   template <typename F>
   void members(F&& f) {
     expect('{');
-    if (at('}')) { ++p_; return; }
+    if (at('}')) {
+      ++p_;
+      return;
+    }
     for (;;) {
       std::string_view key = string();
       expect(':');
       f(key);
-      if (at(',')) { ++p_; continue; }
+      if (at(',')) {
+        ++p_;
+        continue;
+      }
       expect('}');
       return;
     }
@@ -239,8 +259,10 @@ void parse_event(Scanner& sc, Parsed& out) {
       ev.kernel = c == "kernel" || c == "Kernel";
     } else if (key == "args" && sc.at('{')) {
       sc.members([&](std::string_view k) {
-        if (is_id_arg(k)) id_value();
-        else sc.skip_value();
+        if (is_id_arg(k))
+          id_value();
+        else
+          sc.skip_value();
       });
     } else {
       sc.skip_value();
@@ -251,7 +273,9 @@ void parse_event(Scanner& sc, Parsed& out) {
   // Metadata events often carry ts 0; they do not take part in the span.
   if (has_ts && !ev.metadata) {
     // In ns (ts*1000, truncated past the 3rd decimal): only used to size the shift between copies.
-    auto to_ns = [](const Decimal& d) { return d.scale >= 3 ? d.mantissa / pow10(d.scale - 3) : d.mantissa * pow10(3 - d.scale); };
+    auto to_ns = [](const Decimal& d) {
+      return d.scale >= 3 ? d.mantissa / pow10(d.scale - 3) : d.mantissa * pow10(3 - d.scale);
+    };
     i128 b = to_ns(ts), e = b + (has_dur ? to_ns(dur) : 0);
     if (!out.have_ts || b < out.min_ts) out.min_ts = b;
     if (!out.have_ts || e > out.max_end) out.max_end = e;
@@ -268,9 +292,14 @@ Parsed parse(const std::string& text) {
     sc.expect('[');
     if (!sc.at(']')) {
       for (;;) {
-        if (sc.at('{')) parse_event(sc, out);
-        else die("traceEvents element is not an object at byte " + std::to_string(sc.pos()));
-        if (sc.at(',')) { sc.set_pos(sc.pos() + 1); continue; }
+        if (sc.at('{'))
+          parse_event(sc, out);
+        else
+          die("traceEvents element is not an object at byte " + std::to_string(sc.pos()));
+        if (sc.at(',')) {
+          sc.set_pos(sc.pos() + 1);
+          continue;
+        }
         break;
       }
     }
@@ -358,7 +387,9 @@ int main(int argc, char** argv) {
     argv += 2, argc -= 2;
   }
   if (argc != 4) {
-    std::fprintf(stderr, "usage: tile_kineto_trace [--rank R] INPUT(.json|.json.gz) OUTPUT.json N\n       tile_kineto_trace --info INPUT\n");
+    std::fprintf(stderr,
+                 "usage: tile_kineto_trace [--rank R] INPUT(.json|.json.gz) OUTPUT.json N\n       tile_kineto_trace "
+                 "--info INPUT\n");
     return 2;
   }
   const std::string input = argv[1], output = argv[2];
@@ -368,10 +399,14 @@ int main(int argc, char** argv) {
   const Parsed p = parse(text);
   Output::Edit rank_edit;  // applied to the top-level text around traceEvents, which is written once
   if (!rank.empty()) {
-    if (p.top_open == std::string::npos) die("--rank: the input is a bare event array, with no place for distributedInfo");
-    if (p.rank_pos != std::string::npos) rank_edit = {p.rank_pos, p.rank_len, rank};
-    else if (p.dist_open != std::string::npos) rank_edit = {p.dist_open, 0, "\"rank\": " + rank + (p.dist_empty ? "" : ", ")};
-    else rank_edit = {p.top_open, 0, "\n  \"distributedInfo\": {\"rank\": " + rank + "},"};
+    if (p.top_open == std::string::npos)
+      die("--rank: the input is a bare event array, with no place for distributedInfo");
+    if (p.rank_pos != std::string::npos)
+      rank_edit = {p.rank_pos, p.rank_len, rank};
+    else if (p.dist_open != std::string::npos)
+      rank_edit = {p.dist_open, 0, "\"rank\": " + rank + (p.dist_empty ? "" : ", ")};
+    else
+      rank_edit = {p.top_open, 0, "\n  \"distributedInfo\": {\"rank\": " + rank + "},"};
   }
 
   // Whole µs, so that adding the shift never touches the fractional digits of a timestamp.
@@ -393,8 +428,10 @@ int main(int argc, char** argv) {
         out.put(all.substr(at, pp.pos - at));
         Decimal d;
         parse_decimal(all.substr(pp.pos, pp.len), d);
-        if (pp.kind == Patch::kTime) d.mantissa += shift_us * k * pow10(d.scale);
-        else d.mantissa += id_step * k;
+        if (pp.kind == Patch::kTime)
+          d.mantissa += shift_us * k * pow10(d.scale);
+        else
+          d.mantissa += id_step * k;
         out.put(k == 0 ? all.substr(pp.pos, pp.len) : std::string_view(format_decimal(d)));
         at = pp.pos + pp.len;
       }

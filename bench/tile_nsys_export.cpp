@@ -30,7 +30,8 @@ bool exec(sqlite3* db, const std::string& sql) {
 std::vector<std::pair<std::string, std::string>> tables(sqlite3* db) {
   std::vector<std::pair<std::string, std::string>> out;
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "SELECT name, sql FROM src.sqlite_master WHERE type='table' AND sql IS NOT NULL", -1, &st, nullptr);
+  sqlite3_prepare_v2(db, "SELECT name, sql FROM src.sqlite_master WHERE type='table' AND sql IS NOT NULL", -1, &st,
+                     nullptr);
   while (sqlite3_step(st) == SQLITE_ROW) {
     out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
                      reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
@@ -61,7 +62,8 @@ long long scalar(sqlite3* db, const std::string& sql) {
 }
 
 bool has(const std::vector<Column>& cols, const std::string& name) {
-  for (const auto& c : cols) if (c.name == name) return true;
+  for (const auto& c : cols)
+    if (c.name == name) return true;
   return false;
 }
 
@@ -117,7 +119,8 @@ int main(int argc, char** argv) {
       if (events && c.name == "correlationId") v = q + " + :corr";
       values += (values.empty() ? "" : ", ") + v;
     }
-    const std::string insert = "INSERT INTO main.\"" + name + "\" (" + names + ") SELECT " + values + " FROM src.\"" + name + "\"";
+    const std::string insert =
+        "INSERT INTO main.\"" + name + "\" (" + names + ") SELECT " + values + " FROM src.\"" + name + "\"";
     const int copies = events ? n : 1;
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, insert.c_str(), -1, &st, nullptr) != SQLITE_OK) {

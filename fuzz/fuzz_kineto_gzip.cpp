@@ -41,7 +41,10 @@ bool gunzip(const uint8_t* in, size_t size, std::vector<uint8_t>& out) {
     out.insert(out.end(), buf, buf + (sizeof buf - z.avail_out));
     if (out.size() > kMaxInflated) break;
     if (rc == Z_STREAM_END) {
-      if (z.avail_in == 0) { ok = true; break; }
+      if (z.avail_in == 0) {
+        ok = true;
+        break;
+      }
       if (inflateReset(&z) != Z_OK) break;  // another member follows
       continue;
     }

@@ -93,8 +93,8 @@ inline void run_report_variants(const Trace& trace) {
   run_report(trace, "step_sum", {"detect"});
   // The analyze rules with their extreme options, then everything past the reports.
   for (const auto& rule : nsys_analyze::all_rules()) {
-    for (const std::vector<std::string>& args : {std::vector<std::string>{"rows=-1", "gap=0"},
-                                                 std::vector<std::string>{"threshold=101", "chunks=1000"}}) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"rows=-1", "gap=0"}, std::vector<std::string>{"threshold=101", "chunks=1000"}}) {
       auto parsed = nsys_analyze::parse_rule_args(rule.name, args);
       TableSink sink;
       if (parsed.ok()) (void)rule.run(trace, *parsed, sink);
@@ -115,8 +115,8 @@ inline int fuzz_kineto(std::string_view bytes) {
   options.python_functions = true;
   auto trace = read_kineto_bytes(bytes, "fuzz-input.json", options);
   if (!trace.ok()) return 0;
-  static constexpr std::string_view kFirst[] = {"cuda_gpu_kern_sum", "cuda_api_sum", "op_sum", "step_sum", "nvtx_sum",
-                                                "cuda_gpu_trace"};
+  static constexpr std::string_view kFirst[] = {"cuda_gpu_kern_sum", "cuda_api_sum", "op_sum",
+                                                "step_sum",          "nvtx_sum",     "cuda_gpu_trace"};
   for (std::string_view name : kFirst) run_report(*trace, name);
   for (const auto& def : all_reports()) {
     bool done = false;
@@ -274,11 +274,8 @@ struct Target {
   int (*run)(std::string_view bytes);
 };
 inline constexpr Target kTargets[] = {
-    {"fuzz_kineto_json", fuzz_kineto},
-    {"fuzz_kineto_gzip", fuzz_kineto},
-    {"fuzz_nsys_sqlite", fuzz_nsys_sqlite},
-    {"fuzz_capture", fuzz_capture},
-    {"fuzz_analyses", fuzz_analyses},
+    {"fuzz_kineto_json", fuzz_kineto}, {"fuzz_kineto_gzip", fuzz_kineto}, {"fuzz_nsys_sqlite", fuzz_nsys_sqlite},
+    {"fuzz_capture", fuzz_capture},    {"fuzz_analyses", fuzz_analyses},
 };
 
 inline const Target* find_target(std::string_view name) {

@@ -36,9 +36,13 @@ class Picker {
   size_t below(size_t n) { return n == 0 ? 0 : byte() % n; }
   bool bit() { return byte() & 1; }
   template <typename T, size_t N>
-  const T& pick(const T (&table)[N]) { return table[below(N)]; }
+  const T& pick(const T (&table)[N]) {
+    return table[below(N)];
+  }
   template <typename T>
-  const T& pick(const std::vector<T>& table) { return table[below(table.size())]; }
+  const T& pick(const std::vector<T>& table) {
+    return table[below(table.size())];
+  }
 
  private:
   std::string_view bytes_;
@@ -59,16 +63,42 @@ inline int64_t sat_add(int64_t a, int64_t b) {
 // not in every event.
 inline const std::vector<std::string>& names() {
   static const std::vector<std::string> table = {
-      "", "k", "ProfilerStep#1", "ProfilerStep#2", "ProfilerStep # 3", "ProfilerStep#99999999999999999999",
-      "ProfilerStep#", "aten::mm", "aten::copy_", "cudaLaunchKernel", "cudaMemcpyAsync", "nccl:all_reduce",
+      "",
+      "k",
+      "ProfilerStep#1",
+      "ProfilerStep#2",
+      "ProfilerStep # 3",
+      "ProfilerStep#99999999999999999999",
+      "ProfilerStep#",
+      "aten::mm",
+      "aten::copy_",
+      "cudaLaunchKernel",
+      "cudaMemcpyAsync",
+      "nccl:all_reduce",
       "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
       "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)",
       "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
       "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
-      "_Z6kernelPfS_i", "_Z", "void f<(", ">>>(", "Memcpy HtoD (Pageable -> Device)", "Memset (Device)",
-      "\xff\xfe\xfd", "\xc3", "caf\xc3\xa9 \xe2\x82\xac", "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80", "\xf0\x9f\x98",
-      "<script>alert(1)</script>&amp;\"'", "a,b;c\td\ne\r\"q\"", "\\", std::string("a\0b", 3), "\x01\x1f\x7f",
-      "%s%n{}{0}", "train.py(10): step", "Optimizer.step#SGD.step", "autograd::engine::evaluate_function: MmBackward0",
+      "_Z6kernelPfS_i",
+      "_Z",
+      "void f<(",
+      ">>>(",
+      "Memcpy HtoD (Pageable -> Device)",
+      "Memset (Device)",
+      "\xff\xfe\xfd",
+      "\xc3",
+      "caf\xc3\xa9 \xe2\x82\xac",
+      "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80",
+      "\xf0\x9f\x98",
+      "<script>alert(1)</script>&amp;\"'",
+      "a,b;c\td\ne\r\"q\"",
+      "\\",
+      std::string("a\0b", 3),
+      "\x01\x1f\x7f",
+      "%s%n{}{0}",
+      "train.py(10): step",
+      "Optimizer.step#SGD.step",
+      "autograd::engine::evaluate_function: MmBackward0",
       "ProfilerStep#4",
   };
   return table;
@@ -96,32 +126,95 @@ inline const std::string& name_of(uint8_t b) {
 
 // int64 values for ids, byte counts, sizes and times (nsys keeps any int64; INT64_MIN is NULL).
 inline constexpr int64_t kInts[] = {
-    0, 1, -1, 2, 7, 1000, 4096, int64_t{1} << 20, int64_t{1} << 31, int64_t{1} << 32, int64_t{1} << 40, int64_t{1} << 53,
-    int64_t{1} << 62, kMax, kMax - 1, kMin, kMin + 1, -(int64_t{1} << 62), std::numeric_limits<int32_t>::max(),
-    std::numeric_limits<int32_t>::min(), 0xFFFFFF, 1'700'000'000'000'000'000, -1'000'000'000, 999'999'999,
+    0,
+    1,
+    -1,
+    2,
+    7,
+    1000,
+    4096,
+    int64_t{1} << 20,
+    int64_t{1} << 31,
+    int64_t{1} << 32,
+    int64_t{1} << 40,
+    int64_t{1} << 53,
+    int64_t{1} << 62,
+    kMax,
+    kMax - 1,
+    kMin,
+    kMin + 1,
+    -(int64_t{1} << 62),
+    std::numeric_limits<int32_t>::max(),
+    std::numeric_limits<int32_t>::min(),
+    0xFFFFFF,
+    1'700'000'000'000'000'000,
+    -1'000'000'000,
+    999'999'999,
 };
 // int32 values for devices, streams, grid and block sizes, registers.
-inline constexpr int32_t kInts32[] = {0, 1, 7, -1, 1024, 65535, std::numeric_limits<int32_t>::max(),
-                                      std::numeric_limits<int32_t>::min(), 2, 3};
+inline constexpr int32_t kInts32[] = {
+    0, 1, 7, -1, 1024, 65535, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 2, 3};
 // Where the trace's times start (ns): near 0, negative, the epoch, near 2^63, near -2^63.
-inline constexpr int64_t kBases[] = {0, 1'700'000'000'000'000'000, -5'000'000, kMax - 2'000'000, kMin + 2'000'000,
-                                     1'000'000'000, kMax - 1000, 1};
+inline constexpr int64_t kBases[] = {
+    0, 1'700'000'000'000'000'000, -5'000'000, kMax - 2'000'000, kMin + 2'000'000, 1'000'000'000, kMax - 1000, 1};
 
 // Kineto JSON texts (µs; the JSON reader takes bare words) that are not plain numbers, or extreme ones.
 inline constexpr std::string_view kJsonTimes[] = {
-    "0", "-1", "-5.5", "0.001", "1e-3", "9223372036854.775807", "9223372036854.775808", "-9223372036854.775808",
-    "4611686018427.387904", "1e15", "1.2345678901234567890123e10", "\"12\"", "null", "NaN", "-0", "1E400",
+    "0",
+    "-1",
+    "-5.5",
+    "0.001",
+    "1e-3",
+    "9223372036854.775807",
+    "9223372036854.775808",
+    "-9223372036854.775808",
+    "4611686018427.387904",
+    "1e15",
+    "1.2345678901234567890123e10",
+    "\"12\"",
+    "null",
+    "NaN",
+    "-0",
+    "1E400",
 };
 inline constexpr std::string_view kJsonDurations[] = {
-    "0", "-1", "NaN", "Infinity", "-Infinity", "nan", "604800000000", "604800000001", "1e300", "null", "N/A",
-    "0.0005", "9223372036854.775807", "\"7\"", "-0.0", "inf",
+    "0",
+    "-1",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "nan",
+    "604800000000",
+    "604800000001",
+    "1e300",
+    "null",
+    "N/A",
+    "0.0005",
+    "9223372036854.775807",
+    "\"7\"",
+    "-0.0",
+    "inf",
 };
 inline constexpr std::string_view kJsonDoubles[] = {
     "NaN", "Infinity", "-Infinity", "1e308", "-0.0", "50.5", "1e999", "null", "\"x\"", "0", "-1", "100", "4.9e-324",
 };
 inline constexpr std::string_view kJsonInts[] = {
-    "0", "1", "-1", "4096", "9223372036854775807", "9223372036854775808", "-9223372036854775808", "1e20", "NaN",
-    "18446744073709551615", "1.5", "null", "\"8\"", "1099511627776", "2147483648", "N/A",
+    "0",
+    "1",
+    "-1",
+    "4096",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "1e20",
+    "NaN",
+    "18446744073709551615",
+    "1.5",
+    "null",
+    "\"8\"",
+    "1099511627776",
+    "2147483648",
+    "N/A",
 };
 
 // A JSON string literal of `s`: quotes, backslashes and control characters escaped, every other byte
@@ -147,8 +240,8 @@ inline std::string json_string(std::string_view s) {
 // µs text of a time in ns ("-12.345"), exact for the whole int64 range.
 inline std::string micros(int64_t ns) {
   const bool negative = ns < 0;
-  const unsigned __int128 a = negative ? static_cast<unsigned __int128>(-static_cast<__int128>(ns))
-                                       : static_cast<unsigned __int128>(ns);
+  const unsigned __int128 a =
+      negative ? static_cast<unsigned __int128>(-static_cast<__int128>(ns)) : static_cast<unsigned __int128>(ns);
   const uint64_t whole = static_cast<uint64_t>(a / 1000), frac = static_cast<uint64_t>(a % 1000);
   std::string f = std::to_string(frac);
   return (negative ? "-" : "") + std::to_string(whole) + "." + std::string(3 - f.size(), '0') + f;
@@ -156,10 +249,10 @@ inline std::string micros(int64_t ns) {
 
 // The recipe's header, shared by both routes.
 struct Shape {
-  bool nsys = false;            // route
-  int64_t base = 0;             // time origin (ns)
-  int64_t step_pid = 100;       // the process whose thread records ProfilerStep#N
-  int64_t launch_pid = 100;     // the process that launches GPU work (by default)
+  bool nsys = false;         // route
+  int64_t base = 0;          // time origin (ns)
+  int64_t step_pid = 100;    // the process whose thread records ProfilerStep#N
+  int64_t launch_pid = 100;  // the process that launches GPU work (by default)
   size_t steps = 0, kernels = 0, memcpys = 0, memsets = 0, ranges = 0, ops = 0, syncs = 0, extras = 0;
 };
 
@@ -218,8 +311,8 @@ class JsonEvents {
   std::string pid(int64_t usual) {
     const uint8_t b = p_.byte();
     if (b < 240) return std::to_string(usual);
-    static constexpr std::string_view kPids[] = {"\"CPU functions\"", "\"\"", "18446744073709551615", "-1",
-                                                 "16777216", "0", "\"Spans\"", "4294967296"};
+    static constexpr std::string_view kPids[] = {
+        "\"CPU functions\"", "\"\"", "18446744073709551615", "-1", "16777216", "0", "\"Spans\"", "4294967296"};
     return std::string(kPids[b % std::size(kPids)]);
   }
 
@@ -238,20 +331,23 @@ class JsonEvents {
 inline std::string kineto_json(Picker& p, const Shape& s) {
   JsonEvents ev(p, s);
   const std::string A = std::to_string(s.step_pid), B = std::to_string(s.launch_pid);
-  ev.add("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 100, \"tid\": 0, \"args\": {\"name\": " + ev.name() + "}}");
-  ev.add("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 200, \"tid\": 201, \"args\": {\"name\": " + ev.name() + "}}");
+  ev.add("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 100, \"tid\": 0, \"args\": {\"name\": " + ev.name() +
+         "}}");
+  ev.add("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 200, \"tid\": 201, \"args\": {\"name\": " + ev.name() +
+         "}}");
   ev.add("{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 0, \"tid\": 0, \"args\": {\"name\": \"GPU 0\"}}");
   // Steps, on the step process's thread.
   for (size_t i = 0; i < s.steps; ++i) {
     const std::string step = "ProfilerStep#" + std::to_string(i + 1);
-    ev.add("{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": " + ev.named(step) + ", \"pid\": " + ev.pid(s.step_pid) +
-           ", \"tid\": " + A + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i) * 10) + ", \"dur\": " + ev.dur(16) + "}");
+    ev.add("{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": " + ev.named(step) +
+           ", \"pid\": " + ev.pid(s.step_pid) + ", \"tid\": " + A +
+           "1, \"ts\": " + ev.ts(static_cast<int64_t>(i) * 10) + ", \"dur\": " + ev.dur(16) + "}");
   }
   // CPU ops, in either process.
   for (size_t i = 0; i < s.ops; ++i) {
     const std::string pid = p.bit() ? A : B;
-    ev.add("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": " + ev.named("aten::mm") + ", \"pid\": " + pid + ", \"tid\": " +
-           pid + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) + ", \"dur\": " + ev.dur() +
+    ev.add("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": " + ev.named("aten::mm") + ", \"pid\": " + pid +
+           ", \"tid\": " + pid + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) + ", \"dur\": " + ev.dur() +
            ", \"args\": {\"External id\": " + ev.integer() + ", \"Sequence number\": " + ev.integer() +
            ", \"Fwd thread id\": " + ev.integer() + ", \"Input Dims\": [[" + ev.integer() + ", 3], []]}}");
   }
@@ -264,18 +360,19 @@ inline std::string kineto_json(Picker& p, const Shape& s) {
     const bool kernel = i < s.kernels, copy = !kernel && i < s.kernels + s.memcpys;
     const char* api = kernel ? "cudaLaunchKernel" : copy ? "cudaMemcpyAsync" : "cudaMemsetAsync";
     const int64_t slot = static_cast<int64_t>(i) * 3;
-    ev.add("{\"ph\": \"X\", \"cat\": \"" + std::string(p.bit() ? "cuda_driver" : "cuda_runtime") + "\", \"name\": " +
-           ev.named(api) + ", \"pid\": " + pid + ", \"tid\": " + pid + "1, \"ts\": " + ev.ts(slot) + ", \"dur\": " + ev.dur() +
-           ", \"args\": {\"correlation\": " + corr + ", \"External id\": " + ev.integer() + "}}");
+    ev.add("{\"ph\": \"X\", \"cat\": \"" + std::string(p.bit() ? "cuda_driver" : "cuda_runtime") +
+           "\", \"name\": " + ev.named(api) + ", \"pid\": " + pid + ", \"tid\": " + pid + "1, \"ts\": " + ev.ts(slot) +
+           ", \"dur\": " + ev.dur() + ", \"args\": {\"correlation\": " + corr + ", \"External id\": " + ev.integer() +
+           "}}");
     const std::string device = ev.integer(), stream = std::to_string(p.below(3) + 7);
-    std::string gpu_event = "{\"ph\": \"X\", \"pid\": " + device + ", \"tid\": \"stream " + stream + "\", \"ts\": " +
-                            ev.ts(slot + 1) + ", \"dur\": " + ev.dur() + ", ";
+    std::string gpu_event = "{\"ph\": \"X\", \"pid\": " + device + ", \"tid\": \"stream " + stream +
+                            "\", \"ts\": " + ev.ts(slot + 1) + ", \"dur\": " + ev.dur() + ", ";
     if (kernel) {
       gpu_event += "\"cat\": \"kernel\", \"name\": " + ev.name() + ", \"args\": {\"correlation\": " + corr +
                    ", \"device\": " + device + ", \"stream\": " + stream + ", \"grid\": [" + ev.integer() + ", 1, 1]" +
                    ", \"block\": [" + ev.integer() + ", 1, 1], \"registers per thread\": " + ev.integer() +
-                   ", \"shared memory\": " + ev.integer() + ", \"est. achieved occupancy %\": " +
-                   std::string(p.pick(kJsonDoubles));
+                   ", \"shared memory\": " + ev.integer() +
+                   ", \"est. achieved occupancy %\": " + std::string(p.pick(kJsonDoubles));
       if (p.bit()) {  // NCCL's collective arguments
         static constexpr std::string_view kCollectives[] = {"allreduce", "send", "recv", "all_gather", "", "broadcast"};
         gpu_event += ", \"Collective name\": " + json_string(p.pick(kCollectives)) + ", \"dtype\": " + ev.name() +
@@ -284,31 +381,36 @@ inline std::string kineto_json(Picker& p, const Shape& s) {
       }
       gpu_event += "}}";
     } else if (copy) {
-      static constexpr std::string_view kCopies[] = {"Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device -> Pinned)",
-                                                     "Memcpy DtoD (Device -> Device)", "Memcpy PtoP (Device -> Device)",
-                                                     "Memcpy HtoH (Pinned -> Pinned)", "Memcpy", "Memcpy ?? (x -> )"};
+      static constexpr std::string_view kCopies[] = {"Memcpy HtoD (Pageable -> Device)",
+                                                     "Memcpy DtoH (Device -> Pinned)",
+                                                     "Memcpy DtoD (Device -> Device)",
+                                                     "Memcpy PtoP (Device -> Device)",
+                                                     "Memcpy HtoH (Pinned -> Pinned)",
+                                                     "Memcpy",
+                                                     "Memcpy ?? (x -> )"};
       gpu_event += "\"cat\": \"gpu_memcpy\", \"name\": " + (p.byte() < 224 ? json_string(p.pick(kCopies)) : ev.name()) +
                    ", \"args\": {\"correlation\": " + corr + ", \"device\": " + device + ", \"stream\": " + stream +
                    ", \"bytes\": " + ev.integer() + "}}";
     } else {
-      gpu_event += "\"cat\": \"gpu_memset\", \"name\": " + ev.named("Memset (Device)") + ", \"args\": {\"correlation\": " +
-                   corr + ", \"device\": " + device + ", \"stream\": " + stream + ", \"bytes\": " + ev.integer() + "}}";
+      gpu_event += "\"cat\": \"gpu_memset\", \"name\": " + ev.named("Memset (Device)") +
+                   ", \"args\": {\"correlation\": " + corr + ", \"device\": " + device + ", \"stream\": " + stream +
+                   ", \"bytes\": " + ev.integer() + "}}";
     }
     ev.add(gpu_event);
     if (p.bit()) {  // the launch flow
-      ev.add("{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": " + corr + ", \"pid\": " + pid + ", \"tid\": " +
-             pid + "1, \"ts\": " + ev.ts(slot) + "}");
-      ev.add("{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\", \"id\": " + corr + ", \"pid\": 0, \"tid\": " +
-             stream + ", \"ts\": " + ev.ts(slot + 1) + "}");
+      ev.add("{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": " + corr + ", \"pid\": " + pid +
+             ", \"tid\": " + pid + "1, \"ts\": " + ev.ts(slot) + "}");
+      ev.add("{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\", \"id\": " + corr +
+             ", \"pid\": 0, \"tid\": " + stream + ", \"ts\": " + ev.ts(slot + 1) + "}");
     }
   }
   // NVTX-like user annotations, GPU annotations and syncs.
   for (size_t i = 0; i < s.ranges; ++i) {
     const bool on_gpu = p.bit();
     ev.add("{\"ph\": \"X\", \"cat\": \"" + std::string(on_gpu ? "gpu_user_annotation" : "user_annotation") +
-           "\", \"name\": " + ev.name() + ", \"pid\": " + (on_gpu ? "0" : A) + ", \"tid\": " + (on_gpu ? "7" : A + "1") +
-           ", \"ts\": " + ev.ts(static_cast<int64_t>(i) * 5) + ", \"dur\": " + ev.dur() +
-           ", \"args\": {\"External id\": " + ev.integer() + "}}");
+           "\", \"name\": " + ev.name() + ", \"pid\": " + (on_gpu ? "0" : A) +
+           ", \"tid\": " + (on_gpu ? "7" : A + "1") + ", \"ts\": " + ev.ts(static_cast<int64_t>(i) * 5) +
+           ", \"dur\": " + ev.dur() + ", \"args\": {\"External id\": " + ev.integer() + "}}");
   }
   for (size_t i = 0; i < s.syncs; ++i) {
     ev.add("{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": " + ev.named("Stream Sync") +
@@ -320,31 +422,35 @@ inline std::string kineto_json(Picker& p, const Shape& s) {
     switch (p.below(3)) {
       case 0:
         ev.add("{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"s\": \"t\", \"pid\": " + A +
-               ", \"tid\": " + A + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) + ", \"args\": {\"Addr\": " + ev.integer() +
-               ", \"Bytes\": " + ev.integer() + ", \"Total Allocated\": " + ev.integer() + ", \"Total Reserved\": " +
-               ev.integer() + ", \"Device Type\": " + ev.integer() + ", \"Device Id\": " + ev.integer() + "}}");
+               ", \"tid\": " + A + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) +
+               ", \"args\": {\"Addr\": " + ev.integer() + ", \"Bytes\": " + ev.integer() +
+               ", \"Total Allocated\": " + ev.integer() + ", \"Total Reserved\": " + ev.integer() +
+               ", \"Device Type\": " + ev.integer() + ", \"Device Id\": " + ev.integer() + "}}");
         break;
       case 1: {
         const std::string id = ev.integer();
-        ev.add("{\"ph\": \"s\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": " + id + ", \"pid\": " + A + ", \"tid\": " + A +
-               "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) + "}");
-        ev.add("{\"ph\": \"f\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"bp\": \"e\", \"id\": " + id + ", \"pid\": " + B +
-               ", \"tid\": " + B + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i) + 20) + "}");
+        ev.add("{\"ph\": \"s\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": " + id + ", \"pid\": " + A +
+               ", \"tid\": " + A + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) + "}");
+        ev.add("{\"ph\": \"f\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"bp\": \"e\", \"id\": " + id +
+               ", \"pid\": " + B + ", \"tid\": " + B + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i) + 20) + "}");
         break;
       }
       default:
         ev.add("{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": " + ev.named("train.py(10): step") +
-               ", \"pid\": " + A + ", \"tid\": " + A + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) + ", \"dur\": " +
-               ev.dur() + ", \"args\": {\"Python id\": " + ev.integer() + ", \"Python parent id\": " + ev.integer() + "}}");
+               ", \"pid\": " + A + ", \"tid\": " + A + "1, \"ts\": " + ev.ts(static_cast<int64_t>(i)) +
+               ", \"dur\": " + ev.dur() + ", \"args\": {\"Python id\": " + ev.integer() +
+               ", \"Python parent id\": " + ev.integer() + "}}");
     }
   }
   std::string doc = "{\"schemaVersion\": 1,\n";
   if (p.bit()) {
-    doc += "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + ev.integer() + ", \"world_size\": " + ev.integer() + "},\n";
+    doc += "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + ev.integer() +
+           ", \"world_size\": " + ev.integer() + "},\n";
   }
   if (p.bit()) {
-    doc += "\"deviceProperties\": [{\"id\": " + ev.integer() + ", \"name\": " + ev.name() + ", \"totalGlobalMem\": " +
-           ev.integer() + ", \"computeMajor\": " + ev.integer() + ", \"computeMinor\": 0, \"numSms\": " + ev.integer() + "}],\n";
+    doc += "\"deviceProperties\": [{\"id\": " + ev.integer() + ", \"name\": " + ev.name() +
+           ", \"totalGlobalMem\": " + ev.integer() + ", \"computeMajor\": " + ev.integer() +
+           ", \"computeMinor\": 0, \"numSms\": " + ev.integer() + "}],\n";
   }
   doc += "\"traceEvents\": [\n" + ev.take() + "]";
   if (p.bit()) doc += ",\n\"baseTimeNanoseconds\": " + ev.integer();
@@ -434,7 +540,8 @@ inline Trace nsys_model(Picker& p, const Shape& s) {
               static_cast<int64_t>(i) * 10, m.gtid(s.step_pid), 16);
   }
   static constexpr uint16_t kKinds[] = {34, 59, 60, 70, 71, 75, 0xFFFF, 0};
-  for (size_t i = 0; i < s.ranges; ++i) add_range(p.pick(kKinds), m.str(), static_cast<int64_t>(i) * 5, m.gtid(s.launch_pid), 1);
+  for (size_t i = 0; i < s.ranges; ++i)
+    add_range(p.pick(kKinds), m.str(), static_cast<int64_t>(i) * 5, m.gtid(s.launch_pid), 1);
   if (r.size() > 0) t.source.tables.insert("NVTX_EVENTS");
 
   // GPU work and the runtime calls that launched it.
@@ -448,7 +555,9 @@ inline Trace nsys_model(Picker& p, const Shape& s) {
     const int64_t corr = m.correlation(i);
     a.correlation.push_back(corr);
     a.return_value.push_back(m.integer());
-    a.name.push_back(m.str_or(kernel ? "cudaLaunchKernel_v7000" : copy ? "cudaMemcpyAsync_v3020" : "cudaMemsetAsync_v3020"));
+    a.name.push_back(m.str_or(kernel ? "cudaLaunchKernel_v7000"
+                              : copy ? "cudaMemcpyAsync_v3020"
+                                     : "cudaMemsetAsync_v3020"));
     a.api_class.push_back(static_cast<uint8_t>(p.below(3)));
     if (kernel) {
       KernelTable& k = t.kernels;
@@ -460,7 +569,8 @@ inline Trace nsys_model(Picker& p, const Shape& s) {
       k.name.push_back(name), k.short_name.push_back(p.bit() ? name : m.str()), k.mangled_name.push_back(m.str());
       k.grid_x.push_back(m.int32()), k.grid_y.push_back(m.int32()), k.grid_z.push_back(m.int32());
       k.block_x.push_back(m.int32()), k.block_y.push_back(m.int32()), k.block_z.push_back(m.int32());
-      k.registers_per_thread.push_back(m.int32()), k.static_smem.push_back(m.int32()), k.dynamic_smem.push_back(m.int32());
+      k.registers_per_thread.push_back(m.int32()), k.static_smem.push_back(m.int32()),
+          k.dynamic_smem.push_back(m.int32());
       k.graph_node_id.push_back(p.byte() < 224 ? kNoValue : m.integer());
       t.source.tables.insert("CUPTI_ACTIVITY_KIND_KERNEL");
     } else if (copy) {
@@ -485,7 +595,8 @@ inline Trace nsys_model(Picker& p, const Shape& s) {
   for (size_t i = 0; i < s.syncs; ++i) {
     SyncTable& y = t.syncs;
     m.span(static_cast<int64_t>(i) * 7, y.start, y.end);
-    y.global_pid.push_back(m.gpid(s.launch_pid)), y.correlation.push_back(m.correlation(i)), y.event_id.push_back(m.integer());
+    y.global_pid.push_back(m.gpid(s.launch_pid)), y.correlation.push_back(m.correlation(i)),
+        y.event_id.push_back(m.integer());
     y.device.push_back(m.int32()), y.context.push_back(m.int32()), y.stream.push_back(m.int32());
     y.sync_type.push_back(m.int32());
     t.source.tables.insert("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
@@ -498,7 +609,8 @@ inline Trace nsys_model(Picker& p, const Shape& s) {
       case 0: {
         OsCallTable& o = t.os_calls;
         m.span(slot, o.start, o.end);
-        o.global_tid.push_back(m.gtid(s.launch_pid)), o.return_value.push_back(m.integer()), o.name.push_back(m.str_or("poll"));
+        o.global_tid.push_back(m.gtid(s.launch_pid)), o.return_value.push_back(m.integer()),
+            o.name.push_back(m.str_or("poll"));
         o.event_class.push_back(p.byte() < 224 ? 27 : m.int32()), o.nesting_level.push_back(m.int32());
         t.source.tables.insert("OSRT_API");
         break;
@@ -567,7 +679,8 @@ inline Trace nsys_model(Picker& p, const Shape& s) {
         c.time.push_back(m.time(slot)), c.global_pid.push_back(m.gpid(s.launch_pid)), c.address.push_back(m.integer());
         UmGpuPageFaultTable& g = t.unified_memory.gpu_faults;
         m.span(slot, g.start, g.end);
-        g.global_pid.push_back(m.gpid(s.launch_pid)), g.address.push_back(m.integer()), g.fault_count.push_back(m.integer());
+        g.global_pid.push_back(m.gpid(s.launch_pid)), g.address.push_back(m.integer()),
+            g.fault_count.push_back(m.integer());
         g.device.push_back(m.int32()), g.access_type.push_back(m.kind(4));
         t.source.tables.insert("CUDA_UM_CPU_PAGE_FAULT_EVENTS");
         t.source.tables.insert("CUDA_UM_GPU_PAGE_FAULT_EVENTS");

@@ -98,7 +98,8 @@ const Converted& converted(const std::string& name, const fs::path& trace_path) 
   if (slot) return *slot;
   auto original = open_trace(trace_path.string());
   if (!original.ok()) throw std::runtime_error(original.status().message());
-  const fs::path db = fs::temp_directory_path() / ("tracedoc-analyze-pytorch-" + std::to_string(getpid()) + "-" + name + ".sqlite");
+  const fs::path db =
+      fs::temp_directory_path() / ("tracedoc-analyze-pytorch-" + std::to_string(getpid()) + "-" + name + ".sqlite");
   Status st = write_nsys_sqlite(*original, db.string());
   if (!st.ok()) throw std::runtime_error(st.message());
   auto exported = read_nsys_sqlite(db.string());
@@ -143,8 +144,10 @@ std::string without_hip_rows(const std::string& csv, size_t* dropped) {
   const size_t col = static_cast<size_t>(api - rows[0].begin());
   std::vector<std::vector<std::string>> kept = {rows[0]};
   for (size_t r = 1; r < rows.size(); ++r) {
-    if (rows[r][col].rfind("hip", 0) == 0) ++*dropped;
-    else kept.push_back(rows[r]);
+    if (rows[r][col].rfind("hip", 0) == 0)
+      ++*dropped;
+    else
+      kept.push_back(rows[r]);
   }
   return kept.size() == 1 ? std::string() : join_csv(kept);
 }
@@ -172,8 +175,8 @@ void expect_nsys_csv(const PyTorchCase& c, const std::string& what,
   if (actual == expected) return;
   const auto expected_rows = parse_csv(expected);
   const int64_t limit = rows_option(c.rule);
-  const bool nsys_truncated = c.rule.rfind("gpu_time_util", 0) == 0 && limit > 0 &&
-                              expected_rows.size() == static_cast<size_t>(limit) + 1;
+  const bool nsys_truncated =
+      c.rule.rfind("gpu_time_util", 0) == 0 && limit > 0 && expected_rows.size() == static_cast<size_t>(limit) + 1;
   ASSERT_TRUE(nsys_truncated) << "expected:\n" << expected << "tracedoc:\n" << actual;
   // The second difference of the file comment.
   auto all = run(c.rule + ":rows=-1");
@@ -201,8 +204,8 @@ TEST_P(AnalyzePyTorchOracle, CsvEqualsNsysOnTheExport) {
 
   // The conversion is the one nsys read.
   const std::string timebase = read_file(kGoldenDir / "expected" / c.name / "timebase.txt");
-  ASSERT_EQ(timebase, "session_start_utc_ns=" + std::to_string(t.timebase.session_start_utc_ns) + "\nshift_ns=" +
-                          std::to_string(t.timebase.shift_ns) + "\n");
+  ASSERT_EQ(timebase, "session_start_utc_ns=" + std::to_string(t.timebase.session_start_utc_ns) +
+                          "\nshift_ns=" + std::to_string(t.timebase.shift_ns) + "\n");
 
   expect_nsys_csv(c, "converted export", [&](const std::string& rule) { return rule_csv(t.exported, rule); });
   expect_nsys_csv(c, "original trace", [&](const std::string& rule) -> std::optional<std::string> {
@@ -214,7 +217,8 @@ TEST_P(AnalyzePyTorchOracle, CsvEqualsNsysOnTheExport) {
 
 std::string case_name(const ::testing::TestParamInfo<PyTorchCase>& info) {
   std::string n = info.param.name + "_" + info.param.rule;
-  for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
 }
 
@@ -248,7 +252,8 @@ TEST_P(StatsPyTorchOracle, CsvEqualsNsysOnTheExport) {
     if (file.rfind("stats_", 0) != 0) continue;
     const std::string report = f.path().stem().string().substr(6);
     const std::string expected = read_file(f.path());
-    EXPECT_EQ(report_csv(t.exported, report).value_or("SKIPPED"), expected) << name << " " << report << " on the export";
+    EXPECT_EQ(report_csv(t.exported, report).value_or("SKIPPED"), expected)
+        << name << " " << report << " on the export";
     EXPECT_EQ(report_csv(t.original, report).value_or("SKIPPED"), expected) << name << " " << report << " on the trace";
     ++compared;
   }
@@ -262,7 +267,8 @@ INSTANTIATE_TEST_SUITE_P(RealNsys, StatsPyTorchOracle, ::testing::ValuesIn(stats
 // hipDeviceSynchronize): on the original trace and on its conversion alike.
 TEST(AnalyzePyTorch, HipCallsAreTheOnlyDifferenceOnAmd) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found";
-  const fs::path trace = shared_dir() / "traces" / "kineto" / "TraceLens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz";
+  const fs::path trace =
+      shared_dir() / "traces" / "kineto" / "TraceLens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz";
   if (!fs::exists(trace)) GTEST_SKIP() << trace << " not found";
   const Converted& t = converted("mi300bert", trace);
   for (const Trace* tr : {&t.original, &t.exported}) {

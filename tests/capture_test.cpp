@@ -32,9 +32,9 @@ namespace fs = std::filesystem;
 const fs::path kBin(TRACEDOC_BINARY_DIR);
 const std::string kProgram = (kBin / "tracedoc_nvtx_program").string();
 
-#define REQUIRE_INJECTION()                                                                                      \
-  if (!fs::exists(kBin / "libtracedoc_inject.so") || !fs::exists(kProgram)) {                                    \
-    GTEST_SKIP() << "libtracedoc_inject.so was not built (no NVTX 3 headers from the CUDA toolkit)";           \
+#define REQUIRE_INJECTION()                                                                          \
+  if (!fs::exists(kBin / "libtracedoc_inject.so") || !fs::exists(kProgram)) {                        \
+    GTEST_SKIP() << "libtracedoc_inject.so was not built (no NVTX 3 headers from the CUDA toolkit)"; \
   }
 
 struct Ranges {
@@ -71,8 +71,11 @@ template <typename Body>
 void expect_round_trip(size_t wire_bytes) {
   Body body;
   uint64_t next = 0x0102030405060708ull;
-  std::apply([&](auto... field) { ((body.*field = static_cast<std::remove_reference_t<decltype(body.*field)>>(next += 0x1111)), ...); },
-             Body::fields());
+  std::apply(
+      [&](auto... field) {
+        ((body.*field = static_cast<std::remove_reference_t<decltype(body.*field)>>(next += 0x1111)), ...);
+      },
+      Body::fields());
   std::string bytes;
   capture::BodyWriter w(bytes);
   capture::put_body(w, body);
@@ -117,9 +120,10 @@ TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
   EXPECT_EQ(t.str(t.processes[0].name), "tracedoc_nvtx_program");
   EXPECT_EQ(t.warnings.torn_frames, 0);
   const Ranges got = ranges_of(t);
-  EXPECT_EQ(got.push_pop, (std::multiset<std::string>{"step 0", "step 1", "step 2", "forward", "forward", "forward", "backward", "backward",
-                                                      "backward", "optimizer.step", "optimizer.step", "optimizer.step",
-                                                      "\xC3\xA9valuation \xE2\x9C\x93"}));  // the wide-character range, as UTF-8
+  EXPECT_EQ(got.push_pop,
+            (std::multiset<std::string>{"step 0", "step 1", "step 2", "forward", "forward", "forward", "backward",
+                                        "backward", "backward", "optimizer.step", "optimizer.step", "optimizer.step",
+                                        "\xC3\xA9valuation \xE2\x9C\x93"}));  // the wide-character range, as UTF-8
   EXPECT_EQ(got.start_end, (std::multiset<std::string>{"data load"}));
   EXPECT_EQ(got.marks, (std::multiset<std::string>{"loss computed", "loss computed", "loss computed"}));
   ASSERT_EQ(got.domains.count("training"), 1u);
@@ -146,8 +150,13 @@ TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
   const auto rows = parse_csv(*csv);
   std::map<std::string, std::string> instances;
   for (size_t i = 1; i < rows.size(); ++i) instances[rows[i].back()] = rows[i][2];
-  EXPECT_EQ(instances, (std::map<std::string, std::string>{{"backward", "3"}, {"data load", "1"}, {"forward", "3"}, {"step 0", "1"},
-                                                           {"step 1", "1"}, {"step 2", "1"}, {"training:optimizer.step", "3"},
+  EXPECT_EQ(instances, (std::map<std::string, std::string>{{"backward", "3"},
+                                                           {"data load", "1"},
+                                                           {"forward", "3"},
+                                                           {"step 0", "1"},
+                                                           {"step 1", "1"},
+                                                           {"step 2", "1"},
+                                                           {"training:optimizer.step", "3"},
                                                            {"\xC3\xA9valuation \xE2\x9C\x93", "1"}}));
   // And the commands take the directory as an input.
   CliRun summary = tracedoc({"summary", out.string()});
@@ -170,7 +179,8 @@ TEST(Capture, ForkedChildrenWriteTheirOwnFiles) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_EQ(t->processes.size(), 2u);
   std::map<std::string, int64_t> pid_of_range;
-  for (size_t i = 0; i < t->ranges.size(); ++i) pid_of_range[std::string(t->str(t->ranges.text[i]))] = pid_of(t->ranges.global_tid[i]);
+  for (size_t i = 0; i < t->ranges.size(); ++i)
+    pid_of_range[std::string(t->str(t->ranges.text[i]))] = pid_of(t->ranges.global_tid[i]);
   ASSERT_EQ(pid_of_range.size(), 2u);
   EXPECT_NE(pid_of_range["parent"], pid_of_range["child work"]);
   EXPECT_EQ(r.err.find("no CUDA activity"), std::string::npos) << "--trace nvtx asks for no CUDA";
@@ -180,7 +190,8 @@ TEST(Capture, NvtxCaptureRangeRecordsOnlyThatRange) {
   REQUIRE_INJECTION();
   ScratchDir dir;
   const fs::path out = dir.path() / "run";
-  CliRun r = tracedoc({"capture", "-o", out.string(), "--capture-range=nvtx", "--nvtx-capture=capture", "--", kProgram, "window"});
+  CliRun r = tracedoc(
+      {"capture", "-o", out.string(), "--capture-range=nvtx", "--nvtx-capture=capture", "--", kProgram, "window"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto t = read_capture(out.string());
   ASSERT_TRUE(t.ok());
@@ -202,7 +213,8 @@ std::pair<pid_t, pid_t> capture_forever(const fs::path& out, const fs::path& err
   if (launcher == 0) {
     if (!std::freopen("/dev/null", "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) _exit(126);
     const std::string bin = (kBin / "tracedoc").string();
-    execl(bin.c_str(), bin.c_str(), "capture", "-o", out.c_str(), "--", kProgram.c_str(), "forever", static_cast<char*>(nullptr));
+    execl(bin.c_str(), bin.c_str(), "capture", "-o", out.c_str(), "--", kProgram.c_str(), "forever",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   pid_t program = -1;
@@ -245,7 +257,8 @@ TEST(Capture, KillNineLeavesAReadableCapture) {
   fs::path file;
   for (const auto& e : fs::directory_iterator(out)) file = e.path();
   const std::string bytes = read_file(file);
-  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 100));
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 100));
   auto torn = read_capture(out.string());
   ASSERT_TRUE(torn.ok()) << torn.status().message();
   EXPECT_EQ(torn->warnings.torn_frames, 1);
@@ -279,8 +292,10 @@ TEST(Capture, SigtermFlushesEverything) {
   int64_t open = 0;
   TimeNs last_end = 0;
   for (size_t i = 0; i < t->ranges.size(); ++i) {
-    if (t->ranges.end[i] == kNoTime) ++open;
-    else last_end = std::max(last_end, t->ranges.end[i]);
+    if (t->ranges.end[i] == kNoTime)
+      ++open;
+    else
+      last_end = std::max(last_end, t->ranges.end[i]);
   }
   EXPECT_LE(open, 1);
   // The events up to the signal are on disk: the last recorded tick ended just before the kill,
@@ -293,10 +308,12 @@ TEST(Capture, UsageErrorsAndAMissingCommand) {
   REQUIRE_INJECTION();
   ScratchDir dir;
   const std::string out = (dir.path() / "run").string();
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"capture", "-o", out}, {"capture", "-o", out, "--trace", "gpu", "--", kProgram},
-        {"capture", "-o", out, "--capture-range=nvtx", "--", kProgram}, {"capture", "-o", out, "--capture-range=later", "--", kProgram},
-        {"capture", "-o", out, "--delay", "-1", "--", kProgram}, {"capture", "-o", out, "--export", "json", "--", kProgram}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"capture", "-o", out},
+                                               {"capture", "-o", out, "--trace", "gpu", "--", kProgram},
+                                               {"capture", "-o", out, "--capture-range=nvtx", "--", kProgram},
+                                               {"capture", "-o", out, "--capture-range=later", "--", kProgram},
+                                               {"capture", "-o", out, "--delay", "-1", "--", kProgram},
+                                               {"capture", "-o", out, "--export", "json", "--", kProgram}}) {
     CliRun r = tracedoc(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("capture: "), std::string::npos) << r.err;
@@ -315,14 +332,15 @@ TEST(Capture, OsRuntimeWaitsAreRecorded) {
   ScratchDir dir;
   const fs::path out = dir.path() / "run";
   // 1 ms: only the waits, whatever the machine's speed.
-  CliRun r = tracedoc({"capture", "-o", out.string(), "--trace", "nvtx,osrt-lite", "--osrt-threshold", "1000000", "--export", "sqlite",
-                       "--", kProgram, "waits"});
+  CliRun r = tracedoc({"capture", "-o", out.string(), "--trace", "nvtx,osrt-lite", "--osrt-threshold", "1000000",
+                       "--export", "sqlite", "--", kProgram, "waits"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto t = read_capture(out.string());
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_EQ(t->processes.size(), 2u) << "the forked child writes its own file";
   int64_t parent = -1;
-  for (const ProcessInfo& p : t->processes) parent = parent < 0 || p.pid < parent ? p.pid : parent;  // the child's pid is larger
+  for (const ProcessInfo& p : t->processes)
+    parent = parent < 0 || p.pid < parent ? p.pid : parent;  // the child's pid is larger
   int64_t loader = -1;
   for (const ThreadInfo& th : t->threads) loader = t->str(th.name) == "loader" ? th.global_tid : loader;
   ASSERT_GE(loader, 0);
@@ -335,21 +353,28 @@ TEST(Capture, OsRuntimeWaitsAreRecorded) {
     // The program's pipe reads and writes never wait, but on a loaded machine (the sanitized suite
     // beside the slow tests) one can be descheduled past the 1 ms threshold: recorded, rightly.
     if (name == "read" || name == "write") continue;
-    if (pid_of(o.global_tid[i]) != parent) ++child_calls[name];
-    else if (tid_of(o.global_tid[i]) == parent) ++main_calls[name];
-    else if (o.global_tid[i] == loader) ++loader_calls[name];
-    else ++other_calls[name];
+    if (pid_of(o.global_tid[i]) != parent)
+      ++child_calls[name];
+    else if (tid_of(o.global_tid[i]) == parent)
+      ++main_calls[name];
+    else if (o.global_tid[i] == loader)
+      ++loader_calls[name];
+    else
+      ++other_calls[name];
   }
-  EXPECT_EQ(main_calls, (std::map<std::string, int>{{"usleep", 3}, {"nanosleep", 1}, {"waitpid", 1}, {"poll", 5}, {"pthread_join", 1}}));
+  EXPECT_EQ(main_calls, (std::map<std::string, int>{
+                            {"usleep", 3}, {"nanosleep", 1}, {"waitpid", 1}, {"poll", 5}, {"pthread_join", 1}}));
   EXPECT_EQ(loader_calls, (std::map<std::string, int>{{"clock_nanosleep", 6}}));
   EXPECT_EQ(child_calls, (std::map<std::string, int>{{"usleep", 1}}));
-  EXPECT_TRUE(other_calls.empty()) << "the recorder's own thread is not the application's: " << other_calls.begin()->first;
+  EXPECT_TRUE(other_calls.empty()) << "the recorder's own thread is not the application's: "
+                                   << other_calls.begin()->first;
   // Every poll lies inside its "step" range.
   size_t polls_in_steps = 0;
   for (size_t i = 0; i < o.size(); ++i) {
     if (t->str(o.name[i]) != "poll") continue;
     for (size_t k = 0; k < t->ranges.size(); ++k) {
-      if (t->str(t->ranges.text[k]) == "step" && t->ranges.start[k] <= o.start[i] && o.end[i] <= t->ranges.end[k]) ++polls_in_steps;
+      if (t->str(t->ranges.text[k]) == "step" && t->ranges.start[k] <= o.start[i] && o.end[i] <= t->ranges.end[k])
+        ++polls_in_steps;
     }
   }
   EXPECT_EQ(polls_in_steps, 5u);
@@ -359,7 +384,8 @@ TEST(Capture, OsRuntimeWaitsAreRecorded) {
   EXPECT_NE(direct.out.find(",poll\n"), std::string::npos) << direct.out;
   const fs::path sqlite = dir.path() / "run.sqlite";
   const std::optional<std::string> printed = real_nsys_stats("osrt_sum", sqlite);
-  if (!printed) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
+  if (!printed)
+    GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
   EXPECT_EQ(*printed, direct.out);
 }
 
@@ -378,7 +404,8 @@ TEST(Capture, SqliteExportReadsBackAndNsysAgrees) {
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
   EXPECT_EQ(direct.out, exported.out);
   const std::optional<std::string> printed = real_nsys_stats("nvtx_sum", sqlite);
-  if (!printed) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
+  if (!printed)
+    GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one): the nsys comparison is skipped";
   EXPECT_EQ(*printed, direct.out);
 }
 

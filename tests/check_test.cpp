@@ -33,8 +33,10 @@ using budget::CheckResult;
 using budget::Measures;
 
 const fs::path kExample = fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_training.sqlite";
-const char* const kResnetSlow = "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
-const char* const kResnetFast = "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz";
+const char* const kResnetSlow =
+    "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+const char* const kResnetFast =
+    "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz";
 
 Budget load(const tracedoc::testing::ScratchDir& dir, const std::string& text) {
   auto b = budget::load_budget(dir.write("budget.toml", text));
@@ -69,7 +71,8 @@ size_t column(const std::vector<std::vector<std::string>>& rows, const std::stri
 // CPU end and the end of the step's GPU work.
 std::vector<Interval> stretched_windows(const Trace& t) {
   const auto rows = parse_csv(report_csv(t, "step_sum").value());
-  const size_t cpu_start = column(rows, "CPU Start (ns)"), cpu_dur = column(rows, "CPU Duration (ns)"), gpu_end = column(rows, "GPU End (ns)");
+  const size_t cpu_start = column(rows, "CPU Start (ns)"), cpu_dur = column(rows, "CPU Duration (ns)"),
+               gpu_end = column(rows, "GPU End (ns)");
   std::vector<Interval> out;
   int64_t prev_end = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
@@ -92,7 +95,8 @@ std::vector<int64_t> stretched_steps(const Trace& t) {
 // cuda_gpu_kern_sum's instances and total time of the kernels whose name the regex finds.
 std::pair<int64_t, int64_t> kern_sum(const Trace& t, const std::string& regex) {
   const auto rows = parse_csv(report_csv(t, "cuda_gpu_kern_sum").value());
-  const size_t total = column(rows, "Total Time (ns)"), instances = column(rows, "Instances"), name = column(rows, "Name");
+  const size_t total = column(rows, "Total Time (ns)"), instances = column(rows, "Instances"),
+               name = column(rows, "Name");
   std::pair<int64_t, int64_t> out{0, 0};
   for (size_t i = 1; i < rows.size(); ++i) {
     if (!std::regex_search(rows[i][name], std::regex(regex))) continue;
@@ -190,8 +194,9 @@ TEST(CheckBudget, ErrorsNameTheFileAndTheKey) {
       {"[findings]\nforbid = [\"comb\"]\n", "findings.forbid: unknown rule 'comb'"},
       {"[findings]\nforbid = \"comb_pattern\"\n", "findings.forbid: must be a list of rule ids"},
       {"[findings]\nmin_severity = \"high\"\n", "findings.min_severity: must be info, warning or critical"},
-      {"[findings]\nconfig = \"bad_diagnose.toml\"\n", "findings.config: " + (dir.path() / "bad_diagnose.toml").string() +
-                                                            ": rule gpu_idle has no parameter 'min_idel'"},
+      {"[findings]\nconfig = \"bad_diagnose.toml\"\n",
+       "findings.config: " + (dir.path() / "bad_diagnose.toml").string() +
+           ": rule gpu_idle has no parameter 'min_idel'"},
       {"[baseline]\npath = \"b.json\"\n", "baseline.path: no baseline limit to compare with"},
       {"[baseline]\nbusy_drop = 5\n", "baseline.busy_drop: unknown key"},
       {"[steps]\np50_max_ms = \n", "budget.toml:2:14: invalid TOML"},  // TOML syntax: the line and column
@@ -249,7 +254,8 @@ forbid = ["comb_pattern", "straggler"]
   for (size_t i = 0; i < t.memcpys.size(); ++i) {
     if (!crosses_host_link(t.memcpys.copy_kind[i])) continue;
     copy_intervals.push_back({t.memcpys.start[i], t.memcpys.end[i]});
-    for (const Interval& w : windows) copies += std::max<int64_t>(0, std::min(w.end, t.memcpys.end[i]) - std::max(w.start, t.memcpys.start[i]));
+    for (const Interval& w : windows)
+      copies += std::max<int64_t>(0, std::min(w.end, t.memcpys.end[i]) - std::max(w.start, t.memcpys.start[i]));
   }
   int64_t summed = 0;
   for (const Interval& c : copy_intervals) summed += c.length();
@@ -351,7 +357,8 @@ min_severity = "critical"
 TEST(CheckEvaluate, BaselineComparison) {
   const Trace& t = load_nsys(kExample.string());
   tracedoc::testing::ScratchDir dir;
-  const Budget b = load(dir, "[baseline]\nstep_p50_regression_max_pct = 0\nstep_p95_regression_max_pct = 0\nbusy_drop_max_pct = 0\n");
+  const Budget b = load(
+      dir, "[baseline]\nstep_p50_regression_max_pct = 0\nstep_p95_regression_max_pct = 0\nbusy_drop_max_pct = 0\n");
   // The trace against itself: 0% regression, 0 points drop, at the tightest limits.
   const CheckReport same = check(t, b, &t);
   ASSERT_EQ(same.results.size(), 3u);
@@ -447,7 +454,8 @@ forbid = ["dataloader_bound", "straggler"]
   const CheckResult& memory = result(r, "memory.peak_max_gb");
   EXPECT_EQ(memory.figure, s.devices[0].peak_allocated);
   EXPECT_FALSE(memory.pass);  // 2.79 GB
-  EXPECT_DOUBLE_EQ(result(r, "kernel[0].share_max_pct").actual, 100.0 * static_cast<double>(total) / static_cast<double>(s.kernel_total_ns));
+  EXPECT_DOUBLE_EQ(result(r, "kernel[0].share_max_pct").actual,
+                   100.0 * static_cast<double>(total) / static_cast<double>(s.kernel_total_ns));
   EXPECT_FALSE(result(r, "findings.forbid", "dataloader_bound").pass);
   EXPECT_TRUE(result(r, "findings.forbid", "straggler").pass);
   EXPECT_EQ(r.failed(), 3u);
@@ -456,20 +464,28 @@ forbid = ["dataloader_bound", "straggler"]
 TEST(CheckWriter, ColumnJsonMarkdown) {
   const Trace& t = load_nsys(kExample.string());
   tracedoc::testing::ScratchDir dir;
-  const Budget b = load(dir, "[steps]\np50_max_ms = 20\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
+  const Budget b =
+      load(dir, "[steps]\np50_max_ms = 20\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
   const CheckReport r = check(t, b);
   const std::string text = check_text(r);
   EXPECT_EQ(text.rfind(kExample.string() + ": 1 of 3 checks failed (" + b.path + ")\n\n", 0), 0u) << text;
-  EXPECT_NE(text.find("FAIL  steps.p50_max_ms  25.149 ms  <= 20 ms  steps: p50 of 3 steps (detected), from 21.6 ms to 25.7 ms\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("PASS  gpu.busy_min_pct     23.66%  >= 20%    pid 4242 GPU 0 (NVIDIA A100-SXM4-80GB): busy 17.1 ms of 72.4 ms in 3 steps (detected)\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("PASS  findings.forbid           0  <= 0      straggler: not found\n"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(
+          "FAIL  steps.p50_max_ms  25.149 ms  <= 20 ms  steps: p50 of 3 steps (detected), from 21.6 ms to 25.7 ms\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("PASS  gpu.busy_min_pct     23.66%  >= 20%    pid 4242 GPU 0 (NVIDIA A100-SXM4-80GB): busy 17.1 "
+                      "ms of 72.4 ms in 3 steps (detected)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("PASS  findings.forbid           0  <= 0      straggler: not found\n"), std::string::npos)
+      << text;
   const std::string json = check_json(r);
   EXPECT_EQ(json.rfind("{\n  \"schema_version\": 1,\n  \"input\": ", 0), 0u) << json;
-  for (const char* key : {"\"passed\": false", "\"checked\": 3", "\"failed\": 1", "\"check\": \"steps.p50_max_ms\"",
-                          "\"status\": \"fail\"", "\"actual\": 25.148544", "\"limit\": 20,", "\"bound\": \"max\"",
-                          "\"figure\": 25148544", "\"basis\": 72434547", "\"figure_unit\": \"ns\"", "\"bound\": \"min\""}) {
+  for (const char* key :
+       {"\"passed\": false", "\"checked\": 3", "\"failed\": 1", "\"check\": \"steps.p50_max_ms\"",
+        "\"status\": \"fail\"", "\"actual\": 25.148544", "\"limit\": 20,", "\"bound\": \"max\"", "\"figure\": 25148544",
+        "\"basis\": 72434547", "\"figure_unit\": \"ns\"", "\"bound\": \"min\""}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
   const std::string md = check_markdown(r);
@@ -478,7 +494,8 @@ TEST(CheckWriter, ColumnJsonMarkdown) {
 }
 
 // [ranks]: the straggler loop's rank 1 computes 1.5x as long as rank 0 (1.2x the median of the two,
-// their mean) and starts every all-reduce last; the clean two-rank loop is balanced. One GPU cannot be measured, which fails the check.
+// their mean) and starts every all-reduce last; the clean two-rank loop is balanced. One GPU cannot be measured, which
+// fails the check.
 TEST(CheckEvaluate, RanksImbalanceAndCollectiveSkew) {
   tracedoc::testing::ScratchDir dir;
   const Budget b = load(dir, "[ranks]\ncompute_imbalance_max = 1.1\nskew_p50_max_ms = 1\n");

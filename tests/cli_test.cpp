@@ -38,7 +38,8 @@ TEST(Cli, TimeUnitsConvertAsNsysDoes) {
     const std::string name = f.path().stem().string();  // <unit>_<report>
     const std::string unit = name.substr(0, name.find('_'));
     const std::string report = name.substr(name.find('_') + 1);
-    CliRun r = tracedoc({"stats", "-r", report, "-f", "csv", "--timeunit", unit == "sec" ? "s" : unit, kExample.string()});
+    CliRun r =
+        tracedoc({"stats", "-r", report, "-f", "csv", "--timeunit", unit == "sec" ? "s" : unit, kExample.string()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, read_file(f.path())) << name;
     ++compared;
@@ -50,7 +51,7 @@ TEST(Cli, OutputFilesAreWrittenWholeWithNsysNames) {
   ScratchDir dir;
   const std::string base = (dir.path() / "run").string();
   CliRun r = tracedoc({"stats", "-r", "cuda_api_sum,cuda_gpu_mem_size_sum,nvtx_startend_sum", "-f", "csv", "-o", base,
-                    kExample.string()});
+                       kExample.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(read_file(base + "_cuda_api_sum.csv"), read_file(kGolden / "stats_cuda_api_sum.csv"));
@@ -157,10 +158,12 @@ TEST(Cli, BadPyTorchTracesAreRejectedCleanly) {
   expect_rejected(dir.write("cut.json", doc.substr(0, doc.size() / 2)), "truncated JSON");
   const std::string gz = gzip_bytes(doc + std::string(100000, ' '));
   expect_rejected(dir.write("cut.json.gz", gz.substr(0, gz.size() - 20)), "truncated gzip");
-  expect_rejected(dir.write("flipped.json.gz", gz.substr(0, 10) + std::string(64, '\x55') + gz.substr(74)), "corrupt gzip");
+  expect_rejected(dir.write("flipped.json.gz", gz.substr(0, 10) + std::string(64, '\x55') + gz.substr(74)),
+                  "corrupt gzip");
   expect_rejected(dir.write("meta.json", R"({"schema": "1.0.1", "nodes": []})"), "JSON that is not a trace");
   expect_rejected(dir.write("list.json", R"([{"file": "bs_32_rank0.json.gz"}])"), "array that is not a trace");
-  expect_rejected(dir.write("quote.json", R"([{"name": "say "hi"", "ph": "X", "ts": 1, "dur": 1}])"), "unescaped quote");
+  expect_rejected(dir.write("quote.json", R"([{"name": "say "hi"", "ph": "X", "ts": 1, "dur": 1}])"),
+                  "unescaped quote");
   expect_rejected(dir.write("empty.json", ""), "empty JSON file");
 }
 
@@ -207,8 +210,9 @@ TEST(Cli, MaxMemoryStopsReadingCleanly) {
   ScratchDir dir;
   std::string doc = "{\"traceEvents\": [\n";
   for (int i = 0; i < 300000; ++i) {
-    doc += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(i % 50) + "\", \"pid\": 0, \"tid\": 7, \"ts\": " +
-           std::to_string(1000 + i) + ", \"dur\": 1, \"args\": {\"stream\": 7, \"correlation\": " + std::to_string(i) + "}},\n";
+    doc += "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(i % 50) +
+           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(1000 + i) +
+           ", \"dur\": 1, \"args\": {\"stream\": 7, \"correlation\": " + std::to_string(i) + "}},\n";
   }
   doc += "{}]}";
   const fs::path trace = dir.write("big.json", doc);
@@ -244,7 +248,8 @@ TEST(Cli, UsageErrorsExitWithTwo) {
 }
 
 TEST(Cli, FilterNameKeepsMatchingRows) {
-  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--filter-name", "^ampere_", kExample.string()});
+  CliRun r =
+      tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--filter-name", "^ampere_", kExample.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rows = parse_csv(r.out);
   ASSERT_EQ(rows.size(), 3u);  // header + the two sgemm kernels
@@ -276,7 +281,8 @@ TEST(Cli, NsysRepIsExportedThroughNsys) {
   if (!have_nsys) GTEST_SKIP() << "no nsys installed (shared/tools/install-nsys.sh installs one)";
   // nsys 2023.4 reads reports of its own era; report3 was recorded by nsys 2023.3.
   CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv",
-                       (traces / "SC23_OpenMP_Tutorial" / "report3.nsys-rep").string()}, path_env);
+                       (traces / "SC23_OpenMP_Tutorial" / "report3.nsys-rep").string()},
+                      path_env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, read_file(traces / "oracles" / "SC23_OpenMP_Tutorial_report3" / "stats_cuda_gpu_kern_sum.csv"));
 }
@@ -299,11 +305,12 @@ TEST(CliAnalyze, CsvOnStdoutIsExactlyTheNsysRule) {
 TEST(CliAnalyze, OutputFilesCarryRuleOptionsAsNsysNamesThem) {
   ScratchDir dir;
   const std::string base = (dir.path() / "run").string();
-  CliRun r = tracedoc({"analyze", "-r", "gpu_gaps:gap=1:rows=3,cuda_memset_sync,gpu_gaps", "-f", "csv", "-o", base,
-                       kExample.string()});
+  CliRun r = tracedoc(
+      {"analyze", "-r", "gpu_gaps:gap=1:rows=3,cuda_memset_sync,gpu_gaps", "-f", "csv", "-o", base, kExample.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(read_file(base + "_gpu_gaps_gap=1_rows=3.csv"), read_file(kAnalyzeGolden / "analyze_gpu_gaps_gap=1_rows=3.csv"));
+  EXPECT_EQ(read_file(base + "_gpu_gaps_gap=1_rows=3.csv"),
+            read_file(kAnalyzeGolden / "analyze_gpu_gaps_gap=1_rows=3.csv"));
   // Nothing found: an empty file, as nsys writes.
   EXPECT_EQ(fs::file_size(base + "_gpu_gaps.csv"), 0u);
   EXPECT_EQ(fs::file_size(base + "_cuda_memset_sync.csv"), 0u);
@@ -314,7 +321,8 @@ TEST(CliAnalyze, ColumnOutputExplainsEachRule) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(" ** CUDA Synchronous Memcpy (cuda_memcpy_sync):"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Suggestion: use cudaMemcpyAsync"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(" ** GPU Gaps (gpu_gaps):\n\nThe GPU was never idle for more than 500 ms."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ** GPU Gaps (gpu_gaps):\n\nThe GPU was never idle for more than 500 ms."), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("cudaStreamSynchronize_v3020"), std::string::npos);
 }
 
@@ -328,9 +336,10 @@ TEST(CliAnalyze, ExitOnFindingsGatesCi) {
 
 TEST(CliAnalyze, RuleWindowEqualsFilterTime) {
   // start=/end= on one rule restrict that rule only, like --filter-time on the whole run.
-  CliRun own = tracedoc({"analyze", "-r", "gpu_gaps:gap=0:start=1220000000:end=1260000000", "-f", "csv", kExample.string()});
-  CliRun global = tracedoc({"analyze", "-r", "gpu_gaps:gap=0", "--filter-time", "1220000000/1260000000", "-f", "csv",
-                            kExample.string()});
+  CliRun own =
+      tracedoc({"analyze", "-r", "gpu_gaps:gap=0:start=1220000000:end=1260000000", "-f", "csv", kExample.string()});
+  CliRun global = tracedoc(
+      {"analyze", "-r", "gpu_gaps:gap=0", "--filter-time", "1220000000/1260000000", "-f", "csv", kExample.string()});
   ASSERT_EQ(own.exit_code, 0) << own.err;
   ASSERT_EQ(global.exit_code, 0) << global.err;
   EXPECT_EQ(own.out, global.out);
@@ -374,9 +383,9 @@ TEST(CliAnalyze, InputIsNeverModified) {
 TEST(CliSummary, TextAndJson) {
   CliRun text = tracedoc({"summary", kExample.string()});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  for (const char* part : {"Nsight Systems 2024.5.1.113", "25.2%", "Top kernels (of 15.3 ms kernel time)",
-                           "ampere_sgemm_64x64_nn", "Host-to-Device (Pageable)", "Steps: 3 (detected)",
-                           "5 synchronous copies (4.62 ms)"}) {
+  for (const char* part :
+       {"Nsight Systems 2024.5.1.113", "25.2%", "Top kernels (of 15.3 ms kernel time)", "ampere_sgemm_64x64_nn",
+        "Host-to-Device (Pageable)", "Steps: 3 (detected)", "5 synchronous copies (4.62 ms)"}) {
     EXPECT_NE(text.out.find(part), std::string::npos) << part << "\n" << text.out;
   }
   CliRun json = tracedoc({"summary", "-f", "json", "--top", "2", kExample.string(), kExample.string()});
@@ -417,8 +426,9 @@ TEST(CliExport, ExportReadsBackAsTheSameReports) {
   ScratchDir dir;
   std::vector<fs::path> inputs = {dir.write("tiny.pt.trace.json.gz", gzip_bytes(kTinyKineto)), kExample};
   if (!shared_dir().empty()) {
-    inputs.push_back(shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
-                                    "benchmark_result_2869224_1695835535_trace.json.gz");
+    inputs.push_back(shared_dir() /
+                     "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
+                     "benchmark_result_2869224_1695835535_trace.json.gz");
   }
   for (const fs::path& input : inputs) {
     const fs::path out = dir.path() / (input.filename().string() + ".sqlite");
@@ -426,7 +436,8 @@ TEST(CliExport, ExportReadsBackAsTheSameReports) {
     ASSERT_EQ(r.exit_code, 0) << input << ": " << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err, "");
-    CliRun original = tracedoc({"stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum", "-f", "csv", "-o", "-", input.string()});
+    CliRun original =
+        tracedoc({"stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum", "-f", "csv", "-o", "-", input.string()});
     CliRun exported = tracedoc({"stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum", "-f", "csv", "-o", "-", out.string()});
     ASSERT_EQ(original.exit_code, 0) << original.err;
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
@@ -439,12 +450,18 @@ TEST(CliExport, ExportReadsBackAsTheSameReports) {
   // --to chrome carries the findings as annotations unless --no-findings; they set up nothing for sqlite.
   const fs::path chrome = dir.path() / "toy.json", bare = dir.path() / "bare.json";
   ASSERT_EQ(tracedoc({"export", kExample.string(), "--to", "chrome", "-o", chrome.string()}).exit_code, 0);
-  ASSERT_EQ(tracedoc({"export", kExample.string(), "--to", "chrome", "--no-findings", "-o", bare.string()}).exit_code, 0);
-  EXPECT_NE(read_file(chrome).find("\"cat\": \"tracedoc_finding\", \"name\": \"comb_pattern: idle gap\""), std::string::npos);
+  ASSERT_EQ(tracedoc({"export", kExample.string(), "--to", "chrome", "--no-findings", "-o", bare.string()}).exit_code,
+            0);
+  EXPECT_NE(read_file(chrome).find("\"cat\": \"tracedoc_finding\", \"name\": \"comb_pattern: idle gap\""),
+            std::string::npos);
   EXPECT_EQ(read_file(bare).find("tracedoc_finding"), std::string::npos);
-  CliRun annotated = tracedoc({"diagnose", "-f", "json", chrome.string()}), plain = tracedoc({"diagnose", "-f", "json", bare.string()});
+  CliRun annotated = tracedoc({"diagnose", "-f", "json", chrome.string()}),
+         plain = tracedoc({"diagnose", "-f", "json", bare.string()});
   EXPECT_EQ(annotated.out.substr(annotated.out.find("\"basis_ns\"")), plain.out.substr(plain.out.find("\"basis_ns\"")));
-  EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "sqlite", "--step-marker", "x", "-o", (dir.path() / "m.sqlite").string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "sqlite", "--step-marker", "x", "-o",
+                      (dir.path() / "m.sqlite").string()})
+                .exit_code,
+            2);
   // Exporting again replaces the file whole.
   const fs::path again = dir.path() / "toy_training.sqlite.sqlite";
   EXPECT_EQ(tracedoc({"export", kExample.string(), "--to", "sqlite", "-o", again.string()}).exit_code, 0);
@@ -466,11 +483,13 @@ TEST(CliExport, BadInputAndUsageLeaveNoFile) {
   CliRun xml = tracedoc({"export", good.string(), "--to", "xml", "-o", target.string()});
   EXPECT_EQ(xml.exit_code, 2);
   EXPECT_NE(xml.err.find("sqlite or chrome"), std::string::npos) << xml.err;
-  EXPECT_EQ(tracedoc({"export", good.string(), "-o", target.string()}).exit_code, 2);       // no --to
-  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite"}).exit_code, 2);            // no -o
+  EXPECT_EQ(tracedoc({"export", good.string(), "-o", target.string()}).exit_code, 2);        // no --to
+  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite"}).exit_code, 2);             // no -o
   EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite", "-o", "-"}).exit_code, 2);  // not to stdout
-  EXPECT_EQ(tracedoc({"export", "--to", "sqlite", "-o", target.string()}).exit_code, 2);    // no INPUT
-  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite", "-o", (out.path() / "no/such/dir.sqlite").string()}).exit_code, 2);
+  EXPECT_EQ(tracedoc({"export", "--to", "sqlite", "-o", target.string()}).exit_code, 2);     // no INPUT
+  EXPECT_EQ(tracedoc({"export", good.string(), "--to", "sqlite", "-o", (out.path() / "no/such/dir.sqlite").string()})
+                .exit_code,
+            2);
   EXPECT_TRUE(fs::is_empty(out.path()));
   // The input is never the output.
   const fs::path example = dir.path() / "example.sqlite";
@@ -523,8 +542,9 @@ TEST(CliDiagnose, BadInputConfigAndUsage) {
   EXPECT_EQ(tracedoc({"diagnose", "--fail-on", "sometimes", kExample.string()}).exit_code, 2);
   EXPECT_EQ(tracedoc({"diagnose", "-f", "xml", kExample.string()}).exit_code, 2);
   EXPECT_EQ(tracedoc({"diagnose"}).exit_code, 2);
-  const fs::path ok =
-      dir.write("ok.toml", "[rules.comb_pattern]\nenabled = false\n[rules.gpu_idle]\nenabled = false\n[rules.host_waits]\nenabled = false\n");
+  const fs::path ok = dir.write("ok.toml",
+                                "[rules.comb_pattern]\nenabled = false\n[rules.gpu_idle]\nenabled = "
+                                "false\n[rules.host_waits]\nenabled = false\n");
   r = tracedoc({"diagnose", "--config", ok.string(), "--fail-on", "critical", kExample.string()});
   EXPECT_EQ(r.exit_code, 0) << r.out;  // the three critical findings are switched off
 }
@@ -539,13 +559,15 @@ namespace {
 
 TEST(CliCheck, ExitCodesFormatsAndBaseline) {
   ScratchDir dir;
-  const fs::path pass = dir.write("pass.toml", "[steps]\np50_max_ms = 30\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
+  const fs::path pass = dir.write(
+      "pass.toml", "[steps]\np50_max_ms = 30\n[gpu]\nbusy_min_pct = 20\n[findings]\nforbid = [\"straggler\"]\n");
   CliRun r = tracedoc({"check", kExample.string(), "--budget", pass.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind(kExample.string() + ": all 3 checks passed (" + pass.string() + ")\n", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("PASS  steps.p50_max_ms  25.149 ms  <= 30 ms"), std::string::npos) << r.out;
 
-  const fs::path failing = dir.write("fail.toml", "[steps]\np50_max_ms = 20\n[findings]\nforbid = [\"comb_pattern\"]\n");
+  const fs::path failing =
+      dir.write("fail.toml", "[steps]\np50_max_ms = 20\n[findings]\nforbid = [\"comb_pattern\"]\n");
   const fs::path out = dir.path() / "check.json";
   r = tracedoc({"check", kExample.string(), "--budget", failing.string(), "-f", "json", "-o", out.string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -569,7 +591,8 @@ TEST(CliCheck, ExitCodesFormatsAndBaseline) {
 
   // The baseline, relative to the budget file: the same trace regresses by 0%.
   fs::copy_file(kExample, dir.path() / "baseline.sqlite");
-  const fs::path base = dir.write("base.toml", "[baseline]\npath = \"baseline.sqlite\"\nstep_p50_regression_max_pct = 0\nbusy_drop_max_pct = 0\n");
+  const fs::path base = dir.write(
+      "base.toml", "[baseline]\npath = \"baseline.sqlite\"\nstep_p50_regression_max_pct = 0\nbusy_drop_max_pct = 0\n");
   r = tracedoc({"check", kExample.string(), "--budget", base.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("PASS  baseline.step_p50_regression_max_pct    0.00%  <= 0%"), std::string::npos) << r.out;
@@ -584,7 +607,8 @@ TEST(CliCheck, RefusedBudgetsAndUsage) {
   const fs::path out = dir.path() / "check.txt";
   const std::vector<std::pair<std::string, std::string>> budgets = {
       {"[gpu]\nbusy_min = 80\n", "budget.toml: gpu.busy_min: unknown key"},
-      {"[[kernel]]\nname = \"(sgemm\"\ntotal_max_ms = 1\n", "budget.toml: kernel[0].name: bad regular expression '(sgemm'"},
+      {"[[kernel]]\nname = \"(sgemm\"\ntotal_max_ms = 1\n",
+       "budget.toml: kernel[0].name: bad regular expression '(sgemm'"},
       {"[findings]\nforbid = [\"no_such_rule\"]\n", "budget.toml: findings.forbid: unknown rule 'no_such_rule'"},
       {"[baseline]\npath = \"missing.json.gz\"\nbusy_drop_max_pct = 5\n",
        "budget.toml: baseline.path: no such file or directory: " + (dir.path() / "missing.json.gz").string()},
@@ -610,8 +634,8 @@ TEST(CliCheck, RefusedBudgetsAndUsage) {
   r = tracedoc({"check", kExample.string(), "--budget", ok.string(), "--baseline", kExample.string()});
   EXPECT_EQ(r.exit_code, 2);  // no [baseline] limit to compare
   EXPECT_NE(r.err.find("sets no [baseline] limit"), std::string::npos) << r.err;
-  EXPECT_EQ(tracedoc({"check", kExample.string()}).exit_code, 2);                                     // no --budget
-  EXPECT_EQ(tracedoc({"check", "--budget", ok.string()}).exit_code, 2);                               // no INPUT
+  EXPECT_EQ(tracedoc({"check", kExample.string()}).exit_code, 2);        // no --budget
+  EXPECT_EQ(tracedoc({"check", "--budget", ok.string()}).exit_code, 2);  // no INPUT
   EXPECT_EQ(tracedoc({"check", kExample.string(), "--budget", ok.string(), "-f", "xml"}).exit_code, 2);
 }
 
@@ -649,12 +673,14 @@ TEST(CliSql, QueryFormatsAndErrors) {
   CliRun r = tracedoc({"sql", kExample.string(), "SELECT count(*) AS kernels FROM kernels", "-f", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "kernels\n68\n");
-  CliRun json = tracedoc({"sql", kExample.string(), "SELECT id FROM findings WHERE severity = 'critical' ORDER BY id", "-f", "json"});
+  CliRun json = tracedoc(
+      {"sql", kExample.string(), "SELECT id FROM findings WHERE severity = 'critical' ORDER BY id", "-f", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"comb_pattern\""), std::string::npos) << json.out;
   ScratchDir dir;
   const std::string base = (dir.path() / "q").string();
-  for (const char* bad : {"DELETE FROM kernels", "SELEC 1", "SELECT 1; SELECT 2", "SELECT * FROM no_such_table", "SELECT 1 AS a, 2 AS a"}) {
+  for (const char* bad : {"DELETE FROM kernels", "SELEC 1", "SELECT 1; SELECT 2", "SELECT * FROM no_such_table",
+                          "SELECT 1 AS a, 2 AS a"}) {
     CliRun b = tracedoc({"sql", kExample.string(), bad, "-o", base});
     EXPECT_EQ(b.exit_code, 2) << bad;
     EXPECT_EQ(line_count(b.err), 1u) << b.err;
@@ -678,9 +704,12 @@ struct SynthPair {
   SynthPair() {
     const fs::path specs = kSource / "examples" / "synth";
     EXPECT_EQ(tracedoc({"synth", (specs / "clean.toml").string(), "-o", (dir.path() / "clean").string()}).exit_code, 0);
-    EXPECT_EQ(tracedoc({"synth", (specs / "dataloader_bound.toml").string(), "-o", (dir.path() / "slow").string(), "--format",
-                        "kineto"}).exit_code, 0);
-    clean_json = dir.path() / "clean.json", clean_sqlite = dir.path() / "clean.sqlite", slow_json = dir.path() / "slow.json";
+    EXPECT_EQ(tracedoc({"synth", (specs / "dataloader_bound.toml").string(), "-o", (dir.path() / "slow").string(),
+                        "--format", "kineto"})
+                  .exit_code,
+              0);
+    clean_json = dir.path() / "clean.json", clean_sqlite = dir.path() / "clean.sqlite",
+    slow_json = dir.path() / "slow.json";
   }
 };
 
@@ -689,8 +718,10 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   // The same loop as an nsys export and as a PyTorch trace: nothing changed.
   CliRun same = tracedoc({"diff", p.clean_sqlite.string(), p.clean_json.string()});
   ASSERT_EQ(same.exit_code, 0) << same.err;
-  EXPECT_NE(same.out.find("Step time: median 9.60 ms -> 9.60 ms (+0.0%), unchanged (p 1.000; 12 -> 12 steps, ProfilerStep)"),
-            std::string::npos) << same.out;
+  EXPECT_NE(
+      same.out.find("Step time: median 9.60 ms -> 9.60 ms (+0.0%), unchanged (p 1.000; 12 -> 12 steps, ProfilerStep)"),
+      std::string::npos)
+      << same.out;
   EXPECT_NE(same.out.find("\nKernels (per step): 30 unchanged\n"), std::string::npos) << same.out;
   EXPECT_NE(same.out.find("Note: operators: not compared, BASE records none"), std::string::npos) << same.out;
 
@@ -699,7 +730,8 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
   EXPECT_NE(slow.out.find("Step time: median 9.60 ms -> 14.0 ms (+45.6%), slower"), std::string::npos) << slow.out;
   EXPECT_NE(slow.out.find("  idle               336 µs    4.70 ms    +4.37 ms\n"), std::string::npos) << slow.out;
-  EXPECT_NE(slow.out.find("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), std::string::npos)
+      << slow.out;
   EXPECT_NE(slow.out.find("appeared    critical            dataloader_bound"), std::string::npos) << slow.out;
 
   CliRun json = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "json"});
@@ -708,10 +740,12 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   EXPECT_NE(json.out.find("\"verdict\": \"slower\""), std::string::npos);
   CliRun csv = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "csv", "--no-findings"});
   ASSERT_EQ(csv.exit_code, 0);
-  EXPECT_EQ(csv.out.rfind("Kind,Name,Verdict,Timing,Calls,Base Count,New Count,Base Total (ns),", 0), 0u) << csv.out.substr(0, 200);
+  EXPECT_EQ(csv.out.rfind("Kind,Name,Verdict,Timing,Calls,Base Count,New Count,Base Total (ns),", 0), 0u)
+      << csv.out.substr(0, 200);
   EXPECT_EQ(csv.out.find("\nfinding,"), std::string::npos) << "--no-findings";
   const fs::path md = p.dir.path() / "diff.md";
-  CliRun markdown = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "markdown", "-o", md.string()});
+  CliRun markdown =
+      tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "-f", "markdown", "-o", md.string()});
   ASSERT_EQ(markdown.exit_code, 0);
   EXPECT_TRUE(markdown.out.empty());
   EXPECT_EQ(read_file(md).rfind("### tracedoc diff: `", 0), 0u);
@@ -739,13 +773,13 @@ TEST(CliDiff, BadInputAndUsageLeaveNoFile) {
     }
   }
   const std::string a = p.clean_json.string(), b = p.slow_json.string();
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"diff", a},
-           {"diff", a, b, "-f", "xml"},
-           {"diff", a, b, "--alpha", "0"},
-           {"diff", a, b, "--min-change", "-1"},
-           {"diff", a, b, "--fail-on-regression", "-5"},
-           {"diff", a, b, "--config", (p.dir.path() / "none.toml").string()}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"diff", a},
+                                             {"diff", a, b, "-f", "xml"},
+                                             {"diff", a, b, "--alpha", "0"},
+                                             {"diff", a, b, "--min-change", "-1"},
+                                             {"diff", a, b, "--fail-on-regression", "-5"},
+                                             {"diff", a, b, "--config", (p.dir.path() / "none.toml").string()}}) {
     CliRun r = tracedoc(args);
     EXPECT_EQ(r.exit_code, 2) << args.back();
     EXPECT_EQ(line_count(r.err) >= 1, true);
@@ -765,7 +799,8 @@ TEST(CliView, PageSvgAndColourSchemes) {
   // An ordinary file (0666 less the umask), to be attached and shared, not a private temporary.
   const mode_t mask = umask(0);
   umask(mask);
-  EXPECT_EQ(static_cast<unsigned>(fs::status(page).permissions() & fs::perms::all), 0666u & ~static_cast<unsigned>(mask));
+  EXPECT_EQ(static_cast<unsigned>(fs::status(page).permissions() & fs::perms::all),
+            0666u & ~static_cast<unsigned>(mask));
   EXPECT_NE(html.find("\"tool\":\"tracedoc view\""), std::string::npos);
   EXPECT_NE(html.find("\"colors\":\"critical\""), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "self-contained: nothing to fetch";
@@ -782,9 +817,12 @@ TEST(CliView, PageSvgAndColourSchemes) {
   EXPECT_NE(wpage.find("\"view\":{\"start\":1000000,\"end\":2000000}"), std::string::npos);
   EXPECT_NE(wpage.find("\"raw\":{\"start\":1000000,"), std::string::npos);
   // A TOML scheme and an SVG of a window.
-  const fs::path scheme = out.write("scheme.toml", "[[rule]]\ncategory = \"kernel\"\nname = \"gemm\"\nignore_case = true\ncolor = \"#00ff00\"\nlabel = \"GEMM\"\n");
+  const fs::path scheme = out.write(
+      "scheme.toml",
+      "[[rule]]\ncategory = \"kernel\"\nname = \"gemm\"\nignore_case = true\ncolor = \"#00ff00\"\nlabel = \"GEMM\"\n");
   const fs::path svg = out.path() / "toy.svg";
-  CliRun s = tracedoc({"view", example, "--svg", "-o", svg.string(), "--colors", scheme.string(), "--window", "0/2ms", "--width", "900"});
+  CliRun s = tracedoc({"view", example, "--svg", "-o", svg.string(), "--colors", scheme.string(), "--window", "0/2ms",
+                       "--width", "900"});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const std::string picture = read_file(svg);
   EXPECT_EQ(picture.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\"", 0), 0u) << picture.substr(0, 120);

@@ -44,7 +44,8 @@ void expect_load_error(const tracedoc::testing::ScratchDir& dir, const std::stri
   const std::string path = dir.write(file, text);
   const std::string message = load_error(path);
   EXPECT_NE(message.find(path), std::string::npos) << message;
-  for (const std::string& p : parts) EXPECT_NE(message.find(p), std::string::npos) << "'" << p << "' not in: " << message;
+  for (const std::string& p : parts)
+    EXPECT_NE(message.find(p), std::string::npos) << "'" << p << "' not in: " << message;
 }
 
 TEST(ColorScheme, CategoryNames) {
@@ -116,8 +117,10 @@ TEST(ColorScheme, CriticalPresetOnRealNames) {
   EXPECT_EQ(rgb_of(s, Category::kKernel, kSgemm, false), 0x2ca02cu);
   EXPECT_EQ(label_of(s, Category::kKernel, kSgemm, false), "compute-heavy kernel");
   EXPECT_EQ(rgb_of(s, Category::kKernel, "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64", false), 0x2ca02cu);
-  EXPECT_EQ(rgb_of(s, Category::kKernel, "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>", false), 0x2ca02cu);
-  EXPECT_EQ(rgb_of(s, Category::kKernel, "void cutlass::Kernel2<cutlass_80_wmma_tensorop_h161616gemm>", false), 0x2ca02cu);
+  EXPECT_EQ(rgb_of(s, Category::kKernel, "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>", false),
+            0x2ca02cu);
+  EXPECT_EQ(rgb_of(s, Category::kKernel, "void cutlass::Kernel2<cutlass_80_wmma_tensorop_h161616gemm>", false),
+            0x2ca02cu);
 
   // An elementwise kernel off the critical path is "other kernel": the category's grey.
   EXPECT_EQ(s.color_of(Category::kKernel, kElementwise, false), 0);
@@ -240,19 +243,22 @@ TEST(ColorScheme, TomlWithoutPresetStartsFromTheDefaults) {
 
 TEST(ColorScheme, TomlErrorsNameTheFileAndTheRule) {
   tracedoc::testing::ScratchDir dir;
-  const auto expect_error = [&](const std::string& file, const std::string& text, const std::vector<std::string>& parts) {
-    expect_load_error(dir, file, text, parts);
-  };
+  const auto expect_error = [&](const std::string& file, const std::string& text,
+                                const std::vector<std::string>& parts) { expect_load_error(dir, file, text, parts); };
   expect_error("color.toml", "[[rule]]\ncolor = \"#12345\"\n", {"rule 1: color", "bad colour '#12345'"});
   expect_error("hex.toml", "[[rule]]\ncolor = \"0x12345g\"\n", {"rule 1: color"});
   expect_error("argb.toml", "[[rule]]\ncolor = 4294967296\n", {"rule 1: color"});
-  expect_error("key.toml", "[[rule]]\ncolor = \"#123456\"\n[[rule]]\ncolour = \"#123456\"\n", {"rule 2: colour", "unknown key"});
+  expect_error("key.toml", "[[rule]]\ncolor = \"#123456\"\n[[rule]]\ncolour = \"#123456\"\n",
+               {"rule 2: colour", "unknown key"});
   expect_error("top.toml", "presets = \"critical\"\n", {"presets", "unknown key"});
-  expect_error("regex.toml", "[[rule]]\nname = \"(\"\ncolor = \"#123456\"\n", {":2:", "rule 1: name", "bad regular expression '('"});
-  expect_error("category.toml", "[[rule]]\ncategory = \"kernal\"\ncolor = \"#123456\"\n", {"rule 1: category", "unknown category 'kernal'"});
+  expect_error("regex.toml", "[[rule]]\nname = \"(\"\ncolor = \"#123456\"\n",
+               {":2:", "rule 1: name", "bad regular expression '('"});
+  expect_error("category.toml", "[[rule]]\ncategory = \"kernal\"\ncolor = \"#123456\"\n",
+               {"rule 1: category", "unknown category 'kernal'"});
   expect_error("list.toml", "[[rule]]\ncategory = [\"kernel\", 3]\ncolor = \"#123456\"\n", {"rule 1: category"});
   expect_error("nocolor.toml", "[[rule]]\nname = \"gemm\"\n", {"rule 1", "has no color"});
-  expect_error("bool.toml", "[[rule]]\ncritical = \"yes\"\ncolor = \"#123456\"\n", {"rule 1: critical", "true or false"});
+  expect_error("bool.toml", "[[rule]]\ncritical = \"yes\"\ncolor = \"#123456\"\n",
+               {"rule 1: critical", "true or false"});
   expect_error("preset.toml", "preset = \"loud\"\n", {"preset", "unknown preset 'loud'"});
   expect_error("table.toml", "[rule]\ncolor = \"#123456\"\n", {"rule", "[[rule]]"});
   expect_error("default.toml", "[default]\nkernels = \"#123456\"\n", {"default.kernels", "unknown category"});
@@ -298,7 +304,8 @@ TEST(ColorScheme, XmlPreferences) {
   EXPECT_EQ(s.palette()[7].label, "PyTorch operator");
 
   // Without a preset: the default colours, and a rule for any category.
-  const Result<ColorScheme> plain = ColorScheme::load(dir.write("plain.xml", "<ColorPreferences><Rule pattern=\"nccl\" color=\"#ff0000\"/></ColorPreferences>"));
+  const Result<ColorScheme> plain = ColorScheme::load(
+      dir.write("plain.xml", "<ColorPreferences><Rule pattern=\"nccl\" color=\"#ff0000\"/></ColorPreferences>"));
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_EQ(plain->rules().size(), 1u);
   EXPECT_EQ(rgb_of(*plain, Category::kKernel, kNccl), 0xff0000u);
@@ -307,30 +314,36 @@ TEST(ColorScheme, XmlPreferences) {
 
 TEST(ColorScheme, XmlErrorsNameTheFile) {
   tracedoc::testing::ScratchDir dir;
-  const auto expect_error = [&](const std::string& file, const std::string& text, const std::vector<std::string>& parts) {
-    expect_load_error(dir, file, text, parts);
-  };
-  expect_error("malformed.xml", "<ColorPreferences>\n  <Rule color=\"#123456\">\n</ColorPreferences>\n", {"malformed XML at byte", ":3:"});
+  const auto expect_error = [&](const std::string& file, const std::string& text,
+                                const std::vector<std::string>& parts) { expect_load_error(dir, file, text, parts); };
+  expect_error("malformed.xml", "<ColorPreferences>\n  <Rule color=\"#123456\">\n</ColorPreferences>\n",
+               {"malformed XML at byte", ":3:"});
   expect_error("attribute.xml", "<ColorPreferences>\n<Rule color=\"#123456\" colour=\"#123456\"/>\n</ColorPreferences>",
                {":2:", "rule 1: colour", "unknown attribute"});
-  expect_error("color.xml", "<ColorPreferences><Rule color=\"red\"/></ColorPreferences>", {"rule 1: color", "bad colour 'red'"});
-  expect_error("regex.xml", "<ColorPreferences><Rule color=\"#123456\"/><Rule pattern=\"(\" color=\"#123456\"/></ColorPreferences>",
+  expect_error("color.xml", "<ColorPreferences><Rule color=\"red\"/></ColorPreferences>",
+               {"rule 1: color", "bad colour 'red'"});
+  expect_error("regex.xml",
+               "<ColorPreferences><Rule color=\"#123456\"/><Rule pattern=\"(\" color=\"#123456\"/></ColorPreferences>",
                {"rule 2: pattern", "bad regular expression '('"});
   expect_error("category.xml", "<ColorPreferences><Rule category=\"kernel,gpu\" color=\"#123456\"/></ColorPreferences>",
                {"rule 1: category", "unknown category"});
-  expect_error("twice.xml", "<ColorPreferences><Rule name=\"a\" pattern=\"b\" color=\"#123456\"/></ColorPreferences>", {"rule 1: pattern", "twice"});
-  expect_error("element.xml", "<ColorPreferences><Colour color=\"#123456\"/></ColorPreferences>", {"unknown element <Colour>"});
+  expect_error("twice.xml", "<ColorPreferences><Rule name=\"a\" pattern=\"b\" color=\"#123456\"/></ColorPreferences>",
+               {"rule 1: pattern", "twice"});
+  expect_error("element.xml", "<ColorPreferences><Colour color=\"#123456\"/></ColorPreferences>",
+               {"unknown element <Colour>"});
   expect_error("root.xml", "<Preferences/>", {"root element is <Preferences>"});
   expect_error("preset.xml", "<ColorPreferences preset=\"loud\"/>", {"unknown preset 'loud'"});
   expect_error("default.xml", "<ColorPreferences><Default color=\"#123456\"/></ColorPreferences>", {"has no category"});
-  expect_error("bool.xml", "<ColorPreferences><Rule critical=\"maybe\" color=\"#123456\"/></ColorPreferences>", {"rule 1: critical"});
+  expect_error("bool.xml", "<ColorPreferences><Rule critical=\"maybe\" color=\"#123456\"/></ColorPreferences>",
+               {"rule 1: critical"});
   expect_error("text.xml", "<ColorPreferences>kernel=red</ColorPreferences>", {"unexpected text"});
 }
 
 TEST(ColorScheme, LongNamesAreSearchedInTheirFirstBytes) {
   tracedoc::testing::ScratchDir dir;
   // ".*" recurses once per character in libstdc++: a name this long would overflow the stack.
-  const Result<ColorScheme> loaded = ColorScheme::load(dir.write("long.toml", "[[rule]]\nname = \"^.*x\"\ncolor = \"#ff0000\"\n"));
+  const Result<ColorScheme> loaded =
+      ColorScheme::load(dir.write("long.toml", "[[rule]]\nname = \"^.*x\"\ncolor = \"#ff0000\"\n"));
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   std::string name(200000, 'a');
   EXPECT_EQ(loaded->color_of(Category::kKernel, name, false), 0);

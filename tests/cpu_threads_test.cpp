@@ -49,8 +49,8 @@ const char* kIoSql =
 std::map<int64_t, Expected> expected_from_sql(const std::string& path) {
   std::map<int64_t, Expected> out;
   sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(("file:" + path + "?mode=ro&immutable=1").c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                            nullptr),
+  EXPECT_EQ(sqlite3_open_v2(("file:" + path + "?mode=ro&immutable=1").c_str(), &db,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr),
             SQLITE_OK);
   if (has_table(db, "SCHED_EVENTS")) {
     // A switch-in followed (on the same thread) by a switch-out: one running stretch. Repeated
@@ -69,15 +69,17 @@ std::map<int64_t, Expected> expected_from_sql(const std::string& path) {
           });
   }
   if (has_table(db, "COMPOSITE_EVENTS")) {
-    query(db, "SELECT globalTid, COUNT(*), SUM(threadState = 1) FROM COMPOSITE_EVENTS GROUP BY 1", [&](sqlite3_stmt* s) {
-      Expected& e = out[sqlite3_column_int64(s, 0)];
-      e.samples = sqlite3_column_int64(s, 1);
-      e.samples_running = sqlite3_column_int64(s, 2);
-    });
+    query(db, "SELECT globalTid, COUNT(*), SUM(threadState = 1) FROM COMPOSITE_EVENTS GROUP BY 1",
+          [&](sqlite3_stmt* s) {
+            Expected& e = out[sqlite3_column_int64(s, 0)];
+            e.samples = sqlite3_column_int64(s, 1);
+            e.samples_running = sqlite3_column_int64(s, 2);
+          });
   }
   if (has_table(db, "OSRT_API")) {
-    const std::string sql = std::string("SELECT globalTid, SUM(end - start), SUM(") + kLockSql + "), SUM(CASE WHEN " + kLockSql +
-                            " THEN end - start ELSE 0 END), SUM(CASE WHEN " + kIoSql + " THEN end - start ELSE 0 END), SUM(CASE WHEN " + kSleepSql +
+    const std::string sql = std::string("SELECT globalTid, SUM(end - start), SUM(") + kLockSql + "), SUM(CASE WHEN " +
+                            kLockSql + " THEN end - start ELSE 0 END), SUM(CASE WHEN " + kIoSql +
+                            " THEN end - start ELSE 0 END), SUM(CASE WHEN " + kSleepSql +
                             " THEN end - start ELSE 0 END) FROM OSRT_API JOIN StringIds ON id = nameId "
                             "WHERE nestingLevel = 0 GROUP BY 1";
     query(db, sql, [&](sqlite3_stmt* s) {
@@ -136,9 +138,9 @@ TEST(CpuThreads, MainThreadOfTestCuda) {
   const Trace& t = load_nsys(exports.at("test-cuda_report1"));
   auto rows = parse_csv(report_csv(t, "cpu_thread_sum").value_or(""));
   ASSERT_GE(rows.size(), 3u);
-  const std::vector<std::string> main_thread = {"17068",    "17068", "async.out", "yes",      "1692699143", "1299824107",
-                                                "76.8",     "1054",  "161",       "100.0",    "896371916",  "3",
-                                                "292397",   "160980", "91549241", "0",        "975158814",  "77010743"};
+  const std::vector<std::string> main_thread = {"17068",  "17068",  "async.out", "yes",   "1692699143", "1299824107",
+                                                "76.8",   "1054",   "161",       "100.0", "896371916",  "3",
+                                                "292397", "160980", "91549241",  "0",     "975158814",  "77010743"};
   EXPECT_EQ(rows[1], main_thread);
 }
 

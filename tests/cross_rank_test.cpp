@@ -95,7 +95,8 @@ TEST(CrossRank, WhatIsAndIsNotMatched) {
   EXPECT_TRUE(is_group_collective("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"));
   EXPECT_TRUE(is_group_collective("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"));
   EXPECT_TRUE(is_group_collective("ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclWorkElem)"));
-  EXPECT_FALSE(is_group_collective("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"));
+  EXPECT_FALSE(
+      is_group_collective("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"));
   EXPECT_FALSE(is_group_collective("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)"));
   EXPECT_FALSE(is_group_collective("ampere_sgemm_128x64_tn"));
 

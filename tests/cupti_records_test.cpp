@@ -71,7 +71,11 @@ CUpti_ActivityAPI runtime_call(CUpti_runtime_api_trace_cbid cbid, uint64_t start
 // record, then one frame of the converted records; read back as every command reads it.
 Result<Trace> read_converted(const FileSink& sink, const ScratchDir& dir) {
   std::string process;
-  capture::BodyWriter(process).put<int64_t>(4242).put<int64_t>(1).put<int64_t>(static_cast<int64_t>(kT0)).bytes("python");
+  capture::BodyWriter(process)
+      .put<int64_t>(4242)
+      .put<int64_t>(1)
+      .put<int64_t>(static_cast<int64_t>(kT0))
+      .bytes("python");
   std::string first;
   capture::append_record(first, RecordType::kProcess, process);
   const fs::path file = dir.path() / "pid4242.tdcap";
@@ -108,15 +112,18 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
 
   CUpti_ActivityMemcpy6 copy{};
   copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED, copy.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  copy.bytes = 4u << 20, copy.start = kT0 + 11'500, copy.end = kT0 + 200'000, copy.deviceId = 0, copy.contextId = 1, copy.streamId = 7;
+  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+  copy.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  copy.bytes = 4u << 20, copy.start = kT0 + 11'500, copy.end = kT0 + 200'000, copy.deviceId = 0, copy.contextId = 1,
+  copy.streamId = 7;
   copy.correlationId = 43;
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&copy)));
 
   CUpti_ActivityMemset4 memset{};
   memset.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   memset.value = 0, memset.bytes = 1u << 20, memset.start = kT0 + 210'000, memset.end = kT0 + 215'000;
-  memset.deviceId = 0, memset.contextId = 1, memset.streamId = 7, memset.correlationId = 44, memset.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  memset.deviceId = 0, memset.contextId = 1, memset.streamId = 7, memset.correlationId = 44,
+  memset.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&memset)));
 
   CUpti_ActivitySynchronization2 sync{};
@@ -126,7 +133,8 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   sync.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&sync)));
 
-  for (auto [op, at] : {std::pair{CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 100u}, std::pair{CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 300'000u}}) {
+  for (auto [op, at] : {std::pair{CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 100u},
+                        std::pair{CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 300'000u}}) {
     CUpti_ActivityMemory4 mem{};
     mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
     mem.memoryOperationType = op, mem.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, mem.address = 0x7f0000000000ull;
@@ -190,7 +198,6 @@ TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   EXPECT_NE(sizes->find("4.194"), std::string::npos) << *sizes;
 }
 
-
 // Graph-level records and CUDA event records: a graph launched from the host (CUPTI gives INT_MAX
 // for the first node's device and context) lands on its last node's device; an event record whose
 // cudaEventRecord call was not captured is dropped; the stream a wait waited for is found.
@@ -213,7 +220,8 @@ TEST(CuptiRecords, GraphLaunchesAndEventRecords) {
 
   CUpti_ActivityGraphTrace2 graph{};
   graph.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
-  graph.correlationId = 51, graph.start = kT0 + 3'000, graph.end = kT0 + 503'000, graph.graphId = 5, graph.streamId = 14;
+  graph.correlationId = 51, graph.start = kT0 + 3'000, graph.end = kT0 + 503'000, graph.graphId = 5,
+  graph.streamId = 14;
   graph.deviceId = static_cast<uint32_t>(INT32_MAX), graph.contextId = static_cast<uint32_t>(INT32_MAX);
   graph.endDeviceId = 1, graph.endContextId = 2;
   EXPECT_TRUE(convert.convert(reinterpret_cast<CUpti_Activity*>(&graph)));

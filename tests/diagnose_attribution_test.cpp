@@ -30,7 +30,8 @@ std::string micros(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 
 // `growth` bytes at 30% and frees the activation at 70%. The GPU runs behind the CPU on this trace,
 // so the stretched step windows start inside the previous CPU step.
 std::string planted_allocator_trace(int64_t growth) {
-  const fs::path src = shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz";
+  const fs::path src =
+      shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/negative_queue_length_values_check/rank0.json.gz";
   std::string json = gunzip(src);
   const Trace& t = load_kineto(src.string());
   std::vector<std::pair<TimeNs, TimeNs>> steps;
@@ -83,7 +84,8 @@ TEST(DiagnoseAttribution, StaircaseMemoryFromAllocatorEventsOnTheMainThread) {
   EXPECT_EQ(figure(*f, "rising_share"), 1.0);
   auto flat_trace = read_kineto_trace(flat.string());
   ASSERT_TRUE(flat_trace.ok());
-  EXPECT_EQ(finding(diagnose::diagnose(*flat_trace, {}), "staircase_memory"), nullptr) << "the sawtooth alone is not growth";
+  EXPECT_EQ(finding(diagnose::diagnose(*flat_trace, {}), "staircase_memory"), nullptr)
+      << "the sawtooth alone is not growth";
 }
 
 // TraceLens' BERT-small inference (H100 and MI300X): 60 kernels of ~5 µs, each launched just in
@@ -94,7 +96,9 @@ TEST(DiagnoseAttribution, SmallEagerBlockIsLaunchBoundNotASyncStall) {
   for (const char* gpu : {"h100", "mi300"}) {
     SCOPED_TRACE(gpu);
     const Trace& t = load_kineto(
-        (shared_dir() / fmt::format("traces/kineto/TraceLens/tests/traces/{}/gaunernst_bert-small-uncased__1016001.json.gz", gpu)).string());
+        (shared_dir() /
+         fmt::format("traces/kineto/TraceLens/tests/traces/{}/gaunernst_bert-small-uncased__1016001.json.gz", gpu))
+            .string());
     const Diagnosis d = diagnose::diagnose(t, {});
     const Finding* f = finding(d, "launch_bound");
     ASSERT_NE(f, nullptr);

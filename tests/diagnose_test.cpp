@@ -33,9 +33,9 @@ std::vector<std::string> ids(const Diagnosis& d) {
 TEST(Diagnose, RegistryIsSortedAndEveryRuleHasItsThresholds) {
   const auto& rules = diagnose::all_rules();
   ASSERT_EQ(rules.size(), 15u);
-  for (const char* id : {"comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall", "memcpy_heavy",
-                         "pageable_memcpy", "launch_bound", "kernel_config", "exposed_comm", "straggler", "layout_overhead",
-                         "tensor_cores_unused", "gpu_idle", "host_waits"}) {
+  for (const char* id : {"comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall",
+                         "memcpy_heavy", "pageable_memcpy", "launch_bound", "kernel_config", "exposed_comm",
+                         "straggler", "layout_overhead", "tensor_cores_unused", "gpu_idle", "host_waits"}) {
     const diagnose::RuleDef* r = diagnose::find_rule(id);
     ASSERT_NE(r, nullptr) << id;
     EXPECT_NE(r->run, nullptr);
@@ -54,7 +54,8 @@ TEST(Diagnose, RegistryIsSortedAndEveryRuleHasItsThresholds) {
 // nothing), and on the real exports with OS runtime calls, whose launching threads wait only before
 // their first kernel: no finding there.
 TEST(Diagnose, HostWaits) {
-  auto path = write_sql_export({fs::path(TRACEDOC_SOURCE_DIR) / "tests/golden/host_waits/host_waits.sql"}, "host_waits");
+  auto path =
+      write_sql_export({fs::path(TRACEDOC_SOURCE_DIR) / "tests/golden/host_waits/host_waits.sql"}, "host_waits");
   ASSERT_TRUE(path.ok()) << path.status().message();
   auto trace = read_nsys_sqlite(*path);
   fs::remove(*path);
@@ -83,7 +84,8 @@ TEST(Diagnose, HostWaits) {
 
   const fs::path root = nsys_traces_dir();
   if (root.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
-  for (const char* file : {"cuda-perf-sandbox/report1.sqlite", "cuda-thinkering/output.sqlite", "test-cuda/report1.sqlite"}) {
+  for (const char* file :
+       {"cuda-perf-sandbox/report1.sqlite", "cuda-thinkering/output.sqlite", "test-cuda/report1.sqlite"}) {
     SCOPED_TRACE(file);
     const Trace& real = load_nsys((root / file).string());
     ASSERT_GT(real.os_calls.size(), 0u);
@@ -99,8 +101,8 @@ TEST(Diagnose, BundledExample) {
   EXPECT_EQ(d.basis, "steps");
   EXPECT_EQ(d.steps, 3);
   EXPECT_EQ(d.basis_ns, 72434547);  // the three detected steps, each to the end of its GPU work
-  EXPECT_EQ(ids(d), (std::vector<std::string>{"comb_pattern", "gpu_idle", "host_waits", "sync_stall", "tensor_cores_unused",
-                                               "pageable_memcpy"}));
+  EXPECT_EQ(ids(d), (std::vector<std::string>{"comb_pattern", "gpu_idle", "host_waits", "sync_stall",
+                                              "tensor_cores_unused", "pageable_memcpy"}));
   const Finding* comb = finding(d, "comb_pattern");
   ASSERT_NE(comb, nullptr);
   EXPECT_EQ(comb->severity, Severity::kCritical);
@@ -183,14 +185,16 @@ TEST(Diagnose, DataLoaderWorkersMakeTheCombGoAway) {
 TEST(Diagnose, LaunchBoundNeedsTheGpuToWaitForTheLaunch) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const fs::path traces = shared_dir() / "traces/kineto";
-  const Diagnosis yes =
-      diagnose::diagnose(load_kineto((traces / "TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz").string()), {});
+  const Diagnosis yes = diagnose::diagnose(
+      load_kineto((traces / "TraceLens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz").string()),
+      {});
   const Finding* f = finding(yes, "launch_bound");
   ASSERT_NE(f, nullptr);
   EXPECT_GT(figure(*f, "short_kernel_share"), 0.5);
   EXPECT_LT(figure(*f, "median_kernel_ns"), 10000);
   EXPECT_GT(figure(*f, "launch_bubble_share"), 0.5);
-  const Diagnosis no = diagnose::diagnose(load_kineto((traces / "HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz").string()), {});
+  const Diagnosis no = diagnose::diagnose(
+      load_kineto((traces / "HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz").string()), {});
   EXPECT_EQ(finding(no, "launch_bound"), nullptr);
   EXPECT_NE(finding(no, "exposed_comm"), nullptr);
 }
@@ -198,8 +202,9 @@ TEST(Diagnose, LaunchBoundNeedsTheGpuToWaitForTheLaunch) {
 // PyTorch traces of CPU-only runs give no GPU findings (nothing at all here).
 TEST(Diagnose, CpuOnlyTracesHaveNoGpuFindings) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
-  for (const char* path : {"torch113-cpu/cnn_fastdata.json", "torch113-cpu/inference_annot.json",
-                           "kineto/HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"}) {
+  for (const char* path :
+       {"torch113-cpu/cnn_fastdata.json", "torch113-cpu/inference_annot.json",
+        "kineto/HolisticTraceAnalysis/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"}) {
     const fs::path input = shared_dir() / "traces" / path;
     if (!fs::exists(input)) continue;
     const Diagnosis d = diagnose::diagnose(load_kineto(input.string()), {});
@@ -243,10 +248,12 @@ TEST(Diagnose, ConfigFile) {
     return (dir / name).string();
   };
   diagnose::DiagnoseOptions o;
-  ASSERT_TRUE(diagnose::load_config(write("ok.toml", "[rules.gpu_idle]\nenabled = false\n[rules.comb_pattern]\nmin_gap_share = 0.3\n"
-                                                     "[steps]\nmarker = \"train_step*\"\n[diagnose]\nmin_savings_ns = 1000\n"),
-                                    o)
-                  .ok());
+  ASSERT_TRUE(
+      diagnose::load_config(write("ok.toml",
+                                  "[rules.gpu_idle]\nenabled = false\n[rules.comb_pattern]\nmin_gap_share = 0.3\n"
+                                  "[steps]\nmarker = \"train_step*\"\n[diagnose]\nmin_savings_ns = 1000\n"),
+                            o)
+          .ok());
   EXPECT_FALSE(o.settings["gpu_idle"].enabled);
   EXPECT_DOUBLE_EQ(o.settings["comb_pattern"].params["min_gap_share"], 0.3);
   EXPECT_EQ(o.steps.marker, "train_step*");
@@ -270,8 +277,9 @@ TEST(Diagnose, WritersCarryEveryFinding) {
   const Diagnosis d = diagnose::diagnose(load_nsys(kExample.string()), {});
   const std::string json = diagnose_json({d});
   EXPECT_EQ(json.rfind("{\n  \"schema_version\": 1,\n  \"diagnoses\": [", 0), 0u);
-  for (const char* key : {"\"id\": \"comb_pattern\"", "\"severity\": \"critical\"", "\"savings_ns\": 55295335", "\"median_gap_ns\": 17757213",
-                          "\"offenders\": [", "\"ranges\": [", "\"remedy\": \"The CPU prepares", "\"basis\": \"steps\""}) {
+  for (const char* key : {"\"id\": \"comb_pattern\"", "\"severity\": \"critical\"", "\"savings_ns\": 55295335",
+                          "\"median_gap_ns\": 17757213", "\"offenders\": [", "\"ranges\": [",
+                          "\"remedy\": \"The CPU prepares", "\"basis\": \"steps\""}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
   const std::string md = diagnose_markdown({d});

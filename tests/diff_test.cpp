@@ -47,8 +47,11 @@ TEST(RankTest, EqualsScipyMannWhitneyU) {
       {"equal", {7, 7, 7}, {7, 7}, 3, 1.0, false},
       {"twelve_vs_fifteen",
        {751438, 404531, 930129, 701133, 363861, 23658, 986341, 484122, 372731, 176211, 640595, 122783},
-       {667674, 211818, 378807, 955550, 451394, 285623, 924230, 409642, 567225, 559940, 1111351, 1063752, 670625, 234495, 324447},
-       76, 0.5100675275575344, false},
+       {667674, 211818, 378807, 955550, 451394, 285623, 924230, 409642, 567225, 559940, 1111351, 1063752, 670625,
+        234495, 324447},
+       76,
+       0.5100675275575344,
+       false},
   };
   for (const ScipyCase& c : cases) {
     const RankTest r = mann_whitney_u(c.x, c.y);
@@ -84,14 +87,15 @@ TEST(RankTest, ExactOnLargeSamplesAndTiesOnLargeSamples) {
   EXPECT_DOUBLE_EQ(f.u1, 46);
   EXPECT_NEAR(f.p_value, 2.276055936225442e-13, 1e-23);
   // 60 against 50 values with many ties: the tie-corrected approximation, p 9.840822292363402e-06.
-  const std::vector<int64_t> a = {1020, 1009, 1025, 1003, 1004, 1034, 1006, 1023, 1037, 1003, 1032, 1013, 1002, 1005, 1027,
-                                  1026, 1004, 1015, 1005, 1035, 1027, 1003, 1036, 1007, 1014, 1040, 1040, 1037, 1003, 1036,
-                                  1037, 1025, 1003, 1014, 1002, 1035, 1008, 1018, 1026, 1009, 1034, 1007, 1036, 1019, 1035,
-                                  1011, 1006, 1037, 1036, 1040, 1012, 1023, 1006, 1035, 1004, 1036, 1003, 1039, 1013, 1031};
-  const std::vector<int64_t> b = {1044, 1037, 1030, 1039, 1047, 1039, 1033, 1029, 1025, 1021, 1025, 1015, 1046, 1029, 1043,
-                                  1041, 1031, 1038, 1028, 1048, 1014, 1017, 1042, 1036, 1020, 1031, 1019, 1041, 1036, 1012,
-                                  1014, 1045, 1046, 1030, 1031, 1032, 1048, 1041, 1047, 1039, 1014, 1015, 1027, 1040, 1014,
-                                  1013, 1029, 1046, 1038, 1028};
+  const std::vector<int64_t> a = {1020, 1009, 1025, 1003, 1004, 1034, 1006, 1023, 1037, 1003, 1032, 1013,
+                                  1002, 1005, 1027, 1026, 1004, 1015, 1005, 1035, 1027, 1003, 1036, 1007,
+                                  1014, 1040, 1040, 1037, 1003, 1036, 1037, 1025, 1003, 1014, 1002, 1035,
+                                  1008, 1018, 1026, 1009, 1034, 1007, 1036, 1019, 1035, 1011, 1006, 1037,
+                                  1036, 1040, 1012, 1023, 1006, 1035, 1004, 1036, 1003, 1039, 1013, 1031};
+  const std::vector<int64_t> b = {1044, 1037, 1030, 1039, 1047, 1039, 1033, 1029, 1025, 1021, 1025, 1015, 1046,
+                                  1029, 1043, 1041, 1031, 1038, 1028, 1048, 1014, 1017, 1042, 1036, 1020, 1031,
+                                  1019, 1041, 1036, 1012, 1014, 1045, 1046, 1030, 1031, 1032, 1048, 1041, 1047,
+                                  1039, 1014, 1015, 1027, 1040, 1014, 1013, 1029, 1046, 1038, 1028};
   const RankTest t = mann_whitney_u(a, b);
   EXPECT_FALSE(t.exact);
   EXPECT_DOUBLE_EQ(t.u1, 763.5);
@@ -114,7 +118,7 @@ TEST(RankTest, BenjaminiHochbergEqualsScipy) {
 
 fs::path mfu_export() { return shared_dir() / "traces/nsys/nsys-ai/mfu_2gpu_before.sqlite"; }
 
-#define SKIP_WITHOUT_SHARED()                                                          \
+#define SKIP_WITHOUT_SHARED() \
   if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: no real traces to diff"
 
 const ItemDiff* item(const TraceDiff& d, ItemKind kind, const std::string& name) {
@@ -152,7 +156,8 @@ TEST(Diff, RealExportAgainstItselfChangesNothing) {
   expect_parts_add_up(d);
   ASSERT_TRUE(d.findings_compared);
   EXPECT_FALSE(d.findings.empty());
-  for (const compare::FindingChange& f : d.findings) EXPECT_EQ(f.status, compare::FindingStatus::kPersisted) << f.id << " " << f.scope;
+  for (const compare::FindingChange& f : d.findings)
+    EXPECT_EQ(f.status, compare::FindingStatus::kPersisted) << f.id << " " << f.scope;
 }
 
 // A copy of the real export with changes planted through SQL: one GEMM 25% slower, one removed, one
@@ -197,7 +202,7 @@ TEST(Diff, PlantedChangesInARealExportAreFoundAndNothingElse) {
   EXPECT_EQ(slower->verdict, Verdict::kSlower);
   EXPECT_EQ(slower->base.count, 235);
   EXPECT_EQ(slower->next.count, 235);
-  EXPECT_EQ(slower->base.total_ns, 38226009);  // cuda_gpu_kern_sum's total
+  EXPECT_EQ(slower->base.total_ns, 38226009);                // cuda_gpu_kern_sum's total
   EXPECT_NEAR(slower->next.total_ns, 38226009 * 1.25, 235);  // each duration * 5 / 4, rounded down
   EXPECT_NEAR(slower->median_change_pct(), 25.0, 0.01);
   EXPECT_LT(slower->q_value, 1e-6);
@@ -219,7 +224,8 @@ TEST(Diff, PlantedChangesInARealExportAreFoundAndNothingElse) {
   EXPECT_EQ(added->next.total_ns, renamed->base.total_ns);
   EXPECT_EQ(added->next.total_ns, 19002431);
 
-  const ItemDiff* nccl = item(d, ItemKind::kKernel, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)");
+  const ItemDiff* nccl =
+      item(d, ItemKind::kKernel, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)");
   ASSERT_NE(nccl, nullptr);
   EXPECT_EQ(nccl->verdict, Verdict::kFewerCalls);
   EXPECT_EQ(nccl->base.count, 66);
@@ -247,8 +253,8 @@ TEST(Diff, HtaTraceDiffPairEqualsHtaCountsAndTotals) {
   const TraceDiff d = compare::diff_traces(control, test);
 
   const ReferenceTable hta = read_reference_tsv(fs::path(TRACEDOC_SOURCE_DIR) / "tests/golden/hta/trace_diff.tsv");
-  const std::map<std::string, ItemKind> kinds = {{"kernel", ItemKind::kKernel}, {"cpu_op", ItemKind::kOperator},
-                                                 {"user_annotation", ItemKind::kRange}};
+  const std::map<std::string, ItemKind> kinds = {
+      {"kernel", ItemKind::kKernel}, {"cpu_op", ItemKind::kOperator}, {"user_annotation", ItemKind::kRange}};
   size_t compared = 0;
   for (const ReferenceRow& row : hta.rows) {
     const std::string& name = row.at("name");
@@ -289,8 +295,9 @@ TEST(Diff, HtaTraceDiffPairEqualsHtaCountsAndTotals) {
 
 TEST(Diff, PyTorchTraceAgainstItsOwnNsysExport) {
   SKIP_WITHOUT_SHARED();
-  const fs::path src = shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
-                                      "benchmark_result_2869224_1695835535_trace.json.gz";
+  const fs::path src = shared_dir() /
+                       "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
+                       "benchmark_result_2869224_1695835535_trace.json.gz";
   const Trace& kineto = load_kineto(src.string());
   const fs::path out = fs::temp_directory_path() / ("tracedoc-diff-export-" + std::to_string(getpid()) + ".sqlite");
   ASSERT_TRUE(write_nsys_sqlite(kineto, out.string()).ok());
@@ -332,15 +339,17 @@ TEST(Diff, RanksBeforeAndAfter) {
     EXPECT_EQ(r.gpus[i].new_last, after.ranks->rows[i].last);
   }
   EXPECT_EQ(r.gpus[0].base_compute_ns, r.gpus[0].new_compute_ns);  // rank 0 computes as before
-  EXPECT_NEAR(static_cast<double>(r.gpus[1].new_compute_ns) / static_cast<double>(r.gpus[1].base_compute_ns), 1.5, 0.01);
+  EXPECT_NEAR(static_cast<double>(r.gpus[1].new_compute_ns) / static_cast<double>(r.gpus[1].base_compute_ns), 1.5,
+              0.01);
   EXPECT_NEAR(r.new_imbalance, after.ranks->slowest_ratio, 1e-12);
   EXPECT_NEAR(r.base_imbalance, before.ranks->slowest_ratio, 1e-12);
-  EXPECT_EQ(r.gpus[1].new_last, 36);  // rank 1 starts every all-reduce last
+  EXPECT_EQ(r.gpus[1].new_last, 36);                              // rank 1 starts every all-reduce last
   EXPECT_GT(r.gpus[0].new_wait_ns, 50 * r.gpus[0].base_wait_ns);  // and rank 0 waits for it
   EXPECT_GT(r.new_skew_p50_ns, 50 * r.base_skew_p50_ns);
   // The straggler finding appears.
   bool straggler = false;
-  for (const compare::FindingChange& f : d.findings) straggler |= f.id == "straggler" && f.status == compare::FindingStatus::kAppeared;
+  for (const compare::FindingChange& f : d.findings)
+    straggler |= f.id == "straggler" && f.status == compare::FindingStatus::kAppeared;
   EXPECT_TRUE(straggler);
 }
 

@@ -101,7 +101,8 @@ TEST(Faults, RegularExpressionsOnLongNames) {
   EXPECT_EQ(parse_csv(read_file(out.path() / files[0])).size(), 2u);
 
   for (const char* pattern : {".*", "(k|x)+$", "^k+x$"}) {
-    const fs::path budget = dir.write("budget.toml", std::string("[[kernel]]\nname = \"") + pattern + "\"\ncount_max = 0\n");
+    const fs::path budget =
+        dir.write("budget.toml", std::string("[[kernel]]\nname = \"") + pattern + "\"\ncount_max = 0\n");
     CliRun c = tracedoc({"check", "--budget", budget.string(), trace.string()});
     EXPECT_EQ(c.exit_code, 1) << pattern << ": " << c.err << c.out;  // the kernel matches, and count_max 0 is exceeded
   }
@@ -120,7 +121,8 @@ TEST(Faults, ExportTruncatedAfterOpenIsAnError) {
   ASSERT_TRUE(file.ok()) << file.status().message();
   fs::resize_file(p, 4096);
   size_t rows = 0;
-  const Status st = (*file)->scan(2, {0}, -1, [&](std::span<const SqlValue>) { ++rows; }, [](size_t) {});
+  const Status st = (*file)->scan(
+      2, {0}, -1, [&](std::span<const SqlValue>) { ++rows; }, [](size_t) {});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), ErrorCode::kIo);
   EXPECT_NE(st.message().find(p.string() + ": the file shrank while being read"), std::string::npos) << st.message();
@@ -148,8 +150,9 @@ TEST(Faults, FullStandardOutputIsAnError) {
         << args[0] << ": " << r.err;
   }
   // `| head -1`: SIGPIPE or a clean exit, and nothing on stderr.
-  const std::string cmd = "set -o pipefail; '" + std::string(TRACEDOC_BINARY_DIR) + "/tracedoc' stats -f csv -r cuda_api_gpu_sum '" +
-                          kExample.string() + "' 2> '" + (dir.path() / "err").string() + "' | head -1 > /dev/null";
+  const std::string cmd = "set -o pipefail; '" + std::string(TRACEDOC_BINARY_DIR) +
+                          "/tracedoc' stats -f csv -r cuda_api_gpu_sum '" + kExample.string() + "' 2> '" +
+                          (dir.path() / "err").string() + "' | head -1 > /dev/null";
   const int status = std::system(("bash -c \"" + cmd + "\"").c_str());
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(read_file(dir.path() / "err"), "");
@@ -160,10 +163,14 @@ TEST(Faults, FullStandardOutputIsAnError) {
 TEST(Faults, MissingRequiredColumnIsAnError) {
   ScratchDir dir, out;
   const std::vector<std::pair<std::string, std::string>> damages = {
-      {"ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN end", "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end'"},
-      {"ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN start TO begin", "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'start'"},
-      {"ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN shortName TO name", "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'shortName'"},
-      {"ALTER TABLE CUPTI_ACTIVITY_KIND_RUNTIME DROP COLUMN end", "table CUPTI_ACTIVITY_KIND_RUNTIME has no column 'end'"},
+      {"ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN end",
+       "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end'"},
+      {"ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN start TO begin",
+       "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'start'"},
+      {"ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN shortName TO name",
+       "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'shortName'"},
+      {"ALTER TABLE CUPTI_ACTIVITY_KIND_RUNTIME DROP COLUMN end",
+       "table CUPTI_ACTIVITY_KIND_RUNTIME has no column 'end'"},
   };
   int n = 0;
   for (const auto& [statement, message] : damages) {
@@ -171,7 +178,8 @@ TEST(Faults, MissingRequiredColumnIsAnError) {
     sql(p, statement);
     expect_clean_failure(tracedoc({"stats", "-f", "csv", "-o", (out.path() / "base").string(), p.string()}), p, message,
                          out.path());
-    expect_clean_failure(tracedoc({"summary", "-o", (out.path() / "summary.txt").string(), p.string()}), p, message, out.path());
+    expect_clean_failure(tracedoc({"summary", "-o", (out.path() / "summary.txt").string(), p.string()}), p, message,
+                         out.path());
   }
 }
 
@@ -187,9 +195,10 @@ TEST(Faults, WrongTypesAndUnknownStringIdsAreCounted) {
       "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = 987654321 WHERE rowid = 5;");
   CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", p.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "tracedoc: warning: " + p.string() + ": events 3 without a usable timestamp (skipped); "
-                   "1 with a value of the wrong type (read as absent); 1 naming a string id the export does not "
-                   "have (read as unnamed)\n");
+  EXPECT_EQ(r.err, "tracedoc: warning: " + p.string() +
+                       ": events 3 without a usable timestamp (skipped); "
+                       "1 with a value of the wrong type (read as absent); 1 naming a string id the export does not "
+                       "have (read as unnamed)\n");
   const auto rows = parse_csv(r.out);
   int64_t instances = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
@@ -253,14 +262,16 @@ TEST(Faults, LeftoverJournalIsNotCalledAWriter) {
 // Names with invalid UTF-8: CSV, tables and text reports write U+FFFD, as JSON and HTML do.
 TEST(Faults, TextOutputIsValidUtf8) {
   ScratchDir dir;
-  const fs::path trace = dir.write("bytes.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, "
-                                                 "\"ts\": 1, \"dur\": 5, \"args\": {\"stream\": 7, \"correlation\": 1}, "
-                                                 "\"name\": \"gemm \xff\xfe \xc3\x28 end\"}]}");
+  const fs::path trace = dir.write("bytes.json",
+                                   "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, "
+                                   "\"ts\": 1, \"dur\": 5, \"args\": {\"stream\": 7, \"correlation\": 1}, "
+                                   "\"name\": \"gemm \xff\xfe \xc3\x28 end\"}]}");
   for (const char* format : {"csv", "tsv", "column", "table"}) {
     CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", format, trace.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(is_valid_utf8(r.out)) << format;
-    EXPECT_NE(r.out.find("gemm \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd( end"), std::string::npos) << format << ": " << r.out;
+    EXPECT_NE(r.out.find("gemm \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd( end"), std::string::npos)
+        << format << ": " << r.out;
   }
   for (const char* command : {"summary", "diagnose"}) {
     CliRun r = tracedoc({command, trace.string()});
@@ -276,7 +287,8 @@ TEST(Faults, SavingsNeverExceedTheRun) {
   std::string doc = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, )"
                     R"("computeMinor": 0, "numSms": 108, "totalGlobalMem": 85899345920}], "traceEvents": [)";
   for (int s = 0; s < 100; ++s) {
-    doc += std::string(s ? "," : "") + R"({"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": )" +
+    doc += std::string(s ? "," : "") +
+           R"({"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": )" +
            std::to_string(s + 7) + R"(, "ts": 10, "dur": 1000, "args": {"stream": )" + std::to_string(s + 7) +
            R"(, "correlation": )" + std::to_string(s + 1) + R"(, "device": 0}})";
   }
@@ -284,7 +296,8 @@ TEST(Faults, SavingsNeverExceedTheRun) {
   CliRun r = tracedoc({"diagnose", "-f", "json", dir.write("wide.json", doc).string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   size_t findings = 0;
-  for (size_t at = r.out.find("\"savings_share\": "); at != std::string::npos; at = r.out.find("\"savings_share\": ", at + 1)) {
+  for (size_t at = r.out.find("\"savings_share\": "); at != std::string::npos;
+       at = r.out.find("\"savings_share\": ", at + 1)) {
     ++findings;
     EXPECT_LE(std::stod(r.out.substr(at + 17)), 1.0) << r.out;
   }
@@ -296,11 +309,13 @@ TEST(Faults, SavingsNeverExceedTheRun) {
 // 4 (the fast part). An event larger than the reader's bound is skipped without being buffered,
 // counted, and the events around it are read.
 TEST(Faults, OversizedEventIsSkippedUnread) {
-  std::string doc = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "before", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"stream": 7}},)";
+  std::string doc =
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "before", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"stream": 7}},)";
   doc += R"({"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {"stream": 7, "note": ")";
-  for (int i = 0; i < 300000; ++i) doc += "ab\\\"{[,]}";  // escapes and brackets inside the string: 3 MB
+  for (int i = 0; i < 300000; ++i) doc += "ab\\\"{[,]}";          // escapes and brackets inside the string: 3 MB
   doc += R"("}, "name": "huge"},)" + std::string(3u << 20, ' ');  // and 3 MB of blanks after it
-  doc += R"({"ph": "X", "cat": "kernel", "name": "after", "pid": 0, "tid": 7, "ts": 3, "dur": 1, "args": {"stream": 7}}]})";
+  doc +=
+      R"({"ph": "X", "cat": "kernel", "name": "after", "pid": 0, "tid": 7, "ts": 3, "dur": 1, "args": {"stream": 7}}]})";
   KinetoReadOptions options;
   options.max_unit_bytes = 1u << 20;
   auto t = read_kineto_bytes(doc, "oversized.json", options);

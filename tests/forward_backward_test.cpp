@@ -43,8 +43,9 @@ TEST(ForwardBackward, TracesWithoutArrowsAreLinkedBySequenceNumber) {
   if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";
   // 2021 and 2022 traces: no fwdbwd arrows, but sequence numbers (4764 and 1068 backward-side ops,
   // half of them the evaluate_function wrappers).
-  for (const char* path : {"kineto/HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz",
-                           "kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"}) {
+  for (const char* path :
+       {"kineto/HolisticTraceAnalysis/tests/data/trace_diff/control/control.json.gz",
+        "kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"}) {
     SCOPED_TRACE(path);
     auto trace = read_kineto_trace((shared / "traces" / path).string());
     ASSERT_TRUE(trace.ok()) << trace.status().message();

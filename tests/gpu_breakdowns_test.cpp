@@ -39,7 +39,8 @@ struct Builder {
               int32_t device = 0, int64_t global_pid = kPid) {
     auto& k = t.kernels;
     const StrId n = t.strings.intern(name);
-    k.start.push_back(start), k.end.push_back(end), k.global_pid.push_back(global_pid), k.correlation.push_back(correlation);
+    k.start.push_back(start), k.end.push_back(end), k.global_pid.push_back(global_pid),
+        k.correlation.push_back(correlation);
     k.device.push_back(device), k.context.push_back(1), k.green_context.push_back(kNoGreen), k.stream.push_back(stream);
     k.name.push_back(n), k.short_name.push_back(n), k.mangled_name.push_back(n);
     for (auto* c : {&k.grid_x, &k.grid_y, &k.grid_z, &k.block_x, &k.block_y, &k.block_z, &k.registers_per_thread,
@@ -59,13 +60,15 @@ struct Builder {
     m.bytes.push_back(1024), m.device.push_back(0), m.context.push_back(1), m.green_context.push_back(kNoGreen);
     m.stream.push_back(stream), m.src_device.push_back(0), m.dst_device.push_back(0);
     m.copy_kind.push_back(static_cast<uint8_t>(CopyKind::kDtoD));
-    m.src_kind.push_back(static_cast<uint8_t>(MemKind::kDevice)), m.dst_kind.push_back(static_cast<uint8_t>(MemKind::kDevice));
+    m.src_kind.push_back(static_cast<uint8_t>(MemKind::kDevice)),
+        m.dst_kind.push_back(static_cast<uint8_t>(MemKind::kDevice));
   }
   void step(std::string_view name, TimeNs start, TimeNs end) {
     auto& r = t.ranges;
     r.start.push_back(start), r.end.push_back(end), r.global_tid.push_back(kTid), r.end_global_tid.push_back(kNoValue);
     r.kind.push_back(static_cast<uint16_t>(RangeKind::kNvtxPushPop)), r.text.push_back(t.strings.intern(name));
-    r.domain_id.push_back(kNoValue), r.range_id.push_back(kNoValue), r.row_id.push_back(static_cast<int64_t>(r.start.size()));
+    r.domain_id.push_back(kNoValue), r.range_id.push_back(kNoValue),
+        r.row_id.push_back(static_cast<int64_t>(r.start.size()));
     t.pytorch.steps.push_back(static_cast<uint32_t>(r.start.size() - 1));
   }
   void sync(int32_t type, TimeNs start, TimeNs end, int32_t stream) {
@@ -101,11 +104,11 @@ TEST(GpuBreakdowns, TemporalSplitsTheSpanIntoIdleComputeAndTheRest) {
 TEST(GpuBreakdowns, IdleGapsAreHostKernelOrOtherWait) {
   Builder b;
   b.launched("cudaLaunchKernel", -5, -3, "a", 0, 10, 1);
-  b.launched("cudaLaunchKernel", 11, 12, "b", 12, 20, 1);     // called after a ended: host wait 2
-  b.launched("cudaLaunchKernel", 0, 1, "c", 25, 30, 1);       // queued in time: gap 5 < 30 -> kernel wait
-  b.launched("cudaLaunchKernel", 1, 2, "d", 100, 110, 1);     // gap 70 >= 30 -> other
-  b.kernel("unlaunched", 140, 150, 1);                        // no call: gap 30, not < 30 -> other
-  b.launched("cudaLaunchKernel", 0, 1, "e", 0, 5, 2);         // another stream
+  b.launched("cudaLaunchKernel", 11, 12, "b", 12, 20, 1);  // called after a ended: host wait 2
+  b.launched("cudaLaunchKernel", 0, 1, "c", 25, 30, 1);    // queued in time: gap 5 < 30 -> kernel wait
+  b.launched("cudaLaunchKernel", 1, 2, "d", 100, 110, 1);  // gap 70 >= 30 -> other
+  b.kernel("unlaunched", 140, 150, 1);                     // no call: gap 30, not < 30 -> other
+  b.launched("cudaLaunchKernel", 0, 1, "e", 0, 5, 2);      // another stream
   const GpuUnit u = only_unit(collect_gpu_work(b.t));
   const auto streams = idle_time_breakdown(u, 30);
   ASSERT_EQ(streams.size(), 2u);
@@ -127,10 +130,10 @@ TEST(GpuBreakdowns, IdleGapsAreHostKernelOrOtherWait) {
 TEST(GpuBreakdowns, IdleGapsStartAtTheLatestEndAndZeroLengthOperationsSplitThem) {
   Builder b;
   b.launched("cudaLaunchKernel", 0, 1, "long", 0, 100, 1);
-  b.launched("cudaLaunchKernel", 0, 1, "inside", 10, 20, 1);  // overlaps (PDL): no gap, and no negative one
-  b.launched("cudaLaunchKernel", 0, 1, "next", 110, 120, 1);  // gap from 100 (not from 20): 10
-  b.launched("cudaLaunchKernel", 0, 1, "empty", 150, 150, 1); // 0 ns, still an operation: gap 30
-  b.launched("cudaLaunchKernel", 0, 1, "last", 160, 170, 1);  // gap 10 after the empty one
+  b.launched("cudaLaunchKernel", 0, 1, "inside", 10, 20, 1);   // overlaps (PDL): no gap, and no negative one
+  b.launched("cudaLaunchKernel", 0, 1, "next", 110, 120, 1);   // gap from 100 (not from 20): 10
+  b.launched("cudaLaunchKernel", 0, 1, "empty", 150, 150, 1);  // 0 ns, still an operation: gap 30
+  b.launched("cudaLaunchKernel", 0, 1, "last", 160, 170, 1);   // gap 10 after the empty one
   const auto streams = idle_time_breakdown(only_unit(collect_gpu_work(b.t)), 30);
   ASSERT_EQ(streams.size(), 1u);
   EXPECT_EQ(streams[0].gaps[1], 10 + 10);
@@ -171,7 +174,8 @@ TEST(GpuBreakdowns, KernelTypesAreTheExactCombinationsRunning) {
 }
 
 TEST(GpuBreakdowns, ClassifiersFollowTracedocOrHta) {
-  EXPECT_EQ(classify_kernel_name("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", Classifier::kHta050), WorkClass::kCommunication);
+  EXPECT_EQ(classify_kernel_name("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", Classifier::kHta050),
+            WorkClass::kCommunication);
   EXPECT_EQ(classify_kernel_name("rcclGenericKernel", Classifier::kTracedoc), WorkClass::kCommunication);
   EXPECT_EQ(classify_kernel_name("rcclGenericKernel", Classifier::kHta050), WorkClass::kComputation);
   // HTA 0.5.0 leaves kernels named *Sync* / *Memcpy* out of compute; tracedoc does not.
@@ -267,7 +271,8 @@ TEST(LaunchStats, NamesDecideWhatIsALaunch) {
   // HTA 0.5.0's lists: no driver API, no HIP in the launch statistics.
   EXPECT_TRUE(is_launch_call("cudaLaunchKernelExC", LaunchNames::kHta050, false));
   EXPECT_TRUE(is_launch_call("cudaMemcpyAsync", LaunchNames::kHta050, true));
-  for (const char* n : {"cuLaunchKernel", "hipLaunchKernel", "cudaMemcpy2DAsync"}) EXPECT_FALSE(is_launch_call(n, LaunchNames::kHta050, true)) << n;
+  for (const char* n : {"cuLaunchKernel", "hipLaunchKernel", "cudaMemcpy2DAsync"})
+    EXPECT_FALSE(is_launch_call(n, LaunchNames::kHta050, true)) << n;
   EXPECT_TRUE(is_queue_call("cuLaunchKernel", LaunchNames::kHta050));
   EXPECT_TRUE(is_queue_call("hipLaunchKernel", LaunchNames::kHta050));
   EXPECT_FALSE(is_queue_call("cuLaunchKernelEx", LaunchNames::kHta050));
@@ -277,10 +282,10 @@ TEST(LaunchStats, NamesDecideWhatIsALaunch) {
 
 TEST(LaunchStats, DelaysShortKernelsAndOutliers) {
   Builder b;
-  b.launched("cudaLaunchKernel", 0, 4, "short", 10, 12, 1);           // cpu 4, gpu 2, delay 6: short
-  b.launched("cuLaunchKernel", 20, 80, "triton", 70, 200, 1);         // cpu 60 > 50: runtime outlier; delay < 0 -> 0
+  b.launched("cudaLaunchKernel", 0, 4, "short", 10, 12, 1);              // cpu 4, gpu 2, delay 6: short
+  b.launched("cuLaunchKernel", 20, 80, "triton", 70, 200, 1);            // cpu 60 > 50: runtime outlier; delay < 0 -> 0
   b.kernel("copy_kernel", 300, 301, 1, b.api("cudaMemcpyAsync", 0, 1));  // cpu 1, gpu 1 (not < 1), delay 299 > 100
-  b.launched("cudaGraphLaunch", 0, 1, "graph_node", 400, 410, 1);     // not a per-kernel launch
+  b.launched("cudaGraphLaunch", 0, 1, "graph_node", 400, 410, 1);        // not a per-kernel launch
   const GpuUnit u = only_unit(collect_gpu_work(b.t));
   LaunchStatsOptions o;
   o.runtime_cutoff_ns = 50;  // HTA's 50 and 100 µs, here in ns
@@ -308,7 +313,7 @@ TEST(LaunchStats, DescribeIsPandas) {
   EXPECT_DOUBLE_EQ(d.mean, 1.5);
   EXPECT_DOUBLE_EQ(d.std, std::sqrt(5.5 / 5));
   EXPECT_EQ(d.min, 0);
-  EXPECT_DOUBLE_EQ(d.q1, 1);      // sorted 0 1 1 2 2 3: position 1.25
+  EXPECT_DOUBLE_EQ(d.q1, 1);  // sorted 0 1 1 2 2 3: position 1.25
   EXPECT_DOUBLE_EQ(d.median, 1.5);
   EXPECT_DOUBLE_EQ(d.q3, 2);
   EXPECT_EQ(d.max, 3);
@@ -383,8 +388,8 @@ TEST(GpuBreakdownReports, ColumnsAndRows) {
   const auto rows = [&](const std::string& r) { return parse_csv(report_csv(b.t, r).value()); };
   const auto t = rows("gpu_time_breakdown");
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_EQ(t[0], (std::vector<std::string>{"Rank", "Device", "Span (ns)", "Idle (ns)", "Compute (ns)", "Non-Compute (ns)",
-                                            "Idle (%)", "Compute (%)", "Non-Compute (%)"}));
+  EXPECT_EQ(t[0], (std::vector<std::string>{"Rank", "Device", "Span (ns)", "Idle (ns)", "Compute (ns)",
+                                            "Non-Compute (ns)", "Idle (%)", "Compute (%)", "Non-Compute (%)"}));
   // Span 10..80 = 70; busy [10,60) [70,80) = 60; compute 20 + 10 = 30.
   EXPECT_EQ(t[1], (std::vector<std::string>{"0", "0", "70", "10", "30", "30", "14.29", "42.86", "42.86"}));
 
@@ -405,13 +410,14 @@ TEST(GpuBreakdownReports, ColumnsAndRows) {
   const auto launch = rows("kernel_launch_stats:runtime-cutoff=1:delay-cutoff=15");
   ASSERT_EQ(launch.size(), 2u);
   // Delays 8, 16, 18; CPU 2, 1, 2 (runtime outliers > 1: two); short: cpu <= 1 and gpu < cpu: none.
-  EXPECT_EQ(launch[1], (std::vector<std::string>{"0", "0", "3", "5", "70", "42", "14.0", "16.0", "8", "18", "5.3", "0", "2",
-                                                 "2"}));
+  EXPECT_EQ(launch[1], (std::vector<std::string>{"0", "0", "3", "5", "70", "42", "14.0", "16.0", "8", "18", "5.3", "0",
+                                                 "2", "2"}));
   const auto queue = rows("queue_length_sum:max-queue=1");
   ASSERT_EQ(queue.size(), 3u);
   EXPECT_EQ(queue[0][3], "Samples");
   // Stream 7: +1 at 0, -1 at 10, +1 at 50, -1 at 70: samples 1 0 1 0; at >= 1 on [0,10) and [50,70).
-  EXPECT_EQ(queue[1], (std::vector<std::string>{"0", "0", "7", "4", "0.5", "0.58", "0", "0.0", "0.5", "1.0", "1", "0.43", "30"}));
+  EXPECT_EQ(queue[1],
+            (std::vector<std::string>{"0", "0", "7", "4", "0.5", "0.58", "0", "0.0", "0.5", "1.0", "1", "0.43", "30"}));
 
   const auto series = rows("queue_length_trace");
   EXPECT_EQ(series, (std::vector<std::vector<std::string>>{{"Rank", "Device", "Stream", "Start (ns)", "Queue Length"},
@@ -442,8 +448,8 @@ TEST(GpuBreakdownReports, ArgumentsAndMissingData) {
   EXPECT_THROW(report_csv(b.t, "idle_time_breakdown:delay=-5"), std::runtime_error);
   EXPECT_THROW(report_csv(b.t, "queue_length_sum:delay=5"), std::runtime_error);  // another report's argument
   EXPECT_THROW(report_csv(b.t, "queue_length_trace:bin=x"), std::runtime_error);
-  for (const char* r : {"gpu_time_breakdown:hta", "kernel_type_breakdown:no-memory:syncs", "kernel_launch_stats:hta-launches",
-                        "comm_comp_overlap:drop-last-step:hta-classes"}) {
+  for (const char* r : {"gpu_time_breakdown:hta", "kernel_type_breakdown:no-memory:syncs",
+                        "kernel_launch_stats:hta-launches", "comm_comp_overlap:drop-last-step:hta-classes"}) {
     EXPECT_TRUE(report_csv(b.t, r).has_value()) << r;
   }
   Builder empty;
@@ -471,7 +477,9 @@ TEST(GpuBreakdownReports, RankDirectoryGivesEachRanksOwnNumbers) {
     const auto all = parse_csv(report_csv(*merged, report).value());
     size_t rows = 1;
     for (int rank : {0, 1}) {
-      const auto one = parse_csv(report_csv(load_kineto((dir / ("sampled_rank-" + std::to_string(rank) + ".json.gz")).string()), report).value());
+      const auto one = parse_csv(
+          report_csv(load_kineto((dir / ("sampled_rank-" + std::to_string(rank) + ".json.gz")).string()), report)
+              .value());
       ASSERT_GT(one.size(), 1u) << report;
       for (size_t i = 1; i < one.size(); ++i, ++rows) {
         ASSERT_LT(rows, all.size()) << report;

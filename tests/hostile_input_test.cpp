@@ -40,7 +40,10 @@ fs::path temp_file(const std::string& name) {
   // e.g. build-asan's) in parallel, and tests write files of the same names.
   static const struct Dir {
     fs::path path = fs::temp_directory_path() / ("tracedoc-hostile-test-" + std::to_string(::getpid()));
-    ~Dir() { std::error_code ec; fs::remove_all(path, ec); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
   } dir;
   fs::create_directories(dir.path);
   return dir.path / name;
@@ -76,7 +79,8 @@ void run_every_report(const Trace& trace) {
 std::string small_real_trace() {
   const auto shared = testing::shared_dir();
   if (shared.empty()) return {};
-  return testing::gunzip(shared / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz");
+  return testing::gunzip(shared /
+                         "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz");
 }
 
 TEST(HostileJson, TruncatedAnywhereIsAnErrorNamingTheByte) {
@@ -114,11 +118,14 @@ TEST(HostileJson, GarbageAndEmptyInputs) {
 }
 
 TEST(HostileJson, HundredMegabyteStringAndInvalidUtf8) {
-  std::string doc = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1, "
-                    "\"args\": {\"stream\": 7}, \"name\": \"";
+  std::string doc =
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1, "
+      "\"args\": {\"stream\": 7}, \"name\": \"";
   doc.append(100u << 20, 'k');
-  doc += "\"}, {\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 2, \"dur\": 1, \"args\": {\"stream\": 7}, "
-         "\"name\": \"bad \xff\xfe utf8 \xc3\x28 \xed\xa0\x80\"}]}";
+  doc +=
+      "\"}, {\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 2, \"dur\": 1, \"args\": {\"stream\": "
+      "7}, "
+      "\"name\": \"bad \xff\xfe utf8 \xc3\x28 \xed\xa0\x80\"}]}";
   auto t = read_kineto_bytes(doc, "huge.json");
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_EQ(t->kernels.size(), 2u);
@@ -137,7 +144,8 @@ TEST(HostileJson, HundredMegabyteStringAndInvalidUtf8) {
   std::fclose(memory);
   const std::string out(buffer, length);
   std::free(buffer);
-  EXPECT_NE(out.find("bad \xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd( \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"), std::string::npos);
+  EXPECT_NE(out.find("bad \xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd( \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"),
+            std::string::npos);
 }
 
 TEST(HostileJson, OddEventsAreCountedOrKept) {
@@ -153,7 +161,8 @@ TEST(HostileJson, OddEventsAreCountedOrKept) {
     {"ph": "X", "cat": "kernel", "name": "dur N/A", "pid": 0, "tid": 7, "ts": 40, "dur": N/A, "args": {"correlation": 99}},
     {"ph": "X", "cat": "kernel", "name": "end before start", "pid": 0, "tid": 7, "ts": 50, "dur": -3},
     {"ph": "Q", "name": "unknown phase"}, {"cat": "kernel"}, 17, "text", null
-  ]})J", "odd.json");
+  ]})J",
+                             "odd.json");
   ASSERT_TRUE(t.ok()) << t.status().message();
   std::vector<std::string> names;
   for (StrId id : t->kernels.name) names.emplace_back(t->str(id));
@@ -170,7 +179,8 @@ TEST(HostileJson, OddEventsAreCountedOrKept) {
 // The bundled example with SQL applied to a copy.
 std::string modified_example(const std::string& name, const std::string& sql) {
   const fs::path copy = temp_file(name);
-  fs::copy_file(fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite", copy, fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite", copy,
+                fs::copy_options::overwrite_existing);
   sqlite3* db = nullptr;
   sqlite3_open(copy.c_str(), &db);
   char* err = nullptr;
@@ -189,8 +199,10 @@ TEST(HostileSqlite, TruncatedAnywhereIsAnErrorOrATrace) {
     const fs::path p = temp_file("cut.sqlite");
     std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes.substr(0, cut);
     auto t = open_trace(p.string());
-    if (t.ok()) run_every_report(*t);  // a cut past every page read can still be a whole database
-    else EXPECT_NE(t.status().message().find(p.string()), std::string::npos) << t.status().message();
+    if (t.ok())
+      run_every_report(*t);  // a cut past every page read can still be a whole database
+    else
+      EXPECT_NE(t.status().message().find(p.string()), std::string::npos) << t.status().message();
   }
 }
 

@@ -95,9 +95,9 @@ const Golden& golden(const std::string& table) {
 
 // The rows of one set, the `stable` variant replacing its `stock` row where there is one. `key`
 // names the columns identifying a row.
-std::map<std::string, std::map<std::string, std::string>> rows_of(const std::string& table, const std::string& set,
-                                                                   const std::vector<std::string>& key,
-                                                                   std::map<std::string, std::map<std::string, std::string>>* stock = nullptr) {
+std::map<std::string, std::map<std::string, std::string>> rows_of(
+    const std::string& table, const std::string& set, const std::vector<std::string>& key,
+    std::map<std::string, std::map<std::string, std::string>>* stock = nullptr) {
   std::map<std::string, std::map<std::string, std::string>> out;
   for (const auto& r : golden(table).rows) {
     if (r.at("set") != set) continue;
@@ -134,7 +134,8 @@ std::vector<std::string> golden_sets() {
 std::vector<std::string> files_of(const std::string& set) {
   std::vector<std::string> files;
   size_t from = 0;
-  for (size_t at; (at = set.find(" + ", from)) != std::string::npos; from = at + 3) files.push_back(set.substr(from, at - from));
+  for (size_t at; (at = set.find(" + ", from)) != std::string::npos; from = at + 3)
+    files.push_back(set.substr(from, at - from));
   files.push_back(set.substr(from));
   return files;
 }
@@ -147,8 +148,8 @@ double json_double(TimeNs ns) {
   char buf[48];
   const bool negative = ns < 0;
   const uint64_t a = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  const int n = std::snprintf(buf, sizeof buf, "%s%llu.%03llu", negative ? "-" : "", static_cast<unsigned long long>(a / 1000),
-                              static_cast<unsigned long long>(a % 1000));
+  const int n = std::snprintf(buf, sizeof buf, "%s%llu.%03llu", negative ? "-" : "",
+                              static_cast<unsigned long long>(a / 1000), static_cast<unsigned long long>(a % 1000));
   double d = 0;
   std::from_chars(buf, buf + n, d);
   return d;
@@ -211,7 +212,7 @@ GpuWorkOptions hta_work_options() {
 // --- hta_quirks.tsv: what HTA's frame holds beyond the GPU operations -----------------------------
 
 struct Quirks {
-  TimeNs row0 = kNoTime;  // the trace's first event, HTA's "launcher" of operations without one
+  TimeNs row0 = kNoTime;           // the trace's first event, HTA's "launcher" of operations without one
   std::vector<GpuWorkItem> extra;  // non-GPU events with a stream, which HTA counts as GPU work
 };
 
@@ -325,8 +326,8 @@ TEST_P(HtaBreakdowns, TemporalBreakdown) {
         EXPECT_EQ(b.idle + b.compute + b.non_compute, b.span());
       }
     }
-    std::printf("[ HTA      ] %s: HTA's temporal breakdown fails (%s); tracedoc's is consistent\n", short_name(set).c_str(),
-                failed->second.c_str());
+    std::printf("[ HTA      ] %s: HTA's temporal breakdown fails (%s); tracedoc's is consistent\n",
+                short_name(set).c_str(), failed->second.c_str());
     return;
   }
   const auto rows = rows_of("temporal_breakdown", set, {"rank"});
@@ -354,10 +355,11 @@ TEST_P(HtaBreakdowns, TemporalBreakdown) {
     EXPECT_EQ(b.idle, idle - busy_loss) << set;
     EXPECT_EQ(b.compute, compute + compute_loss) << set;
     if (busy_loss || compute_loss) {
-      std::printf("[ HTA      ] %s rank %zu: %lld reversed events; HTA's busy time is %lld µs and its compute %lld µs "
-                  "lower than the union of its own intervals\n",
-                  short_name(set).c_str(), rank, static_cast<long long>(r.reversed), static_cast<long long>(busy_loss / 1000),
-                  static_cast<long long>(compute_loss / 1000));
+      std::printf(
+          "[ HTA      ] %s rank %zu: %lld reversed events; HTA's busy time is %lld µs and its compute %lld µs "
+          "lower than the union of its own intervals\n",
+          short_name(set).c_str(), rank, static_cast<long long>(r.reversed), static_cast<long long>(busy_loss / 1000),
+          static_cast<long long>(compute_loss / 1000));
     }
   }
 }
@@ -379,8 +381,8 @@ TEST_P(HtaBreakdowns, IdleTimeBreakdown) {
       for (const StreamIdle& s : idle_time_breakdown(r.unit, delay * 1000)) {
         bool same = true;
         for (int c = 0; c < 3; ++c) {
-          const std::string k = std::to_string(rank) + "|" + std::to_string(delay) + "|" + std::to_string(s.stream) + "|" +
-                                kCategories[c] + "|";
+          const std::string k = std::to_string(rank) + "|" + std::to_string(delay) + "|" + std::to_string(s.stream) +
+                                "|" + kCategories[c] + "|";
           const auto h = rows.find(k);
           const int64_t golden_us = h == rows.end() ? 0 : integer(h->second, "idle_time_us");
           if (h != rows.end() && h->second.at("variant") == "stable") ++tie_dependent;
@@ -392,26 +394,30 @@ TEST_P(HtaBreakdowns, IdleTimeBreakdown) {
           }
           same = same && s.gaps[c] / 1000 == golden_us;
           if (h != rows.end() && s.idle() > 0 && !hta.at(s.stream).overlaps) {
-            EXPECT_NEAR(static_cast<double>(s.gaps[c]) / static_cast<double>(s.idle()), num(h->second, "ratio"), 0.0051) << k;
+            EXPECT_NEAR(static_cast<double>(s.gaps[c]) / static_cast<double>(s.idle()), num(h->second, "ratio"), 0.0051)
+                << k;
           }
         }
         if (same) {
           ++equal;
         } else {
           ++differing;
-          EXPECT_TRUE(hta.at(s.stream).overlaps) << set << ": stream " << s.stream << " differs from HTA without overlaps";
-          std::printf("[ HTA      ] %s rank %zu stream %d delay %lld µs: overlapping operations; tracedoc (from the latest "
-                      "end) host/kernel/other %lld/%lld/%lld µs, HTA (from the previous row's end) %lld/%lld/%lld\n",
-                      short_name(set).c_str(), rank, s.stream, static_cast<long long>(delay),
-                      static_cast<long long>(s.gaps[0] / 1000), static_cast<long long>(s.gaps[1] / 1000),
-                      static_cast<long long>(s.gaps[2] / 1000), static_cast<long long>(hta.at(s.stream).gaps[0] / 1000),
-                      static_cast<long long>(hta.at(s.stream).gaps[1] / 1000),
-                      static_cast<long long>(hta.at(s.stream).gaps[2] / 1000));
+          EXPECT_TRUE(hta.at(s.stream).overlaps)
+              << set << ": stream " << s.stream << " differs from HTA without overlaps";
+          std::printf(
+              "[ HTA      ] %s rank %zu stream %d delay %lld µs: overlapping operations; tracedoc (from the latest "
+              "end) host/kernel/other %lld/%lld/%lld µs, HTA (from the previous row's end) %lld/%lld/%lld\n",
+              short_name(set).c_str(), rank, s.stream, static_cast<long long>(delay),
+              static_cast<long long>(s.gaps[0] / 1000), static_cast<long long>(s.gaps[1] / 1000),
+              static_cast<long long>(s.gaps[2] / 1000), static_cast<long long>(hta.at(s.stream).gaps[0] / 1000),
+              static_cast<long long>(hta.at(s.stream).gaps[1] / 1000),
+              static_cast<long long>(hta.at(s.stream).gaps[2] / 1000));
         }
       }
       size_t streams = 0;
       for (const auto& [k, h] : rows) {
-        if (integer(h, "delay_us") == delay && integer(h, "rank") == static_cast<int64_t>(rank) && h.at("category") == "other") {
+        if (integer(h, "delay_us") == delay && integer(h, "rank") == static_cast<int64_t>(rank) &&
+            h.at("category") == "other") {
           ++streams;
         }
       }
@@ -457,8 +463,9 @@ TEST_P(HtaBreakdowns, KernelTypeBreakdown) {
     for (const auto& [label, t] : hta) {
       const int64_t m = mine.count(label) ? mine.at(label) : 0;
       if (m != t) {
-        std::printf("[ HTA      ] %s: %s: tracedoc %lld µs, HTA %lld µs (HTA's reversed sub-µs events)\n", short_name(set).c_str(),
-                    label.c_str(), static_cast<long long>(m / 1000), static_cast<long long>(t / 1000));
+        std::printf("[ HTA      ] %s: %s: tracedoc %lld µs, HTA %lld µs (HTA's reversed sub-µs events)\n",
+                    short_name(set).c_str(), label.c_str(), static_cast<long long>(m / 1000),
+                    static_cast<long long>(t / 1000));
       }
     }
   }
@@ -495,7 +502,8 @@ TEST_P(HtaBreakdowns, KernelLaunchStats) {
     for (size_t i = 0; i < r.unit.items.size(); ++i) {
       const GpuWorkItem& it = r.unit.items[i];
       if (it.kind == WorkKind::kSync || it.launch < 0 || r.hta[i].end >= r.hta[i].start) continue;
-      if (is_launch_call(r.view->str(r.view->api.name[it.launch]), o.names, o.include_memory)) negative += r.hta[i].end - r.hta[i].start;
+      if (is_launch_call(r.view->str(r.view->api.name[it.launch]), o.names, o.include_memory))
+        negative += r.hta[i].end - r.hta[i].start;
     }
     EXPECT_EQ(s.launches, integer(h, "launches")) << set << " " << k;
     EXPECT_EQ(s.cpu_total / 1000, integer(h, "cpu_sum_us")) << set << " " << k;
@@ -532,7 +540,10 @@ TEST_P(HtaBreakdowns, QueueLength) {
         EXPECT_EQ(d.count, integer(h->second, "count")) << set << " " << k;
         EXPECT_NEAR(d.mean, num(h->second, "mean"), 1e-9 * std::max(1.0, d.mean)) << set << " " << k;
         EXPECT_NEAR(d.std, num(h->second, "std"), 1e-9 * std::max(1.0, d.std)) << set << " " << k;
-        for (const auto& [mine, column] : {std::pair{static_cast<double>(d.min), "min"}, {d.q1, "p25"}, {d.median, "p50"}, {d.q3, "p75"},
+        for (const auto& [mine, column] : {std::pair{static_cast<double>(d.min), "min"},
+                                           {d.q1, "p25"},
+                                           {d.median, "p50"},
+                                           {d.q3, "p75"},
                                            {static_cast<double>(d.max), "max"}}) {
           EXPECT_EQ(mine, num(h->second, column)) << set << " " << k << " " << column;
         }
@@ -561,15 +572,17 @@ TEST_P(HtaBreakdowns, TracedocDefaultsAgainstHta) {
     const LaunchStats l = kernel_launch_stats(*r.exact, u);
     const int64_t hta_launches = integer(launch_rows.at(std::to_string(rank) + "|50|100|"), "launches");
     const auto tr = temporal_rows.find(std::to_string(rank) + "|");
-    std::printf("[ HTA      ] %s rank %zu: tracedoc idle/compute/non-compute %.2f/%.2f/%.2f %% of %.3f ms, launches %lld; "
-                "HTA %s, launches %lld\n",
-                short_name(set).c_str(), rank, 100.0 * t.idle / t.span(), 100.0 * t.compute / t.span(),
-                100.0 * t.non_compute / t.span(), t.span() / 1e6, static_cast<long long>(l.launches),
-                tr == temporal_rows.end() ? "fails"
-                                          : (tr->second.at("idle_pctg") + "/" + tr->second.at("compute_pctg") + "/" +
-                                             tr->second.at("non_compute_pctg") + " % of " + tr->second.at("kernel_time_us") + " µs")
-                                                .c_str(),
-                static_cast<long long>(hta_launches));
+    std::printf(
+        "[ HTA      ] %s rank %zu: tracedoc idle/compute/non-compute %.2f/%.2f/%.2f %% of %.3f ms, launches %lld; "
+        "HTA %s, launches %lld\n",
+        short_name(set).c_str(), rank, 100.0 * t.idle / t.span(), 100.0 * t.compute / t.span(),
+        100.0 * t.non_compute / t.span(), t.span() / 1e6, static_cast<long long>(l.launches),
+        tr == temporal_rows.end()
+            ? "fails"
+            : (tr->second.at("idle_pctg") + "/" + tr->second.at("compute_pctg") + "/" +
+               tr->second.at("non_compute_pctg") + " % of " + tr->second.at("kernel_time_us") + " µs")
+                  .c_str(),
+        static_cast<long long>(hta_launches));
     EXPECT_EQ(t.idle + t.compute + t.non_compute, t.span());
     EXPECT_GE(t.non_compute, 0);
 

@@ -115,7 +115,7 @@ std::string hta_kernel_type(std::string_view name) {
   const std::string_view n = name.substr(0, name.find('\n'));
   auto starts = [&](std::string_view p) { return n.substr(0, p.size()) == p; };
   auto has = [&](std::string_view p, size_t from = 0) { return n.find(p, from) != std::string_view::npos; };
-  if (starts("nccl") && has("Kernel", 4)) return "COMMUNICATION";             // ^nccl.*Kernel
+  if (starts("nccl") && has("Kernel", 4)) return "COMMUNICATION";              // ^nccl.*Kernel
   if (starts("Memcpy") || starts("Memset") || starts("dma")) return "MEMORY";  // ^Memcpy|^Memset|^dma
   if (has("Memcpy") || has("Sync")) return "OTHER";  // (^nccl.*Kernel)|(.*Memcpy)|(^Memset)|(.*Sync)
   return "COMPUTATION";
@@ -127,7 +127,8 @@ std::string hta_kernel_type(std::string_view name) {
 // "Managed Static") as kUnknown, so such a name would come back as "Unknown" and fail as a mismatch
 // rather than pass unnoticed.
 const char* kineto_copy_kind(uint8_t k) {
-  static const char* const kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+  static const char* const kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                       "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
   return k < std::size(kNames) ? kNames[k] : nullptr;
 }
 const char* kineto_mem_kind(uint8_t k) {
@@ -139,7 +140,7 @@ const char* kineto_mem_kind(uint8_t k) {
 
 struct Stats {
   int64_t count = 0, sum = 0, min = INT64_MAX, max = INT64_MIN;  // HTA's µs, recomputed
-  int64_t exact_ns = 0;                                            // tracedoc's own total
+  int64_t exact_ns = 0;                                          // tracedoc's own total
   int64_t lost_short = 0;  // events with a positive exact duration that HTA's rounding makes <= 0
   void add(TimeNs start, TimeNs end) {
     const int64_t us = hta_duration_us(start, end);
@@ -167,7 +168,8 @@ Computed compute(const Trace& t) {
     }
     c.by_name[name].add(start, end);
   };
-  for (size_t i = 0; i < t.kernels.size(); ++i) add(std::string(t.str(t.kernels.name[i])), t.kernels.start[i], t.kernels.end[i]);
+  for (size_t i = 0; i < t.kernels.size(); ++i)
+    add(std::string(t.str(t.kernels.name[i])), t.kernels.start[i], t.kernels.end[i]);
   for (size_t i = 0; i < t.memcpys.size(); ++i) {
     const char* dir = kineto_copy_kind(t.memcpys.copy_kind[i]);
     const char* src = kineto_mem_kind(t.memcpys.src_kind[i]);
@@ -257,7 +259,8 @@ TEST_P(HtaCrossCheck, KernelBreakdownEqualsHta) {
   // (2024-04 nightlies) the double holding ts has 1/4-µs resolution, which shifts each end by up to
   // 1/8 µs more either way, hence the +-250 ns per event of slack there.
   bool integer_times = true;
-  for (const auto* v : {&t.kernels.start, &t.kernels.end, &t.memcpys.start, &t.memcpys.end, &t.memsets.start, &t.memsets.end}) {
+  for (const auto* v :
+       {&t.kernels.start, &t.kernels.end, &t.memcpys.start, &t.memcpys.end, &t.memsets.start, &t.memsets.end}) {
     for (TimeNs x : *v) integer_times = integer_times && x % 1000 == 0;
   }
   const int64_t loss_ns = exact_total_ns - hta_total_us * 1000;
@@ -267,11 +270,12 @@ TEST_P(HtaCrossCheck, KernelBreakdownEqualsHta) {
     EXPECT_GT(loss_ns, -250 * events) << file;
     EXPECT_LT(loss_ns, 2250 * events) << file << ": HTA lost more than its rounding can explain";
   }
-  std::printf("[ HTA      ] %s: %zu names (%zu not comparable), %lld events; exact %lld ns, HTA %lld us, "
-              "rounding loss %.3f us/event; %lld sub-us events HTA makes <= 0 us; %lld OTHER events\n",
-              file.c_str(), compared, skipped, static_cast<long long>(events), static_cast<long long>(exact_total_ns),
-              static_cast<long long>(hta_total_us), events ? loss_ns / 1000.0 / events : 0.0,
-              static_cast<long long>(lost_short), static_cast<long long>(mine.other_kernels));
+  std::printf(
+      "[ HTA      ] %s: %zu names (%zu not comparable), %lld events; exact %lld ns, HTA %lld us, "
+      "rounding loss %.3f us/event; %lld sub-us events HTA makes <= 0 us; %lld OTHER events\n",
+      file.c_str(), compared, skipped, static_cast<long long>(events), static_cast<long long>(exact_total_ns),
+      static_cast<long long>(hta_total_us), events ? loss_ns / 1000.0 / events : 0.0,
+      static_cast<long long>(lost_short), static_cast<long long>(mine.other_kernels));
 }
 
 std::vector<size_t> file_indices() {

@@ -78,8 +78,8 @@ struct HtaIdle {
   int64_t gaps[3] = {0, 0, 0};
   bool overlaps = false;  // some operation starts before an earlier one ended (or is reversed)
 };
-inline std::map<int32_t, HtaIdle> hta_idle(const std::vector<pytorch::GpuWorkItem>& items, const std::vector<Interval>& hta,
-                                          int64_t delay_ns, bool reversed_as_hta) {
+inline std::map<int32_t, HtaIdle> hta_idle(const std::vector<pytorch::GpuWorkItem>& items,
+                                           const std::vector<Interval>& hta, int64_t delay_ns, bool reversed_as_hta) {
   std::map<int32_t, std::vector<size_t>> streams;
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].kind != pytorch::WorkKind::kSync) streams[items[i].stream].push_back(i);

@@ -42,11 +42,11 @@ TEST(Intervals, TotalSpanAndLengthSaturate) {
 TEST(Intervals, CoveredWithinCountsOnlyTheWindow) {
   const IntervalSet s = set_of({{0, 10}, {20, 30}, {40, 50}});
   EXPECT_EQ(s.covered_within({5, 45}), 5 + 10 + 5);
-  EXPECT_EQ(s.covered_within({10, 20}), 0);       // exactly a gap
+  EXPECT_EQ(s.covered_within({10, 20}), 0);  // exactly a gap
   EXPECT_EQ(s.covered_within({-100, 100}), 30);
   EXPECT_EQ(s.covered_within({60, 70}), 0);
-  EXPECT_EQ(s.covered_within({25, 25}), 0);       // empty window
-  EXPECT_EQ(s.covered_within({45, 5}), 0);        // reversed window: nothing, never negative
+  EXPECT_EQ(s.covered_within({25, 25}), 0);  // empty window
+  EXPECT_EQ(s.covered_within({45, 5}), 0);   // reversed window: nothing, never negative
   EXPECT_EQ(IntervalSet().covered_within({0, 10}), 0);
 }
 
@@ -134,7 +134,8 @@ TEST(Intervals, BinnedLoadCountsOverlapsTwice) {
   EXPECT_EQ(binned_load(v, 0, 10, 2, 12), (std::vector<int64_t>{15, 2}));  // the second bin ends at 12
   EXPECT_EQ(binned_load({}, 0, 10, 2, 100), (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(binned_load(v, 0, -1, 2, 100), (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(binned_load({{100, 110}, {105, 120}}, kMin, int64_t{1} << 62, 4, kMax), (std::vector<int64_t>{0, 0, 25, 0}));
+  EXPECT_EQ(binned_load({{100, 110}, {105, 120}}, kMin, int64_t{1} << 62, 4, kMax),
+            (std::vector<int64_t>{0, 0, 25, 0}));
 }
 
 TEST(Intervals, DepthOverTimeIsTheStepFunction) {

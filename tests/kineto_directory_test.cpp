@@ -38,8 +38,10 @@ void expect_same_trace(const Trace& x, const Trace& y) {
   EXPECT_SAME_COLUMN(kernels.green_context), EXPECT_SAME_COLUMN(kernels.stream), EXPECT_SAME_COLUMN(kernels.name);
   EXPECT_SAME_COLUMN(kernels.short_name), EXPECT_SAME_COLUMN(kernels.mangled_name), EXPECT_SAME_COLUMN(kernels.grid_x);
   EXPECT_SAME_COLUMN(kernels.grid_y), EXPECT_SAME_COLUMN(kernels.grid_z), EXPECT_SAME_COLUMN(kernels.block_x);
-  EXPECT_SAME_COLUMN(kernels.block_y), EXPECT_SAME_COLUMN(kernels.block_z), EXPECT_SAME_COLUMN(kernels.registers_per_thread);
-  EXPECT_SAME_COLUMN(kernels.static_smem), EXPECT_SAME_COLUMN(kernels.dynamic_smem), EXPECT_SAME_COLUMN(kernels.graph_node_id);
+  EXPECT_SAME_COLUMN(kernels.block_y), EXPECT_SAME_COLUMN(kernels.block_z),
+      EXPECT_SAME_COLUMN(kernels.registers_per_thread);
+  EXPECT_SAME_COLUMN(kernels.static_smem), EXPECT_SAME_COLUMN(kernels.dynamic_smem),
+      EXPECT_SAME_COLUMN(kernels.graph_node_id);
   EXPECT_SAME_COLUMN(memcpys.start), EXPECT_SAME_COLUMN(memcpys.end), EXPECT_SAME_COLUMN(memcpys.global_pid);
   EXPECT_SAME_COLUMN(memcpys.correlation), EXPECT_SAME_COLUMN(memcpys.bytes), EXPECT_SAME_COLUMN(memcpys.device);
   EXPECT_SAME_COLUMN(memcpys.context), EXPECT_SAME_COLUMN(memcpys.green_context), EXPECT_SAME_COLUMN(memcpys.stream);
@@ -58,7 +60,8 @@ void expect_same_trace(const Trace& x, const Trace& y) {
   EXPECT_SAME_COLUMN(ranges.start), EXPECT_SAME_COLUMN(ranges.end), EXPECT_SAME_COLUMN(ranges.global_tid);
   EXPECT_SAME_COLUMN(ranges.end_global_tid), EXPECT_SAME_COLUMN(ranges.kind), EXPECT_SAME_COLUMN(ranges.text);
   EXPECT_SAME_COLUMN(ranges.domain_id), EXPECT_SAME_COLUMN(ranges.range_id), EXPECT_SAME_COLUMN(ranges.row_id);
-  EXPECT_SAME_COLUMN(pytorch.ops.start), EXPECT_SAME_COLUMN(pytorch.ops.end), EXPECT_SAME_COLUMN(pytorch.ops.global_tid);
+  EXPECT_SAME_COLUMN(pytorch.ops.start), EXPECT_SAME_COLUMN(pytorch.ops.end),
+      EXPECT_SAME_COLUMN(pytorch.ops.global_tid);
   EXPECT_SAME_COLUMN(pytorch.ops.name), EXPECT_SAME_COLUMN(pytorch.ops.external_id);
   EXPECT_SAME_COLUMN(pytorch.ops.sequence_number), EXPECT_SAME_COLUMN(pytorch.ops.fwd_thread_id);
   EXPECT_SAME_COLUMN(pytorch.ops.input_dims);
@@ -198,22 +201,27 @@ TEST(KinetoDirectory, RanksKeepTheirRows) {
     ASSERT_EQ(t.pytorch.rank, static_cast<int64_t>(r));
     const int64_t tag = static_cast<int64_t>(r + 1);
     const TimeNs shift = t.pytorch.base_time_ns > 0 ? t.pytorch.base_time_ns - base : 0;
-    kernels += t.kernels.size(), api += t.api.size(), ops += t.pytorch.ops.size(), collectives += t.pytorch.collectives.size();
+    kernels += t.kernels.size(), api += t.api.size(), ops += t.pytorch.ops.size(),
+        collectives += t.pytorch.collectives.size();
 
     std::vector<std::string> own, seen;
     std::vector<TimeNs> own_start, seen_start;
-    for (size_t i = 0; i < t.kernels.size(); ++i) own.emplace_back(t.str(t.kernels.name[i])), own_start.push_back(t.kernels.start[i] + shift);
+    for (size_t i = 0; i < t.kernels.size(); ++i)
+      own.emplace_back(t.str(t.kernels.name[i])), own_start.push_back(t.kernels.start[i] + shift);
     const auto& mk = merged->kernels;
     for (size_t i = 0; i < mk.size(); ++i) {
-      if ((mk.global_pid[i] >> 48) == tag) seen.emplace_back(merged->str(mk.name[i])), seen_start.push_back(mk.start[i]);
+      if ((mk.global_pid[i] >> 48) == tag)
+        seen.emplace_back(merged->str(mk.name[i])), seen_start.push_back(mk.start[i]);
     }
     EXPECT_EQ(own, seen);
     EXPECT_EQ(own_start, seen_start);
 
     own.clear(), seen.clear(), own_start.clear(), seen_start.clear();
-    for (size_t i = 0; i < t.api.size(); ++i) own.emplace_back(t.str(t.api.name[i])), own_start.push_back(t.api.start[i] + shift);
+    for (size_t i = 0; i < t.api.size(); ++i)
+      own.emplace_back(t.str(t.api.name[i])), own_start.push_back(t.api.start[i] + shift);
     for (size_t i = 0; i < merged->api.size(); ++i) {
-      if ((merged->api.global_tid[i] >> 48) == tag) seen.emplace_back(merged->str(merged->api.name[i])), seen_start.push_back(merged->api.start[i]);
+      if ((merged->api.global_tid[i] >> 48) == tag)
+        seen.emplace_back(merged->str(merged->api.name[i])), seen_start.push_back(merged->api.start[i]);
     }
     EXPECT_EQ(own, seen);
     EXPECT_EQ(own_start, seen_start);
@@ -221,9 +229,11 @@ TEST(KinetoDirectory, RanksKeepTheirRows) {
     own.clear(), seen.clear();
     const auto& o = t.pytorch.ops;
     const auto& mo = merged->pytorch.ops;
-    for (size_t i = 0; i < o.size(); ++i) own.push_back(std::string(t.str(o.name[i])) + " " + std::string(t.str(o.input_dims[i])));
+    for (size_t i = 0; i < o.size(); ++i)
+      own.push_back(std::string(t.str(o.name[i])) + " " + std::string(t.str(o.input_dims[i])));
     for (size_t i = 0; i < mo.size(); ++i) {
-      if ((mo.global_tid[i] >> 48) == tag) seen.push_back(std::string(merged->str(mo.name[i])) + " " + std::string(merged->str(mo.input_dims[i])));
+      if ((mo.global_tid[i] >> 48) == tag)
+        seen.push_back(std::string(merged->str(mo.name[i])) + " " + std::string(merged->str(mo.input_dims[i])));
     }
     EXPECT_EQ(own, seen);
   }

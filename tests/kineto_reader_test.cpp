@@ -25,7 +25,10 @@ fs::path temp_path(const std::string& name) {
   // e.g. build-asan's) in parallel, and tests write files of the same names.
   static const struct Dir {
     fs::path path = fs::temp_directory_path() / ("tracedoc-kineto-test-" + std::to_string(::getpid()));
-    ~Dir() { std::error_code ec; fs::remove_all(path, ec); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
   } dir;
   fs::create_directories(dir.path);
   return dir.path / name;
@@ -166,7 +169,9 @@ TEST(KinetoReader, Era2021StringTidsAndCapitalizedCategories) {
 }
 
 TEST(KinetoReader, LegacyBareArray) {
-  auto t = read_kineto_trace(write_text("legacy.json", R"J([{"name": "aten::zeros", "ph": "X", "ts": 187, "dur": 33, "tid": 1, "pid": "CPU functions", "args": {}}, {"name": "ProfilerStep#1", "ph": "X", "ts": 242, "dur": 9549, "tid": 1, "pid": "CPU functions", "args": {}}])J"));
+  auto t = read_kineto_trace(write_text(
+      "legacy.json",
+      R"J([{"name": "aten::zeros", "ph": "X", "ts": 187, "dur": 33, "tid": 1, "pid": "CPU functions", "args": {}}, {"name": "ProfilerStep#1", "ph": "X", "ts": 242, "dur": 9549, "tid": 1, "pid": "CPU functions", "args": {}}])J"));
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->pytorch.era, 0);
   EXPECT_EQ(t->pytorch.ops.size(), 1u);
@@ -176,8 +181,10 @@ TEST(KinetoReader, LegacyBareArray) {
 
 TEST(KinetoReader, ControlCharactersEscapesAndHugeIntegers) {
   // A raw tab and newline inside a name, escaped quotes and unicode, an integer above 2^63.
-  std::string doc = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"a\tb\nc \\\"q\\\" \\u00e9\\ud83d\\ude00\", "
-                    "\"pid\": 1, \"tid\": 2, \"ts\": 5, \"dur\": 1, \"args\": {\"Comms Id\": 18446744073709551615}}]}";
+  std::string doc =
+      "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"a\tb\nc \\\"q\\\" "
+      "\\u00e9\\ud83d\\ude00\", "
+      "\"pid\": 1, \"tid\": 2, \"ts\": 5, \"dur\": 1, \"args\": {\"Comms Id\": 18446744073709551615}}]}";
   auto t = read_kineto_trace(write_text("escapes.json", doc));
   ASSERT_TRUE(t.ok()) << t.status().message();
   ASSERT_EQ(t->ranges.size(), 1u);
@@ -205,8 +212,10 @@ TEST(KinetoReader, EventsAcrossManyWindowsAndOneHugeEvent) {
   const int n = 150000;
   for (int i = 0; i < n; ++i) {
     doc += "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"kernel_" + std::to_string(i % 97) +
-           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(1000 + i) + ".250, \"dur\": 0.500, "
-           "\"args\": {\"stream\": 7, \"correlation\": " + std::to_string(i) + ", \"grid\": [1, 2, 3], \"padding\": \"" +
+           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(1000 + i) +
+           ".250, \"dur\": 0.500, "
+           "\"args\": {\"stream\": 7, \"correlation\": " +
+           std::to_string(i) + ", \"grid\": [1, 2, 3], \"padding\": \"" +
            std::string(static_cast<size_t>(i % 300), 'x') + "\"}},\n";
   }
   doc += "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"" + std::string(20u << 20, 'n') +
@@ -267,8 +276,9 @@ TEST(KinetoReader, RankDirectoryMergesAndAlignsClocks) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   auto rank_doc = [](int rank, int64_t base) {
-    return "{\"distributedInfo\": {\"rank\": " + std::to_string(rank) + "}, \"baseTimeNanoseconds\": " +
-           std::to_string(base) + ", \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+    return "{\"distributedInfo\": {\"rank\": " + std::to_string(rank) +
+           "}, \"baseTimeNanoseconds\": " + std::to_string(base) +
+           ", \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
            "\"tid\": 7, \"ts\": 10.000, \"dur\": 1.000, \"args\": {\"stream\": 7}}]}";
   };
   std::ofstream(dir / "a.pt.trace.json") << rank_doc(1, 2000000);
@@ -327,7 +337,8 @@ TEST(KinetoReader, RealCollectivesAndSyncs) {
                        {{"allreduce", "Float"}, 15}, {{"broadcast", "Float"}, 3}, {{"broadcast", "Long"}, 3}}));
   EXPECT_EQ(in_elements, 76830615);
   // cuda_sync events: 20 Stream Wait Event, 16 Stream Sync, 5 Context Sync.
-  auto sync = read_kineto_trace((traces / "critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz").string());
+  auto sync = read_kineto_trace(
+      (traces / "critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz").string());
   ASSERT_TRUE(sync.ok()) << sync.status().message();
   std::map<int32_t, int> by_type;
   for (int32_t t : sync->syncs.sync_type) by_type[t]++;

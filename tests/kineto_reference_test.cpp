@@ -30,11 +30,23 @@ struct RefRow {
 };
 
 // Every column reference.py writes; a missing one means the script and this test drifted apart.
-const std::vector<std::string> kColumns = {
-    "file",        "events",           "kernels",          "kernel_total_ns",      "memcpys",
-    "memcpy_bytes", "memsets",         "memset_bytes",     "api_calls",            "cpu_ops",
-    "user_annotations", "gpu_user_annotations", "memory_events", "python_functions", "steps",
-    "rank",        "base_time_ns"};
+const std::vector<std::string> kColumns = {"file",
+                                           "events",
+                                           "kernels",
+                                           "kernel_total_ns",
+                                           "memcpys",
+                                           "memcpy_bytes",
+                                           "memsets",
+                                           "memset_bytes",
+                                           "api_calls",
+                                           "cpu_ops",
+                                           "user_annotations",
+                                           "gpu_user_annotations",
+                                           "memory_events",
+                                           "python_functions",
+                                           "steps",
+                                           "rank",
+                                           "base_time_ns"};
 
 std::vector<RefRow> load_reference() {
   std::vector<RefRow> rows;
@@ -179,7 +191,9 @@ TEST(KinetoReference, CoversEveryTrace) {
   std::set<std::string> listed;
   for (const RefRow& r : reference_rows()) listed.insert(r.file);
   auto is_candidate = [](const std::string& n) {
-    auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    auto ends = [&](const std::string& s) {
+      return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+    };
     if (n == "execution_details.json" || n == "memory_timeline.raw.gz" || ends("_et.json.gz")) return false;
     return ends(".json") || ends(".json.gz");
   };
@@ -240,7 +254,8 @@ TEST(KinetoSpot, E5NcclDataFirstKernelIsExactNs) {
   EXPECT_EQ(t.kernels.start[k], 4458676983543183);
   EXPECT_EQ(t.kernels.end[k], 4458676983584590);
   EXPECT_EQ(t.kernels.stream[k], 7);
-  EXPECT_EQ(t.str(t.kernels.name[k]).rfind("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 32, true, 1>", 0), 0u);
+  EXPECT_EQ(t.str(t.kernels.name[k]).rfind("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 32, true, 1>", 0),
+            0u);
   EXPECT_EQ(t.pytorch.base_time_ns, 1711964646000000000);
 }
 

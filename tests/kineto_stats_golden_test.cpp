@@ -61,9 +61,10 @@ const TraceCase kCases[] = {
     {"vllm_graph", "kineto/TraceLens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz"},
 };
 
-const char* const kReports[] = {"cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum", "cuda_gpu_mem_time_sum",
-                                "cuda_gpu_mem_size_sum", "cuda_api_sum", "cuda_gpu_trace",
-                                "cuda_kern_exec_sum", "nvtx_sum", "nvtx_gpu_proj_sum", "nvtx_kern_sum"};
+const char* const kReports[] = {
+    "cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+    "cuda_api_sum",      "cuda_gpu_trace",       "cuda_kern_exec_sum",    "nvtx_sum",
+    "nvtx_gpu_proj_sum", "nvtx_kern_sum"};
 
 struct GoldenCase {
   std::string name, path, report;
@@ -97,8 +98,10 @@ const std::map<std::pair<std::string, std::string>, size_t>& truncated() {
 std::string first_records(const std::string& text, size_t rows) {
   bool quoted = false;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '"') quoted = !quoted;
-    else if (text[i] == '\n' && !quoted && --rows == 0) return text.substr(0, i + 1);
+    if (text[i] == '"')
+      quoted = !quoted;
+    else if (text[i] == '\n' && !quoted && --rows == 0)
+      return text.substr(0, i + 1);
   }
   return text;
 }
@@ -136,7 +139,8 @@ TEST_P(KinetoStatsGolden, CsvEqualsGolden) {
 
 std::string case_name(const ::testing::TestParamInfo<GoldenCase>& info) {
   std::string n = info.param.name + "_" + info.param.report;
-  for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
 }
 

@@ -23,7 +23,10 @@ fs::path temp_path(const std::string& name) {
   // One folder per test process, removed at exit (ctest runs test processes in parallel).
   static const struct Dir {
     fs::path path = fs::temp_directory_path() / ("tracedoc-kineto-writer-test-" + std::to_string(::getpid()));
-    ~Dir() { std::error_code ec; fs::remove_all(path, ec); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
   } dir;
   fs::create_directories(dir.path);
   return dir.path / name;
@@ -52,23 +55,52 @@ Trace small_trace() {
   t.processes.push_back({make_global_tid(0, 77, 0), 77, t.strings.intern("python3")});
   t.threads.push_back({tid, t.strings.intern("thread 78 (pt_main_thread)"), 0});
   auto& o = t.pytorch.ops;
-  o.start = {1000000}; o.end = {1050001}; o.global_tid = {tid}; o.name = {t.strings.intern("aten::\"weird\"\\name\n")};
-  o.external_id = {5}; o.sequence_number = {kNoValue}; o.fwd_thread_id = {kNoValue};
+  o.start = {1000000};
+  o.end = {1050001};
+  o.global_tid = {tid};
+  o.name = {t.strings.intern("aten::\"weird\"\\name\n")};
+  o.external_id = {5};
+  o.sequence_number = {kNoValue};
+  o.fwd_thread_id = {kNoValue};
   o.input_dims = {t.strings.intern("[[2, 3], []]")};
   auto& a = t.api;
-  a.start = {1010000}; a.end = {1015123}; a.global_tid = {tid}; a.correlation = {42}; a.return_value = {0};
-  a.name = {t.strings.intern("cudaLaunchKernel")}; a.api_class = {0};
+  a.start = {1010000};
+  a.end = {1015123};
+  a.global_tid = {tid};
+  a.correlation = {42};
+  a.return_value = {0};
+  a.name = {t.strings.intern("cudaLaunchKernel")};
+  a.api_class = {0};
   auto& k = t.kernels;
-  k.start = {1020000}; k.end = {1020001}; k.global_pid = {make_global_tid(0, 77, 0)}; k.correlation = {42};
-  k.device = {0}; k.context = {1}; k.green_context = {kNoGreen}; k.stream = {7};
-  k.name = k.mangled_name = {t.strings.intern("void k<4>(int)")}; k.short_name = {t.strings.intern("k")};
-  k.grid_x = {216}; k.grid_y = {1}; k.grid_z = {1}; k.block_x = {96}; k.block_y = {1}; k.block_z = {1};
-  k.registers_per_thread = {40}; k.static_smem = {1024}; k.dynamic_smem = {0}; k.graph_node_id = {kNoValue};
+  k.start = {1020000};
+  k.end = {1020001};
+  k.global_pid = {make_global_tid(0, 77, 0)};
+  k.correlation = {42};
+  k.device = {0};
+  k.context = {1};
+  k.green_context = {kNoGreen};
+  k.stream = {7};
+  k.name = k.mangled_name = {t.strings.intern("void k<4>(int)")};
+  k.short_name = {t.strings.intern("k")};
+  k.grid_x = {216};
+  k.grid_y = {1};
+  k.grid_z = {1};
+  k.block_x = {96};
+  k.block_y = {1};
+  k.block_z = {1};
+  k.registers_per_thread = {40};
+  k.static_smem = {1024};
+  k.dynamic_smem = {0};
+  k.graph_node_id = {kNoValue};
   k.est_occupancy = {9.375};
-  t.pytorch.allocator.time = {1016000}; t.pytorch.allocator.global_tid = {tid};
-  t.pytorch.allocator.address = {123456}; t.pytorch.allocator.bytes = {512};
-  t.pytorch.allocator.total_allocated = {1024}; t.pytorch.allocator.total_reserved = {2097152};
-  t.pytorch.allocator.device_type = {1}; t.pytorch.allocator.device_id = {0};
+  t.pytorch.allocator.time = {1016000};
+  t.pytorch.allocator.global_tid = {tid};
+  t.pytorch.allocator.address = {123456};
+  t.pytorch.allocator.bytes = {512};
+  t.pytorch.allocator.total_allocated = {1024};
+  t.pytorch.allocator.total_reserved = {2097152};
+  t.pytorch.allocator.device_type = {1};
+  t.pytorch.allocator.device_id = {0};
   return t;
 }
 
@@ -123,8 +155,8 @@ TEST(KinetoWriter, NsysExportConverts) {
   ASSERT_TRUE(write_kineto_json(original, copy).ok());
   auto back = read_kineto_trace(copy);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  for (const std::string report : {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_api_sum",
-                                   "cuda_gpu_trace", "cuda_kern_exec_sum", "nvtx_sum"}) {
+  for (const std::string report : {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+                                   "cuda_api_sum", "cuda_gpu_trace", "cuda_kern_exec_sum", "nvtx_sum"}) {
     EXPECT_EQ(report_csv(original, report), report_csv(*back, report)) << report;
   }
 }
@@ -146,9 +178,12 @@ TEST(KinetoWriter, FindingsAreAnnotationsThatReadersSkip) {
   EXPECT_NE(with.find("\"name\": \"process_name\", \"pid\": 4243, \"tid\": 0"), std::string::npos);
   EXPECT_NE(with.find("{\"name\": \"tracedoc findings\"}"), std::string::npos);
   EXPECT_NE(with.find("{\"sort_index\": -1}"), std::string::npos);
-  EXPECT_NE(with.find("{\"name\": \"critical comb_pattern [pid 4242 GPU 0 (NVIDIA A100-SXM4-80GB)]\"}"), std::string::npos);
-  EXPECT_NE(with.find("\"name\": \"comb_pattern: idle gap\", \"pid\": 4243, \"tid\": 1, \"ts\": 1270686.051, \"dur\": 20736.683"),
+  EXPECT_NE(with.find("{\"name\": \"critical comb_pattern [pid 4242 GPU 0 (NVIDIA A100-SXM4-80GB)]\"}"),
             std::string::npos);
+  EXPECT_NE(
+      with.find(
+          "\"name\": \"comb_pattern: idle gap\", \"pid\": 4243, \"tid\": 1, \"ts\": 1270686.051, \"dur\": 20736.683"),
+      std::string::npos);
   const std::string a = temp_path("with_findings.json").string(), b = temp_path("without_findings.json").string();
   ASSERT_TRUE(write_kineto_json(original, a, d.findings).ok());
   ASSERT_TRUE(write_kineto_json(original, b).ok());
@@ -185,12 +220,33 @@ TEST(KinetoWriter, FindingsAreAnnotationsThatReadersSkip) {
 //    after table, the HTA trace_diff control trace (integer µs, many equal totals) read back with
 //    `INVALID` and `cudaDeviceGetAttribute` (20000 ns each) swapped; the writer therefore writes
 //    each call name's first call in name-id order (kineto_json_writer.cpp, api_write_order).
-const std::vector<std::string> kReports = {
-    "cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_trace", "op_sum", "step_sum", "gpu_mem_sum", "nvtx_sum",
-    "gpu_time_breakdown", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu_kern_gb_sum",
-    "cuda_kern_exec_sum", "cuda_api_trace", "gpu_mem_step_sum", "gpu_mem_trace", "gpu_copy_sum", "tb_step_breakdown",
-    "tb_gpu_metrics", "kernel_launch_stats", "comm_comp_overlap", "idle_time_breakdown", "kernel_type_breakdown",
-    "queue_length_sum", "op_kernel_sum", "op_dispatch_sum", "nvtx_kern_sum", "nvtx_gpu_proj_sum"};
+const std::vector<std::string> kReports = {"cuda_gpu_kern_sum",
+                                           "cuda_api_sum",
+                                           "cuda_gpu_trace",
+                                           "op_sum",
+                                           "step_sum",
+                                           "gpu_mem_sum",
+                                           "nvtx_sum",
+                                           "gpu_time_breakdown",
+                                           "cuda_gpu_mem_time_sum",
+                                           "cuda_gpu_mem_size_sum",
+                                           "cuda_gpu_kern_gb_sum",
+                                           "cuda_kern_exec_sum",
+                                           "cuda_api_trace",
+                                           "gpu_mem_step_sum",
+                                           "gpu_mem_trace",
+                                           "gpu_copy_sum",
+                                           "tb_step_breakdown",
+                                           "tb_gpu_metrics",
+                                           "kernel_launch_stats",
+                                           "comm_comp_overlap",
+                                           "idle_time_breakdown",
+                                           "kernel_type_breakdown",
+                                           "queue_length_sum",
+                                           "op_kernel_sum",
+                                           "op_dispatch_sum",
+                                           "nvtx_kern_sum",
+                                           "nvtx_gpu_proj_sum"};
 
 struct RoundTripCase {
   std::string trace;  // under shared/traces
@@ -221,7 +277,8 @@ TEST_P(KinetoRoundTrip, ReportsAreIdentical) {
 
 TEST(KinetoWriter, PythonFunctionsRoundTrip) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found";
-  const fs::path source = shared_dir() / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+  const fs::path source =
+      shared_dir() / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
   if (!fs::exists(source)) GTEST_SKIP() << source << " not found";
   KinetoReadOptions with_python;
   with_python.python_functions = true;

@@ -22,9 +22,9 @@ TEST(Statistics, MedianIsTheMeanOfTheTwoMiddleValues) {
   EXPECT_EQ(median_ns({}), 0);
   EXPECT_EQ(median_ns({7}), 7);
   EXPECT_EQ(median_ns({9, 1, 5}), 5);
-  EXPECT_EQ(median_ns({10, 1, 4, 2}), 3);         // (2 + 4) / 2
-  EXPECT_EQ(median_ns({1, 2}), 2);                // 1.5 ns, half up
-  EXPECT_EQ(median_ns({-3, -2}), -2);             // -2.5 ns, half up
+  EXPECT_EQ(median_ns({10, 1, 4, 2}), 3);                       // (2 + 4) / 2
+  EXPECT_EQ(median_ns({1, 2}), 2);                              // 1.5 ns, half up
+  EXPECT_EQ(median_ns({-3, -2}), -2);                           // -2.5 ns, half up
   EXPECT_EQ(median_ns({INT64_MAX, INT64_MAX - 1}), INT64_MAX);  // no overflow
   std::vector<int64_t> v = {10, 1, 4, 2};
   EXPECT_DOUBLE_EQ(median(std::span<int64_t>(v)), 3.0);
@@ -72,8 +72,9 @@ void expect_has(const std::string& text, const std::string& needle) {
 // CPU windows summary reads and the stretched windows diagnose and check read are the same.
 TEST(MedianConvention, EvenStepCountGivesOneMedianStepEverywhere) {
   ScratchDir dir;
-  const fs::path spec = dir.write("comb.toml", "gpu = \"NVIDIA A100-SXM4-80GB\"\nsteps = 8\nseed = 3\n"
-                                               "[plant.comb_pattern]\nstrength = 0.5\n");
+  const fs::path spec = dir.write("comb.toml",
+                                  "gpu = \"NVIDIA A100-SXM4-80GB\"\nsteps = 8\nseed = 3\n"
+                                  "[plant.comb_pattern]\nstrength = 0.5\n");
   const std::string base = (dir.path() / "comb").string();
   const CliRun synth = tracedoc({"synth", spec.string(), "-o", base});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
@@ -127,7 +128,9 @@ TEST(MedianConvention, AbsentStepMedianIsAbsentInSummaryAndDiff) {
   expect_has(summary.out, "  pid 144 GPU 0                                        -    254 ms");
   const CliRun diff = tracedoc({"diff", input, input, "--step-marker", marker});
   ASSERT_EQ(diff.exit_code, 0) << diff.err;
-  expect_has(diff.out, "  pid 144 GPU 0                                               - -> -      254 ms -> 254 ms                - -> -    - -> -\n");
+  expect_has(diff.out,
+             "  pid 144 GPU 0                                               - -> -      254 ms -> 254 ms               "
+             " - -> -    - -> -\n");
   // No collective is matched on this export: skew, waited and started-last are absent too.
   expect_has(diff.out, "collective skew p50 - -> - (0 -> 0 collectives matched)");
   const CliRun csv = tracedoc({"diff", input, input, "--step-marker", marker, "-f", "csv"});

@@ -25,10 +25,11 @@ TEST(MemoryBudget, ChecksResidentMemory) {
   EXPECT_GT(MemoryBudget::default_limit(), 0u);
   MemoryBudget::set_limit(0);
   EXPECT_TRUE(MemoryBudget::check("x").ok());  // no limit
-  MemoryBudget::set_limit(1 << 20);             // 1 MiB: below any process's footprint
+  MemoryBudget::set_limit(1 << 20);            // 1 MiB: below any process's footprint
   const Status st = MemoryBudget::check("trace.json");
   EXPECT_EQ(st.code(), ErrorCode::kBadInput);
-  EXPECT_NE(st.message().find("trace.json: needs more memory than the limit of 1 MiB"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("trace.json: needs more memory than the limit of 1 MiB"), std::string::npos)
+      << st.message();
   MemoryBudget::set_limit(uint64_t{1} << 50);
   EXPECT_TRUE(MemoryBudget::check("x", 1 << 20).ok());
   EXPECT_FALSE(MemoryBudget::check("x", uint64_t{1} << 51).ok());  // the allocation about to happen counts

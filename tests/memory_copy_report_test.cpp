@@ -55,7 +55,8 @@ struct Golden {
   std::map<std::string, std::vector<GoldenRow>> copy_steps = load_table("gpu_copy_steps.tsv");
   std::set<std::string> sources() const {
     std::set<std::string> s;
-    for (const auto* t : {&mem, &mem_steps, &copy, &copy_steps}) for (const auto& [k, v] : *t) s.insert(k);
+    for (const auto* t : {&mem, &mem_steps, &copy, &copy_steps})
+      for (const auto& [k, v] : *t) s.insert(k);
     return s;
   }
 };
@@ -142,29 +143,63 @@ TEST_P(MemoryCopyGolden, MatchesPythonReference) {
     return it == t.end() ? kNone : it->second;
   };
   expect_rows(source, "gpu_mem_sum", rows(g.mem),
-              {{"pid", "PID"}, {"device", "Device"}, {"peak", "Peak Allocated"}, {"peak_time", "Peak Time"},
-               {"start_allocated", "Start Allocated"}, {"end_allocated", "End Allocated"},
-               {"allocations", "Allocations"}, {"frees", "Frees"}, {"bytes_allocated", "Bytes Allocated"},
-               {"bytes_freed", "Bytes Freed"}, {"peak_reserved", "Peak Reserved"}, {"totals", "Source"}});
+              {{"pid", "PID"},
+               {"device", "Device"},
+               {"peak", "Peak Allocated"},
+               {"peak_time", "Peak Time"},
+               {"start_allocated", "Start Allocated"},
+               {"end_allocated", "End Allocated"},
+               {"allocations", "Allocations"},
+               {"frees", "Frees"},
+               {"bytes_allocated", "Bytes Allocated"},
+               {"bytes_freed", "Bytes Freed"},
+               {"peak_reserved", "Peak Reserved"},
+               {"totals", "Source"}});
   expect_rows(source, "gpu_mem_step_sum", rows(g.mem_steps),
-              {{"pid", "PID"}, {"device", "Device"}, {"step", "Step"}, {"start", "Start"}, {"duration", "Duration"},
-               {"start_allocated", "Start Allocated"}, {"end_allocated", "End Allocated"}, {"peak", "Peak Allocated"},
-               {"peak_time", "Peak Time"}, {"allocations", "Allocations"}, {"frees", "Frees"}, {"name", "Name"}});
+              {{"pid", "PID"},
+               {"device", "Device"},
+               {"step", "Step"},
+               {"start", "Start"},
+               {"duration", "Duration"},
+               {"start_allocated", "Start Allocated"},
+               {"end_allocated", "End Allocated"},
+               {"peak", "Peak Allocated"},
+               {"peak_time", "Peak Time"},
+               {"allocations", "Allocations"},
+               {"frees", "Frees"},
+               {"name", "Name"}});
   expect_rows(source, "gpu_copy_sum", rows(g.copy),
-              {{"pid", "PID"}, {"device", "Device"}, {"copy_kind", "Copy Kind"}, {"src_kind", "Src Kind"},
-               {"dst_kind", "Dst Kind"}, {"count", "Count"}, {"bytes", "Total Bytes"}, {"total_ns", "Total Time"},
-               {"throughput", "Throughput"}, {"median_throughput", "Med Throughput"}});
+              {{"pid", "PID"},
+               {"device", "Device"},
+               {"copy_kind", "Copy Kind"},
+               {"src_kind", "Src Kind"},
+               {"dst_kind", "Dst Kind"},
+               {"count", "Count"},
+               {"bytes", "Total Bytes"},
+               {"total_ns", "Total Time"},
+               {"throughput", "Throughput"},
+               {"median_throughput", "Med Throughput"}});
   expect_rows(source, "gpu_copy_step_sum", rows(g.copy_steps),
-              {{"pid", "PID"}, {"step", "Step"}, {"start", "Start"}, {"duration", "Duration"}, {"copies", "Copies"},
-               {"bytes", "Bytes"}, {"copy_ns", "Copy Time"}, {"htod_ns", "HtoD Time"}, {"dtoh_ns", "DtoH Time"},
-               {"dtod_ns", "DtoD Time"}, {"other_ns", "Other Time"}, {"name", "Name"}});
+              {{"pid", "PID"},
+               {"step", "Step"},
+               {"start", "Start"},
+               {"duration", "Duration"},
+               {"copies", "Copies"},
+               {"bytes", "Bytes"},
+               {"copy_ns", "Copy Time"},
+               {"htod_ns", "HtoD Time"},
+               {"dtoh_ns", "DtoH Time"},
+               {"dtod_ns", "DtoD Time"},
+               {"other_ns", "Other Time"},
+               {"name", "Name"}});
 
   // Growth is End - Start, row by row; the trace report holds each series' events, ending at End.
   const Trace& trace = *trace_of(source);
   const TableSink steps = run(trace, "gpu_mem_step_sum");
   for (size_t r = 0; r < steps.row_count(); ++r) {
     const auto row = steps.row_at(r);
-    EXPECT_EQ(row[column(steps, "Growth")].i, row[column(steps, "End Allocated")].i - row[column(steps, "Start Allocated")].i);
+    EXPECT_EQ(row[column(steps, "Growth")].i,
+              row[column(steps, "End Allocated")].i - row[column(steps, "Start Allocated")].i);
   }
   const TableSink events = run(trace, "gpu_mem_trace");
   for (const GoldenRow& m : rows(g.mem)) {
@@ -172,7 +207,8 @@ TEST_P(MemoryCopyGolden, MatchesPythonReference) {
     for (size_t r = 0; r < events.row_count(); ++r) {
       const auto row = events.row_at(r);
       if (std::to_string(row[column(events, "PID")].i) != m.at("pid") ||
-          std::to_string(row[column(events, "Device")].i) != m.at("device")) continue;
+          std::to_string(row[column(events, "Device")].i) != m.at("device"))
+        continue;
       ++n;
       last = row[column(events, "Allocated")].i;
     }
@@ -209,7 +245,8 @@ TEST(MemoryCopyReference, CoversEveryTrace) {
     const std::string rel = fs::relative(e.path(), traces).generic_string();
     const std::string name = e.path().filename().string();
     const bool kineto = rel.rfind("kineto/", 0) == 0 && (ends(name, ".json") || ends(name, ".json.gz")) &&
-                        name != "execution_details.json" && name != "memory_timeline.raw.gz" && !ends(name, "_et.json.gz");
+                        name != "execution_details.json" && name != "memory_timeline.raw.gz" &&
+                        !ends(name, "_et.json.gz");
     const bool nsys = rel.rfind("nsys/", 0) == 0 && rel.find("/oracles/") == std::string::npos && ends(name, ".sqlite");
     if ((!kineto && !nsys) || sources.count(rel)) continue;
     const Trace& t = nsys ? load_nsys(e.path().string()) : load_kineto(e.path().string());
@@ -233,14 +270,14 @@ TEST(HostLink, SharedTraceGpus) {
     const char* link;
     double peak;
   } cases[] = {
-      {"Tesla V100-DGXS-32GB", "PCIe 3.0 x16", gen3x16},        // tb_plugin resnet50 samples
+      {"Tesla V100-DGXS-32GB", "PCIe 3.0 x16", gen3x16},  // tb_plugin resnet50 samples
       {"Tesla V100-SXM2-32GB", "PCIe 3.0 x16", gen3x16},
-      {"Tesla T4", "PCIe 3.0 x16", gen3x16},                     // SC23 OpenMP export
+      {"Tesla T4", "PCIe 3.0 x16", gen3x16},  // SC23 OpenMP export
       {"Quadro GP100", "PCIe 3.0 x16", gen3x16},
-      {"NVIDIA GeForce RTX 2070 SUPER", "PCIe 3.0 x16", gen3x16}, // DLProf export
-      {"NVIDIA GeForce RTX 3060", "PCIe 4.0 x16", gen4x16},      // cuda-perf-sandbox
-      {"NVIDIA GeForce RTX 3080", "PCIe 4.0 x16", gen4x16},      // nsys-ai mock
-      {"NVIDIA GeForce RTX 4060 Ti", "PCIe 4.0 x8", gen4x8},     // test-cuda: an x8 board
+      {"NVIDIA GeForce RTX 2070 SUPER", "PCIe 3.0 x16", gen3x16},  // DLProf export
+      {"NVIDIA GeForce RTX 3060", "PCIe 4.0 x16", gen4x16},        // cuda-perf-sandbox
+      {"NVIDIA GeForce RTX 3080", "PCIe 4.0 x16", gen4x16},        // nsys-ai mock
+      {"NVIDIA GeForce RTX 4060 Ti", "PCIe 4.0 x8", gen4x8},       // test-cuda: an x8 board
       {"NVIDIA A100-PG509-200", "PCIe 4.0 x16", gen4x16},
       {"NVIDIA A100-SXM4-80GB", "PCIe 4.0 x16", gen4x16},
       {"NVIDIA H100 80GB HBM3", "PCIe 5.0 x16", gen5x16},

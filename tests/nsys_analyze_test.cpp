@@ -31,7 +31,7 @@ struct AnalyzeCase {
   std::string export_path;  // empty: ../shared absent
   std::string rule;         // with options
   std::string expected_path;
-  bool skipped = false;     // nsys printed SKIPPED
+  bool skipped = false;  // nsys printed SKIPPED
 };
 
 void add_shared_oracles(std::vector<AnalyzeCase>& cases) {
@@ -47,7 +47,8 @@ void add_shared_oracles(std::vector<AnalyzeCase>& cases) {
       const std::string fn = f.path().filename().string();
       if (fn.rfind("analyze_", 0) != 0 || f.path().extension() != ".csv") continue;
       // nsys refused the old-schema original (no greenContextId); its @reexport oracle applies.
-      if (fs::file_size(f.path()) == 0 && name == base && fs::is_directory(root / "oracles" / (name + "@reexport"))) continue;
+      if (fs::file_size(f.path()) == 0 && name == base && fs::is_directory(root / "oracles" / (name + "@reexport")))
+        continue;
       cases.push_back({name, exports.at(base), fn.substr(8, fn.size() - 12), f.path().string()});
     }
   }
@@ -93,15 +94,16 @@ TEST_P(NsysAnalyzeOracle, CsvEqualsNsys) {
   const Trace& trace = load_nsys(c.export_path);
   auto got = rule_csv(trace, c.rule);
   if (c.skipped) {
-    EXPECT_FALSE(got.has_value()) << "nsys skipped " << c.rule << " on " << c.name << ": " << read_file(c.expected_path);
+    EXPECT_FALSE(got.has_value()) << "nsys skipped " << c.rule << " on " << c.name << ": "
+                                  << read_file(c.expected_path);
     return;
   }
   const std::string expected = read_file(c.expected_path);
   const std::string actual = got.value_or("");
   const auto expected_rows = parse_csv(expected);
   const int64_t limit = rows_option(c.rule);
-  const bool nsys_truncated = c.rule.rfind("gpu_time_util", 0) == 0 && limit > 0 &&
-                              expected_rows.size() == static_cast<size_t>(limit) + 1;
+  const bool nsys_truncated =
+      c.rule.rfind("gpu_time_util", 0) == 0 && limit > 0 && expected_rows.size() == static_cast<size_t>(limit) + 1;
   std::string why;
   if (csv_equal(expected, actual, &why)) return;
   if (!nsys_truncated) {
@@ -127,7 +129,8 @@ TEST_P(NsysAnalyzeOracle, CsvEqualsNsys) {
 std::string case_name(const ::testing::TestParamInfo<AnalyzeCase>& info) {
   if (info.param.name.empty()) return "no_shared_traces";
   std::string n = info.param.name + "_" + info.param.rule;
-  for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
 }
 
@@ -138,7 +141,8 @@ INSTANTIATE_TEST_SUITE_P(RealNsys, NsysAnalyzeOracle, ::testing::ValuesIn(discov
 // the JSON: the 150,994,944-byte pageable input copy, the final cudaDeviceSynchronize, and the
 // 10 s pause while the run loaded its data.
 const char* kAlexnet =
-    "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz";
+    "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
+    "benchmark_result_2869224_1695835535_trace.json.gz";
 
 TEST(NsysAnalyzeKineto, RulesRunOnPyTorchTraces) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found: PyTorch trace skipped";
@@ -151,7 +155,8 @@ TEST(NsysAnalyzeKineto, RulesRunOnPyTorchTraces) {
                                                  "2869224", "0", "1", "", "7", "cudaMemcpyAsync"}));
   auto syncs = rows("cuda_api_sync:rows=1");
   ASSERT_EQ(syncs.size(), 2u);
-  EXPECT_EQ(syncs[1], (std::vector<std::string>{"884000", "1695835585862981000", "2869224", "2869224", "cudaDeviceSynchronize"}));
+  EXPECT_EQ(syncs[1],
+            (std::vector<std::string>{"884000", "1695835585862981000", "2869224", "2869224", "cudaDeviceSynchronize"}));
   auto gaps = rows("gpu_gaps");
   ASSERT_EQ(gaps.size(), 5u);  // over 500 ms: four
   EXPECT_EQ(gaps[1], (std::vector<std::string>{"1", "10033725000", "1695835573847846000", "2869224", "0", "1"}));

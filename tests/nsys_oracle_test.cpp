@@ -89,7 +89,8 @@ TEST_P(NsysOracle, CsvEqualsNsys) {
 std::string case_name(const ::testing::TestParamInfo<OracleCase>& info) {
   if (info.param.oracle_dir.empty()) return "no_shared_traces";
   std::string n = info.param.oracle_dir + "_" + info.param.report;
-  for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
 }
 

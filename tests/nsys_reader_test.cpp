@@ -92,7 +92,11 @@ TEST(NsysReader, DirectPageScanReadsWhatSqliteReads) {
 TEST(NsysReader, ReadsEverySchemaWithRealCounts) {
   const fs::path root = nsys_traces_dir();
   if (root.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
-  struct Expect { const char* file; size_t kernels, memcpy, memset, api, nvtx; const char* schema; };
+  struct Expect {
+    const char* file;
+    size_t kernels, memcpy, memset, api, nvtx;
+    const char* schema;
+  };
   const Expect cases[] = {
       {"DLProf/nsys_profile.sqlite", 46, 12, 4, 279, 82, "2.9.1"},
       {"SC23_OpenMP_Tutorial/report3.sqlite", 50, 200, 0, 312, 0, "3.4.0"},
@@ -133,8 +137,8 @@ TEST(NsysReader, ReadsCudaEventRecords) {
   EXPECT_EQ(e.stream[0], 21);
   EXPECT_EQ(e.correlation[0], 2054);
   EXPECT_EQ(e.event_id[0], 41);
-  EXPECT_EQ(e.time[0], kNoTime);       // the 3.4.0 table has no timestamp column
-  EXPECT_EQ(e.sync_id[0], kNoValue);   // nor eventSyncId
+  EXPECT_EQ(e.time[0], kNoTime);      // the 3.4.0 table has no timestamp column
+  EXPECT_EQ(e.sync_id[0], kNoValue);  // nor eventSyncId
   const view::EventRecords records(*qcu);
   // The first stream wait (syncType 2) of the export waits for event 42, recorded on stream 21.
   const SyncTable& y = qcu->syncs;

@@ -52,7 +52,8 @@ std::string build_export(const ExportCase& c) {
 
 // The export tracedoc reads for a case; empty when it needs ../shared and that is absent.
 std::string input_path(const ExportCase& c) {
-  if (starts_with(c.source, "example:")) return (fs::path(TRACEDOC_SOURCE_DIR) / "examples" / c.source.substr(8)).string();
+  if (starts_with(c.source, "example:"))
+    return (fs::path(TRACEDOC_SOURCE_DIR) / "examples" / c.source.substr(8)).string();
   const fs::path traces = nsys_traces_dir();
   if (traces.empty()) return {};
   if (starts_with(c.source, "shared:")) return (traces / c.source.substr(7)).string();
@@ -117,7 +118,8 @@ std::vector<ReportCase> report_cases() {
 void expect_like_nsys(const Trace& trace, const std::string& path, const ReportCase& rc) {
   const fs::path dir = golden_dir() / "expected" / rc.export_case.name;
   const std::string stem = expected_stem(rc.report);
-  const fs::path csv = dir / (stem + ".csv"), sampled = dir / (stem + ".sampled.csv"), skipped = dir / (stem + ".skipped");
+  const fs::path csv = dir / (stem + ".csv"), sampled = dir / (stem + ".sampled.csv"),
+                 skipped = dir / (stem + ".skipped");
   ASSERT_EQ(fs::exists(csv) + fs::exists(sampled) + fs::exists(skipped), 1) << "no nsys output for " << rc.report;
   if (fs::exists(skipped)) {
     std::string reason = read_file(skipped);
@@ -137,7 +139,8 @@ void expect_like_nsys(const Trace& trace, const std::string& path, const ReportC
   if (fs::exists(csv)) {
     EXPECT_TRUE(csv_equal(read_file(csv), *got, &why)) << rc.export_case.name << " " << rc.report << ": " << why;
   } else {
-    EXPECT_TRUE(sampled_equal(read_file(sampled), *got, &why)) << rc.export_case.name << " " << rc.report << ": " << why;
+    EXPECT_TRUE(sampled_equal(read_file(sampled), *got, &why))
+        << rc.export_case.name << " " << rc.report << ": " << why;
   }
 }
 
@@ -175,7 +178,8 @@ TEST_P(NvtxNameGolden, MatchesNsys) {
 
 std::string case_name(const ::testing::TestParamInfo<ReportCase>& info) {
   std::string n = info.param.export_case.name + "_" + info.param.report;
-  for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
 }
 
@@ -189,17 +193,31 @@ TEST(NvtxNameGoldenData, EdgeCasesNameEachLaunchAsDocumented) {
   std::map<std::string, std::string> name_of;  // CorrId -> Name (graph launch 17: both kernels agree)
   for (size_t r = 1; r < rows.size(); ++r) name_of[rows[r].at(2)] = rows[r].back();
   const std::string a = "void kernA<int>(int *)", b = "kernB(float)";
-  const std::map<std::string, std::string> documented = {
-      {"1", "inner/" + a},  {"3", "outer/" + a},          {"4", b},
-      {"5", "se1/" + a},    {"6", "se2/" + b},            {"7", "outer2/" + b},
-      {"8", b},             {"9", "open/" + a},           {"10", a},
-      {"11", "in domain/" + b}, {"12", "registered range/" + b}, {"13", "tieA/" + a},
-      {"14", "x/y/z"},      {"15", "x/y/z"},              {"16", "exact/" + a},
-      {"17", "outer2/" + b}, {"18", "outer/" + b},        {"19", "outer2/" + b},
-      {"50", a},            {"77", b},                    {"99", b}};
+  const std::map<std::string, std::string> documented = {{"1", "inner/" + a},
+                                                         {"3", "outer/" + a},
+                                                         {"4", b},
+                                                         {"5", "se1/" + a},
+                                                         {"6", "se2/" + b},
+                                                         {"7", "outer2/" + b},
+                                                         {"8", b},
+                                                         {"9", "open/" + a},
+                                                         {"10", a},
+                                                         {"11", "in domain/" + b},
+                                                         {"12", "registered range/" + b},
+                                                         {"13", "tieA/" + a},
+                                                         {"14", "x/y/z"},
+                                                         {"15", "x/y/z"},
+                                                         {"16", "exact/" + a},
+                                                         {"17", "outer2/" + b},
+                                                         {"18", "outer/" + b},
+                                                         {"19", "outer2/" + b},
+                                                         {"50", a},
+                                                         {"77", b},
+                                                         {"99", b}};
   EXPECT_EQ(name_of, documented);
   // With the two names swapped, the lower row still wins: the name follows the row.
-  const auto swapped = read_file(golden_dir() / "expected" / "edge_tie_swapped" / "stats_cuda_kern_exec_trace_nvtx-name.csv");
+  const auto swapped =
+      read_file(golden_dir() / "expected" / "edge_tie_swapped" / "stats_cuda_kern_exec_trace_nvtx-name.csv");
   EXPECT_NE(swapped.find("tieB/" + a), std::string::npos);
   EXPECT_EQ(swapped.find("tieA/" + a), std::string::npos);
 }

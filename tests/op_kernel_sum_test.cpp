@@ -64,7 +64,8 @@ struct Builder {
 std::string csv(const Trace& trace, const std::string& report) { return report_csv(trace, report).value_or("SKIPPED"); }
 
 const char* const kHeader =
-    "Time (%),Kernel Total (ns),Count,Kernel Avg (ns),Op To Launch Avg (ns),Op To Launch Min (ns),Op To Launch Max (ns),"
+    "Time (%),Kernel Total (ns),Count,Kernel Avg (ns),Op To Launch Avg (ns),Op To Launch Min (ns),Op To Launch Max "
+    "(ns),"
     "Launch To Kernel Avg (ns),Launch To Kernel Med (ns),Launch To Kernel Min (ns),Launch To Kernel Max (ns),Threads,"
     "Operator,Kernel\n";
 
@@ -89,19 +90,22 @@ Builder nested() {
 TEST(OpKernelSum, InnermostOperatorLaunchedIt) {
   // Innermost: custom::gemm (op delay 400-300 = 100) and aten::addmm (750-200 = 550), one row each.
   EXPECT_EQ(csv(nested().trace, "op_kernel_sum"),
-            std::string(kHeader) + "66.7,100,1,100.0,100.0,100,100,50.0,50.0,50,50,thread 1 (python3),custom::gemm,gemm\n"
-                                   "33.3,50,1,50.0,550.0,550,550,0.0,0.0,0,0,thread 1 (python3),aten::addmm,gemm\n");
+            std::string(kHeader) +
+                "66.7,100,1,100.0,100.0,100,100,50.0,50.0,50,50,thread 1 (python3),custom::gemm,gemm\n"
+                "33.3,50,1,50.0,550.0,550,550,0.0,0.0,0,0,thread 1 (python3),aten::addmm,gemm\n");
 }
 
 TEST(OpKernelSum, AtenViewTakesTheDeepestAtenOperator) {
   // Both launches belong to aten::addmm: op delays 200 and 550; queue 50 and 0 (median of two: 25).
-  EXPECT_EQ(csv(nested().trace, "op_kernel_sum:aten"),
-            std::string(kHeader) + "100.0,150,2,75.0,375.0,200,550,25.0,25.0,0,50,thread 1 (python3),aten::addmm,gemm\n");
+  EXPECT_EQ(
+      csv(nested().trace, "op_kernel_sum:aten"),
+      std::string(kHeader) + "100.0,150,2,75.0,375.0,200,550,25.0,25.0,0,50,thread 1 (python3),aten::addmm,gemm\n");
 }
 
 TEST(OpKernelSum, TopViewTakesTheOutermostOperator) {
   EXPECT_EQ(csv(nested().trace, "op_kernel_sum:top"),
-            std::string(kHeader) + "100.0,150,2,75.0,575.0,400,750,25.0,25.0,0,50,thread 1 (python3),nn.Module: Linear,gemm\n");
+            std::string(kHeader) +
+                "100.0,150,2,75.0,575.0,400,750,25.0,25.0,0,50,thread 1 (python3),nn.Module: Linear,gemm\n");
 }
 
 TEST(OpKernelSum, OperatorMustBeOnTheCallersThread) {
@@ -253,11 +257,13 @@ TEST(OpKernelSumGolden, MatchesIndependentReference) {
           EXPECT_TRUE(c[4].is_null() && c[5].is_null() && c[6].is_null()) << what;
         } else {
           ASSERT_EQ(r.num("op_delays"), count) << what;
-          expect_rounded(c[4], static_cast<double>(r.num("op_delay_sum_ns")) / static_cast<double>(count), what + " Op To Launch Avg");
+          expect_rounded(c[4], static_cast<double>(r.num("op_delay_sum_ns")) / static_cast<double>(count),
+                         what + " Op To Launch Avg");
           EXPECT_EQ(c[5].i, r.num("op_delay_min_ns")) << what;
           EXPECT_EQ(c[6].i, r.num("op_delay_max_ns")) << what;
         }
-        expect_rounded(c[7], static_cast<double>(r.num("queue_sum_ns")) / static_cast<double>(count), what + " Launch To Kernel Avg");
+        expect_rounded(c[7], static_cast<double>(r.num("queue_sum_ns")) / static_cast<double>(count),
+                       what + " Launch To Kernel Avg");
         EXPECT_EQ(c[8].d, std::stod(r.at("queue_med_ns"))) << what;  // n or n.5: exact in a double
         EXPECT_EQ(c[9].i, r.num("queue_min_ns")) << what;
         EXPECT_EQ(c[10].i, r.num("queue_max_ns")) << what;
@@ -283,7 +289,8 @@ HtaReference load_hta_reference() {
   for (const std::string& line : split(read_file(file), '\n')) {
     if (line.empty()) continue;
     if (line[0] == '#') {
-      if (const size_t eq = line.find(" = "); eq != std::string::npos) out.path[line.substr(2, eq - 2)] = line.substr(eq + 3);
+      if (const size_t eq = line.find(" = "); eq != std::string::npos)
+        out.path[line.substr(2, eq - 2)] = line.substr(eq + 3);
       if (const size_t f = line.find(": HTA fails"); f != std::string::npos) out.failed.insert(line.substr(2, f - 2));
       continue;
     }
@@ -325,7 +332,8 @@ TEST(OpKernelSumHta, AtenCountsEqualHtasOnItsInputs) {
   const fs::path shared = shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const HtaReference ref = load_hta_reference();
-  ASSERT_GE(ref.counts.size(), 3u) << "tests/golden/hta/aten_op_kernels.tsv: run tests/kineto/hta_op_kernels_reference.py";
+  ASSERT_GE(ref.counts.size(), 3u)
+      << "tests/golden/hta/aten_op_kernels.tsv: run tests/kineto/hta_op_kernels_reference.py";
   for (const auto& [name, path] : ref.path) {
     SCOPED_TRACE(name);
     const fs::path input = shared / "traces" / path;

@@ -42,10 +42,10 @@ Trace read_json(const std::string& json, const KinetoReadOptions& options = with
 }
 
 std::string call(const std::string& name, int tid, int ts_us, int dur_us, int id, const std::string& parent) {
-  return "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"" + name + "\", \"pid\": 100, \"tid\": " +
-         std::to_string(tid) + ", \"ts\": " + std::to_string(ts_us) + ".000, \"dur\": " + std::to_string(dur_us) +
-         ".000, \"args\": {\"Python parent id\": " + parent + ", \"Python id\": " + std::to_string(id) +
-         ", \"Ev Idx\": " + std::to_string(id) + "}}";
+  return "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"" + name +
+         "\", \"pid\": 100, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts_us) +
+         ".000, \"dur\": " + std::to_string(dur_us) + ".000, \"args\": {\"Python parent id\": " + parent +
+         ", \"Python id\": " + std::to_string(id) + ", \"Ev Idx\": " + std::to_string(id) + "}}";
 }
 
 std::string trace_of(const std::vector<std::string>& events) {
@@ -79,14 +79,13 @@ TEST(PythonFuncSum, ByParentIdsEveryCell) {
   const Trace t = read_json(kById);
   ASSERT_EQ(t.pytorch.python_functions.size(), 8u);
   EXPECT_TRUE(pytorch::python_call_tree(t).by_parent_id);
-  EXPECT_EQ(report_csv(t, "python_func_sum"),
-            std::string(kHeader) +
-                "34.6,45000,50000,2,25000.0,50000,1,b.py(2): f\n"
-                "26.9,35000,35000,2,17500.0,30000,2,c.py(3): g\n"
-                "15.4,20000,100000,1,100000.0,100000,1,a.py(1): main\n"
-                "15.4,20000,20000,1,20000.0,20000,1,e.py(6): x\n"
-                "7.7,10000,10000,1,10000.0,10000,1,d.py(4): h\n"
-                "0.0,0,10000,1,10000.0,10000,1,e.py(5): k\n");
+  EXPECT_EQ(report_csv(t, "python_func_sum"), std::string(kHeader) +
+                                                  "34.6,45000,50000,2,25000.0,50000,1,b.py(2): f\n"
+                                                  "26.9,35000,35000,2,17500.0,30000,2,c.py(3): g\n"
+                                                  "15.4,20000,100000,1,100000.0,100000,1,a.py(1): main\n"
+                                                  "15.4,20000,20000,1,20000.0,20000,1,e.py(6): x\n"
+                                                  "7.7,10000,10000,1,10000.0,10000,1,d.py(4): h\n"
+                                                  "0.0,0,10000,1,10000.0,10000,1,e.py(5): k\n");
 }
 
 TEST(PythonFuncSum, NameFilterTakesPercentagesOfTheRowsKept) {
@@ -105,8 +104,9 @@ TEST(PythonFuncSum, NameFilterTakesPercentagesOfTheRowsKept) {
 //   self: a 100 - 30 - 20 = 50; b 20 and 10; c 20 and 200.  Of 300: c 73.3%, a 16.7%, b 10.0%.
 TEST(PythonFuncSum, WithoutParentIdsNestsByTimePerThread) {
   auto plain = [](const std::string& name, int tid, int ts, int dur) {
-    return "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"" + name + "\", \"pid\": 100, \"tid\": " +
-           std::to_string(tid) + ", \"ts\": " + std::to_string(ts) + ".000, \"dur\": " + std::to_string(dur) + ".000}";
+    return "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"" + name +
+           "\", \"pid\": 100, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+           ".000, \"dur\": " + std::to_string(dur) + ".000}";
   };
   const Trace t = read_json(trace_of({plain("a", 101, 0, 100), plain("b", 101, 10, 30), plain("b", 101, 15, 10),
                                       plain("c", 101, 50, 20), plain("c", 102, 5, 200)}));
@@ -120,8 +120,8 @@ TEST(PythonFuncSum, WithoutParentIdsNestsByTimePerThread) {
 // Parent ids that form a cycle (no profiler writes one) must still give a tree: the cycle is cut
 // at one row, every row is walked once.
 TEST(PythonFuncSum, ParentIdCycleIsCut) {
-  const Trace t = read_json(trace_of({call("a", 101, 0, 10, 1, "2"), call("b", 101, 1, 5, 2, "1"),
-                                      call("c", 101, 2, 1, 3, "2")}));
+  const Trace t =
+      read_json(trace_of({call("a", 101, 0, 10, 1, "2"), call("b", 101, 1, 5, 2, "1"), call("c", 101, 2, 1, 3, "2")}));
   const pytorch::PythonCallTree tree = pytorch::python_call_tree(t);
   ASSERT_EQ(tree.preorder.size(), 3u);
   EXPECT_EQ(std::set<uint32_t>(tree.preorder.begin(), tree.preorder.end()).size(), 3u);
@@ -130,8 +130,9 @@ TEST(PythonFuncSum, ParentIdCycleIsCut) {
 }
 
 TEST(PythonFuncSum, NoDataWithoutPythonCalls) {
-  const std::string no_python = trace_of({
-      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 100, \"tid\": 101, \"ts\": 1.000, \"dur\": 2.000}"});
+  const std::string no_python =
+      trace_of({"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 100, \"tid\": 101, \"ts\": "
+                "1.000, \"dur\": 2.000}"});
   const Trace t = read_json(no_python);
   TableSink table;
   const Status st = find_report("python_func_sum")->run(t, {}, table);
@@ -174,7 +175,8 @@ std::map<std::string, RefTrace> load_reference() {
     }
     const std::vector<std::string> c = split(line, '\t');
     if (c.size() != 7) throw std::runtime_error("python_func_sum.tsv: bad line " + line);
-    out[c[0]].rows.push_back({c[1], std::stoll(c[2]), std::stoll(c[3]), std::stoll(c[4]), std::stoll(c[5]), std::stoll(c[6])});
+    out[c[0]].rows.push_back(
+        {c[1], std::stoll(c[2]), std::stoll(c[3]), std::stoll(c[4]), std::stoll(c[5]), std::stoll(c[6])});
   }
   return out;
 }
@@ -201,7 +203,8 @@ TEST(PythonFuncSumGolden, MatchesIndependentReference) {
   const fs::path shared = shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const auto reference = load_reference();
-  ASSERT_GE(reference.size(), 5u) << "tests/golden/pytorch/python_func_sum.tsv: run tests/kineto/python_functions_reference.py";
+  ASSERT_GE(reference.size(), 5u)
+      << "tests/golden/pytorch/python_func_sum.tsv: run tests/kineto/python_functions_reference.py";
   const auto* def = find_report("python_func_sum");
   ASSERT_NE(def, nullptr);
   size_t rows_matched = 0;
@@ -223,7 +226,8 @@ TEST(PythonFuncSumGolden, MatchesIndependentReference) {
       const RefRow& r = ref.rows[i];
       const auto c = table.row_at(i);  // same order: self time descending, then name
       ASSERT_EQ(std::string(c[7].s), r.function) << "row " << i;
-      expect_rounded(c[0], static_cast<double>(r.self) * 100.0 / static_cast<double>(grand), r.function + " Self Time (%)");
+      expect_rounded(c[0], static_cast<double>(r.self) * 100.0 / static_cast<double>(grand),
+                     r.function + " Self Time (%)");
       EXPECT_EQ(c[1].i, r.self) << r.function;
       EXPECT_EQ(c[2].i, r.total) << r.function;
       EXPECT_EQ(c[3].i, r.calls) << r.function;
@@ -343,8 +347,8 @@ TEST(PythonFunctionCli, StatsCsv) {
   const fs::path shared = shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const std::string trace = (shared / "traces" / kBert).string();
-  const std::string command = std::string(TRACEDOC_BINARY_DIR) + "/tracedoc stats -r python_func_sum -f csv -o - '" +
-                              trace + "' 2>&1";
+  const std::string command =
+      std::string(TRACEDOC_BINARY_DIR) + "/tracedoc stats -r python_func_sum -f csv -o - '" + trace + "' 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;

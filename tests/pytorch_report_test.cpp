@@ -47,7 +47,8 @@ struct TraceBuilder {
     o.input_dims.push_back(dims.empty() ? kNoStr : trace.strings.intern(dims));
     return static_cast<uint32_t>(o.size() - 1);
   }
-  uint32_t call(TimeNs start, TimeNs end, int64_t correlation, int64_t gtid = tid(1), const std::string& name = "cudaLaunchKernel") {
+  uint32_t call(TimeNs start, TimeNs end, int64_t correlation, int64_t gtid = tid(1),
+                const std::string& name = "cudaLaunchKernel") {
     auto& a = trace.api;
     a.start.push_back(start);
     a.end.push_back(end);
@@ -103,9 +104,7 @@ struct TraceBuilder {
 };
 
 // The report's CSV (as `tracedoc stats -f csv` prints it), "SKIPPED" when it reports NoData.
-std::string csv(const Trace& trace, const std::string& report) {
-  return report_csv(trace, report).value_or("SKIPPED");
-}
+std::string csv(const Trace& trace, const std::string& report) { return report_csv(trace, report).value_or("SKIPPED"); }
 
 std::string lines(std::initializer_list<const char*> rows) {
   std::string out;
@@ -140,9 +139,9 @@ TEST(PyTorchLinks, MicrosecondEraToleratesChildEndingOneMicrosecondLate) {
   for (int era : {2, 5}) {
     TraceBuilder b(era);
     b.op("p", 1000, 5000);
-    b.op("q", 2000, 6000);    // ends 1000 ns after p
-    b.op("r", 1500, 1900);    // a second child of p: p's children now last longer than p
-    b.op("v", 6000, 7000);    // starts where q ends: never nested
+    b.op("q", 2000, 6000);  // ends 1000 ns after p
+    b.op("r", 1500, 1900);  // a second child of p: p's children now last longer than p
+    b.op("v", 6000, 7000);  // starts where q ends: never nested
     b.op("x", 10000, 20000);
     b.op("y", 12000, 21001);  // ends 1001 ns after x: too late even for truncated µs
     const auto links = pytorch::link_ops(b.trace);
@@ -252,10 +251,11 @@ TEST(PyTorchOpSum, RecursiveOpCountsItsTotalsOnce) {
 TEST(PyTorchOpSum, ShapesSplitRowsByInputDims) {
   const TraceBuilder b = recursive_trace();
   // (x, [[2]]) is not inside another (x, [[2]]), so both rows count it in full.
-  EXPECT_EQ(csv(b.trace, "op_sum:shapes"),
-            lines({"CPU Time (%),CPU Total (ns),CPU Self (ns),Calls,GPU Total (ns),GPU Self (ns),Kernels,Input Dims,Operator",
-                   "66.7,150,100,2,52,7,1,[[1]],aten::x", "26.7,50,40,1,45,5,1,[[2]],aten::x",
-                   "6.7,10,10,1,40,40,1,,aten::y"}));
+  EXPECT_EQ(
+      csv(b.trace, "op_sum:shapes"),
+      lines({"CPU Time (%),CPU Total (ns),CPU Self (ns),Calls,GPU Total (ns),GPU Self (ns),Kernels,Input Dims,Operator",
+             "66.7,150,100,2,52,7,1,[[1]],aten::x", "26.7,50,40,1,45,5,1,[[2]],aten::x",
+             "6.7,10,10,1,40,40,1,,aten::y"}));
 }
 
 TEST(PyTorchOpSum, FilterNameKeepsMatchingRows) {
@@ -277,7 +277,8 @@ TEST(PyTorchReports, NoDataWithoutOpsOrSteps) {
   EXPECT_EQ(st.message(), "test.json does not contain PyTorch operator data.");
   st = pytorch::step_sum(b.trace, args, table);
   EXPECT_EQ(st.code(), ErrorCode::kNoData);
-  EXPECT_EQ(st.message(), "test.json does not contain ProfilerStep ranges, and no repeating kernel sequence was found.");
+  EXPECT_EQ(st.message(),
+            "test.json does not contain ProfilerStep ranges, and no repeating kernel sequence was found.");
 }
 
 // ---- op_dispatch_sum -------------------------------------------------------------------------------
@@ -355,15 +356,15 @@ TEST(PyTorchStepSum, SpanAndBusyOfWhatEachStepLaunched) {
   b.range("forward", 100, 200);  // not a step
   b.range("ProfilerStep#4", 1000, 2000);
   b.range("ProfilerStep#5", 2000, 2500);
-  b.call(100, 110, 1);           // step 3
-  b.call(500, 510, 2, tid(2));   // step 3, another thread of the process
-  b.call(600, 610, 3);           // step 3
+  b.call(100, 110, 1);               // step 3
+  b.call(500, 510, 2, tid(2));       // step 3, another thread of the process
+  b.call(600, 610, 3);               // step 3
   b.call(200, 210, 4, tid(1, 200));  // another process: no steps there
-  b.call(1000, 1010, 5);         // on the boundary: the step that starts there
-  b.call(1999, 2000, 6);         // step 4, its kernel runs after the step
-  b.call(3000, 3010, 7);         // after every step
+  b.call(1000, 1010, 5);             // on the boundary: the step that starts there
+  b.call(1999, 2000, 6);             // step 4, its kernel runs after the step
+  b.call(3000, 3010, 7);             // after every step
   b.kernel(300, 400, 1);
-  b.kernel(350, 450, 2);         // overlaps the first: busy counts the union
+  b.kernel(350, 450, 2);  // overlaps the first: busy counts the union
   b.memcpy(600, 650, 3);
   b.kernel(100, 5000, 4, 200);
   b.kernel(1500, 1600, 5);
@@ -371,7 +372,8 @@ TEST(PyTorchStepSum, SpanAndBusyOfWhatEachStepLaunched) {
   b.kernel(3100, 3200, 7);
   b.trace.pytorch.rank = 2;  // a single file's rank (distributedInfo)
   EXPECT_EQ(csv(b.trace, "step_sum"),
-            lines({"Rank,Step,CPU Start (ns),CPU Duration (ns),GPU Start (ns),GPU End (ns),GPU Span (ns),GPU Busy (ns),Kernels,Name",
+            lines({"Rank,Step,CPU Start (ns),CPU Duration (ns),GPU Start (ns),GPU End (ns),GPU Span (ns),GPU Busy "
+                   "(ns),Kernels,Name",
                    "2,3,0,1000,300,650,350,200,2,ProfilerStep#3", "2,4,1000,1000,1500,2700,1200,200,2,ProfilerStep#4",
                    "2,5,2000,500,,,,,0,ProfilerStep#5"}));
 }

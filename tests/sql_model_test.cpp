@@ -68,13 +68,15 @@ TEST(SqlModel, NsysExportTablesAndAReportByQuery) {
   // cuda_gpu_kern_sum's first row: ampere_sgemm_64x64_nn, 24 instances, 8,943,132 ns.
   const auto kern = parse_csv(report_csv(t, "cuda_gpu_kern_sum").value());
   EXPECT_EQ(db.text("SELECT name FROM kernels GROUP BY name ORDER BY sum(duration_ns) DESC LIMIT 1"), kern[1].back());
-  EXPECT_EQ(std::to_string(db.value("SELECT sum(duration_ns) FROM kernels WHERE name = 'ampere_sgemm_64x64_nn'")), kern[1][1]);
+  EXPECT_EQ(std::to_string(db.value("SELECT sum(duration_ns) FROM kernels WHERE name = 'ampere_sgemm_64x64_nn'")),
+            kern[1][1]);
   EXPECT_EQ(std::to_string(db.value("SELECT count(*) FROM kernels WHERE name = 'ampere_sgemm_64x64_nn'")), kern[1][2]);
   EXPECT_EQ(db.value("SELECT count(*) FROM memcpy WHERE copy_kind = 'Host-to-Device' AND src_kind = 'Pageable'"), 5);
   EXPECT_EQ(db.value("SELECT count(*) FROM kernels WHERE rank IS NOT NULL"), 0);  // nsys exports have no rank
   // Every model table is a SQL table with all its rows, its columns described in tracedoc_columns.
   for_each_table(t, [&](const TableInfo& info, const auto& table) {
-    EXPECT_EQ(db.value(fmt::format("SELECT count(*) FROM {}", info.name)), static_cast<int64_t>(table.size())) << info.name;
+    EXPECT_EQ(db.value(fmt::format("SELECT count(*) FROM {}", info.name)), static_cast<int64_t>(table.size()))
+        << info.name;
     EXPECT_GE(db.value(fmt::format("SELECT count(*) FROM tracedoc_columns WHERE table_name = '{}'", info.name)),
               static_cast<int64_t>(column_count<std::decay_t<decltype(table)>>()))
         << info.name;
@@ -82,8 +84,9 @@ TEST(SqlModel, NsysExportTablesAndAReportByQuery) {
   EXPECT_EQ(db.value("SELECT count(*) FROM tracedoc_columns WHERE description = ''"), 0);
   EXPECT_EQ(db.text("SELECT group_concat(column_name, ' ') FROM tracedoc_columns WHERE table_name = 'api'"),
             "start_ns end_ns duration_ns rank pid tid correlation return_value name api_class");
-  EXPECT_EQ(db.text("SELECT description FROM tracedoc_columns WHERE table_name = 'kernels' AND column_name = 'short_name'"),
-            "name without arguments or templates");
+  EXPECT_EQ(
+      db.text("SELECT description FROM tracedoc_columns WHERE table_name = 'kernels' AND column_name = 'short_name'"),
+      "name without arguments or templates");
   // The first kernel, cell by cell, as the model holds it.
   const KernelTable& k = t.kernels;
   EXPECT_EQ(db.value("SELECT start_ns FROM kernels WHERE rowid = 1"), k.start[0]);
@@ -91,7 +94,8 @@ TEST(SqlModel, NsysExportTablesAndAReportByQuery) {
   EXPECT_EQ(db.value("SELECT pid FROM kernels WHERE rowid = 1"), pid_of(k.global_pid[0]));
   EXPECT_EQ(db.text("SELECT short_name FROM kernels WHERE rowid = 1"), std::string(t.str(k.short_name[0])));
   EXPECT_EQ(db.value("SELECT registers_per_thread FROM kernels WHERE rowid = 1"), k.registers_per_thread[0]);
-  EXPECT_EQ(db.value("SELECT count(*) FROM kernels WHERE est_occupancy IS NULL"), static_cast<int64_t>(k.size()));  // nsys records none
+  EXPECT_EQ(db.value("SELECT count(*) FROM kernels WHERE est_occupancy IS NULL"),
+            static_cast<int64_t>(k.size()));  // nsys records none
   EXPECT_EQ(db.value("SELECT count(*) FROM memcpy WHERE src_kind IS NULL"), 0);
 }
 
@@ -111,7 +115,8 @@ TEST(SqlModel, TheDocsListEveryTableAndColumn) {
     ASSERT_TRUE(documented.count(name)) << "docs/sql.md does not list table " << name;
     std::string cell = documented[name];
     while (!cell.empty() && (cell.back() == '|' || cell.back() == ' ')) cell.pop_back();
-    EXPECT_EQ(cell, db.text(fmt::format("SELECT group_concat(column_name, ', ') FROM tracedoc_columns WHERE table_name = '{}'", name)))
+    EXPECT_EQ(cell, db.text(fmt::format(
+                        "SELECT group_concat(column_name, ', ') FROM tracedoc_columns WHERE table_name = '{}'", name)))
         << "docs/sql.md's columns of " << name;
   });
 }
@@ -131,7 +136,8 @@ TEST(SqlModel, OnlyTheTablesAQueryNamesAreFilled) {
 TEST(SqlModel, PyTorchTraceOperatorsStepsAndMemory) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
   const Trace& t = load_kineto(
-      (shared_dir() / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz").string());
+      (shared_dir() / "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz")
+          .string());
   Db db(t);
   EXPECT_EQ(db.value("SELECT count(*) FROM ops"), static_cast<int64_t>(t.pytorch.ops.size()));
   EXPECT_GT(db.value("SELECT count(*) FROM steps WHERE source = 'ProfilerStep' AND name LIKE 'ProfilerStep#%'"), 0);
@@ -154,8 +160,8 @@ TEST(SqlModel, PyTorchTraceOperatorsStepsAndMemory) {
 
 TEST(SqlModel, CollectivesNameTheirKernelsByRowid) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
-  const Trace& t =
-      load_kineto((shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz").string());
+  const Trace& t = load_kineto(
+      (shared_dir() / "traces/kineto/HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz").string());
   ASSERT_EQ(t.pytorch.collectives.size(), 21u);
   Db db(t);
   EXPECT_EQ(db.value("SELECT count(*) FROM collectives c JOIN kernels k ON k.rowid = c.kernel_rowid"),

@@ -96,14 +96,16 @@ TEST(Steps, DetectedStepsAgreeWithHiddenProfilerSteps) {
     EXPECT_GE(full + 1, marked->steps.size());
     EXPECT_LE(detected->steps.size(), marked->steps.size() + 1);
     // Same rhythm: the median step lengths within 10%.
-    const double ratio = static_cast<double>(median_length(detected->steps)) / static_cast<double>(median_length(marked->steps));
+    const double ratio =
+        static_cast<double>(median_length(detected->steps)) / static_cast<double>(median_length(marked->steps));
     EXPECT_NEAR(ratio, 1.0, 0.10);
   }
 }
 
 TEST(Steps, TooFewIterationsGiveNoSteps) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found";
-  const Trace& t = load_kineto((shared_dir() / "traces" / "kineto" / "TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz").string());
+  const Trace& t = load_kineto(
+      (shared_dir() / "traces" / "kineto" / "TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz").string());
   StepOptions hide;
   hide.use_profiler_steps = false;
   auto detected = find_steps(t, hide);

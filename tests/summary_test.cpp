@@ -102,7 +102,9 @@ TEST(Summary, MarkerStepsAndTheirBusyShare) {
 TEST(Summary, PyTorchTraceWithRanks) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found";
   const Trace& t = load_kineto(
-      (shared_dir() / "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").string());
+      (shared_dir() /
+       "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+          .string());
   const TraceSummary s = summarize(t);
   ASSERT_EQ(s.devices.size(), 1u);
   EXPECT_EQ(s.devices[0].name, "Tesla V100-DGXS-32GB");
@@ -143,9 +145,10 @@ TEST(Summary, JsonCarriesEveryFigure) {
   const Trace& t = load_nsys(kExample.string());
   const std::string json = summary_json({summarize(t)});
   EXPECT_EQ(json.rfind("{\n  \"schema_version\": 1,\n  \"summaries\": [", 0), 0u) << json.substr(0, 80);
-  for (const char* key : {"\"busy_ns\": ", "\"top_kernels\": [", "\"copies\": [", "\"steps\": {", "\"host_blocking\": {",
-                          "\"launches\": ", "\"step_roles\": null", "\"framework_dispatch\": null",
-                          "\"sync_copies\": 5", "\"source\": \"detected\"", "\"kernels\": 68"}) {
+  for (const char* key :
+       {"\"busy_ns\": ", "\"top_kernels\": [", "\"copies\": [", "\"steps\": {", "\"host_blocking\": {",
+        "\"launches\": ", "\"step_roles\": null", "\"framework_dispatch\": null", "\"sync_copies\": 5",
+        "\"source\": \"detected\"", "\"kernels\": 68"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
 }

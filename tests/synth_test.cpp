@@ -34,7 +34,10 @@ const fs::path kSpecs = fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "synth";
 fs::path temp_path(const std::string& name) {
   static const struct Dir {
     fs::path path = fs::temp_directory_path() / ("tracedoc-synth-test-" + std::to_string(::getpid()));
-    ~Dir() { std::error_code ec; fs::remove_all(path, ec); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
   } dir;
   fs::create_directories(dir.path);
   return dir.path / name;
@@ -88,7 +91,8 @@ struct Table {
   size_t size() const { return rows.empty() ? 0 : rows.size() - 1; }  // data rows
   // The first data row whose `name_col` contains `part` (0 when none).
   size_t find(const std::string& name_col, const std::string& part) const {
-    for (size_t r = 1; r < rows.size(); ++r) if (text(r, name_col).find(part) != std::string::npos) return r;
+    for (size_t r = 1; r < rows.size(); ++r)
+      if (text(r, name_col).find(part) != std::string::npos) return r;
     return 0;
   }
 };
@@ -121,7 +125,10 @@ double kernel_total(const Trace& t, const std::vector<std::string>& parts) {
   double sum = 0;
   for (size_t r = 1; r <= k.size(); ++r) {
     for (const auto& p : parts) {
-      if (k.text(r, "Name").find(p) != std::string::npos) { sum += k.num(r, "Total Time (ns)"); break; }
+      if (k.text(r, "Name").find(p) != std::string::npos) {
+        sum += k.num(r, "Total Time (ns)");
+        break;
+      }
     }
   }
   return sum;
@@ -136,8 +143,10 @@ std::string spec_error(const std::string& text) {
 }
 
 TEST(SynthSpec, DefaultsAndKnownGpus) {
-  auto s = synth::parse_synth_spec("gpu = \"NVIDIA H100 80GB HBM3\"\nsteps = 3\n[model]\nlayers = 2\nbatch_mib = 4\n"
-                                   "[plant.long_tail]\nstrength = 0.5\n", "ok.toml");
+  auto s = synth::parse_synth_spec(
+      "gpu = \"NVIDIA H100 80GB HBM3\"\nsteps = 3\n[model]\nlayers = 2\nbatch_mib = 4\n"
+      "[plant.long_tail]\nstrength = 0.5\n",
+      "ok.toml");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->gpu_sms, 132);
   EXPECT_EQ(s->compute_major, 9);
@@ -147,7 +156,8 @@ TEST(SynthSpec, DefaultsAndKnownGpus) {
   EXPECT_TRUE(s->planted(Plant::kLongTail));
   EXPECT_DOUBLE_EQ(s->of(Plant::kLongTail), 0.5);
   EXPECT_FALSE(s->planted(Plant::kGpuIdle));
-  auto custom = synth::parse_synth_spec("gpu = \"Lab GPU\"\ngpu_sms = 40\ngpu_memory_gib = 16\ngpu_compute = \"7.5\"\n", "ok.toml");
+  auto custom = synth::parse_synth_spec("gpu = \"Lab GPU\"\ngpu_sms = 40\ngpu_memory_gib = 16\ngpu_compute = \"7.5\"\n",
+                                        "ok.toml");
   ASSERT_TRUE(custom.ok()) << custom.status().message();
   EXPECT_EQ(custom->gpu_sms, 40);
   EXPECT_EQ(custom->compute_minor, 5);
@@ -155,24 +165,31 @@ TEST(SynthSpec, DefaultsAndKnownGpus) {
 
 TEST(SynthSpec, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(spec_error("stepz = 3\n").rfind("bad.toml: stepz: unknown key", 0), 0u) << spec_error("stepz = 3\n");
-  EXPECT_EQ(spec_error("[plant.longtail]\nstrength = 1\n"), "bad.toml: plant.longtail: unknown plant (docs/synth.md lists them)");
-  EXPECT_EQ(spec_error("[plant.long_tail]\nstrenght = 1\n"), "bad.toml: plant.long_tail.strenght: unknown key (a plant takes only strength)");
+  EXPECT_EQ(spec_error("[plant.longtail]\nstrength = 1\n"),
+            "bad.toml: plant.longtail: unknown plant (docs/synth.md lists them)");
+  EXPECT_EQ(spec_error("[plant.long_tail]\nstrenght = 1\n"),
+            "bad.toml: plant.long_tail.strenght: unknown key (a plant takes only strength)");
   EXPECT_EQ(spec_error("[plant.launch_bound]\nstrength = 0.3\nshape = \"graph\"\n"),
-            "bad.toml: plant.launch_bound.shape: must be \"tiny_kernels\", \"eager_block\" or \"gemm_queue\" (got \"graph\")");
+            "bad.toml: plant.launch_bound.shape: must be \"tiny_kernels\", \"eager_block\" or \"gemm_queue\" (got "
+            "\"graph\")");
   EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = 1\nshape = \"eager_block\"\n"),
             "bad.toml: plant.long_tail.shape: unknown key (a plant takes only strength)");
-  EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = 1.5\n"), "bad.toml: plant.long_tail.strength: must be between 0 and 1 (got 1.5)");
-  EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = \"high\"\n"), "bad.toml: plant.long_tail.strength: must be a number between 0 and 1");
+  EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = 1.5\n"),
+            "bad.toml: plant.long_tail.strength: must be between 0 and 1 (got 1.5)");
+  EXPECT_EQ(spec_error("[plant.long_tail]\nstrength = \"high\"\n"),
+            "bad.toml: plant.long_tail.strength: must be a number between 0 and 1");
   EXPECT_EQ(spec_error("[plant.long_tail]\n"), "bad.toml: plant.long_tail.strength: missing");
   EXPECT_EQ(spec_error("steps = 0\n"), "bad.toml: steps: must be between 1 and 10000 (got 0)");
   EXPECT_EQ(spec_error("steps = 2.5\n"), "bad.toml: steps: must be an integer between 1 and 10000");
-  EXPECT_EQ(spec_error("[model]\nstep_sync = \"always\"\n"), "bad.toml: model.step_sync: must be \"item\", \"device\" or \"none\" (got \"always\")");
+  EXPECT_EQ(spec_error("[model]\nstep_sync = \"always\"\n"),
+            "bad.toml: model.step_sync: must be \"item\", \"device\" or \"none\" (got \"always\")");
   EXPECT_EQ(spec_error("[model]\nlayer = 3\n").rfind("bad.toml: model.layer: unknown key", 0), 0u);
   EXPECT_EQ(spec_error("[plant.straggler]\nstrength = 0.5\n"), "bad.toml: plant.straggler: needs ranks >= 2");
   EXPECT_EQ(spec_error("[plant.comb_pattern]\nstrength = 0.5\n[plant.dataloader_bound]\nstrength = 0.5\n"),
             "bad.toml: plant.dataloader_bound: is the same plant as plant.comb_pattern: set one of them");
-  EXPECT_EQ(spec_error("gpu = \"Mystery GPU\"\n"),
-            "bad.toml: gpu: \"Mystery GPU\" is not in the built-in table: give gpu_sms, gpu_memory_gib and gpu_compute");
+  EXPECT_EQ(
+      spec_error("gpu = \"Mystery GPU\"\n"),
+      "bad.toml: gpu: \"Mystery GPU\" is not in the built-in table: give gpu_sms, gpu_memory_gib and gpu_compute");
   const std::string syntax = spec_error("steps = = 3\n");
   EXPECT_EQ(syntax.rfind("bad.toml:1:", 0), 0u) << syntax;
   for (const std::string& e : {spec_error("stepz = 3\n"), syntax}) EXPECT_EQ(e.find('\n'), std::string::npos) << e;
@@ -186,7 +203,8 @@ TEST(SynthSpec, CliBadSpecIsOneLineAndExit2) {
   if (pid == 0) {
     if (!std::freopen(err.c_str(), "w", stderr) || !std::freopen("/dev/null", "w", stdout)) _exit(126);
     const std::string exe = std::string(TRACEDOC_BINARY_DIR) + "/tracedoc";
-    execl(exe.c_str(), exe.c_str(), "synth", bad.c_str(), "-o", temp_path("never").c_str(), static_cast<char*>(nullptr));
+    execl(exe.c_str(), exe.c_str(), "synth", bad.c_str(), "-o", temp_path("never").c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -201,9 +219,9 @@ TEST(SynthSpec, CliBadSpecIsOneLineAndExit2) {
 // ---- generation ----
 
 const std::vector<std::string> kExamples = {
-    "clean", "clean_2ranks", "comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall",
-    "memcpy_heavy", "pageable_memcpy", "launch_bound", "kernel_config", "exposed_comm", "straggler", "layout_overhead",
-    "tensor_cores_unused", "gpu_idle"};
+    "clean",      "clean_2ranks",    "comb_pattern",        "dataloader_bound", "long_tail",     "staircase_memory",
+    "sync_stall", "memcpy_heavy",    "pageable_memcpy",     "launch_bound",     "kernel_config", "exposed_comm",
+    "straggler",  "layout_overhead", "tensor_cores_unused", "gpu_idle"};
 
 class SynthExample : public ::testing::TestWithParam<std::string> {};
 
@@ -214,7 +232,8 @@ TEST_P(SynthExample, IsPhysicallyConsistent) {
   for (const Trace& t : generated(GetParam()).result.ranks) {
     std::map<int64_t, std::pair<TimeNs, TimeNs>> launch;  // correlation -> API span
     for (size_t i = 0; i < t.api.size(); ++i) {
-      EXPECT_TRUE(launch.emplace(t.api.correlation[i], std::pair{t.api.start[i], t.api.end[i]}).second) << "duplicate correlation";
+      EXPECT_TRUE(launch.emplace(t.api.correlation[i], std::pair{t.api.start[i], t.api.end[i]}).second)
+          << "duplicate correlation";
       EXPECT_LE(t.api.start[i], t.api.end[i]);
     }
     std::map<int32_t, TimeNs> stream_end;
@@ -261,7 +280,8 @@ TEST_P(SynthExample, BothFormatsAgree) {
                                   "cuda_gpu_kern_gb_sum", "cuda_kern_exec_sum", "nvtx_sum", "gpu_copy_sum"}) {
       Table a = report(g.json[r], rep), b = report(g.sqlite[r], rep);
       if (!a.rows.empty() && a.rows[0][0] == "Rank") {
-        for (auto* t : {&a, &b}) for (auto& row : t->rows) row.erase(row.begin());
+        for (auto* t : {&a, &b})
+          for (auto& row : t->rows) row.erase(row.begin());
       }
       EXPECT_EQ(a.rows, b.rows) << rep;
     }
@@ -275,8 +295,9 @@ TEST_P(SynthExample, BothFormatsAgree) {
       ASSERT_EQ(x, y) << "cuda_gpu_trace row " << i;
     }
     // The Kineto file is the in-memory trace: every report the same.
-    for (const std::string rep : {"op_sum", "step_sum", "tb_step_breakdown", "tb_gpu_metrics", "kernel_launch_stats",
-                                  "gpu_mem_sum", "gpu_mem_step_sum", "comm_comp_overlap", "gpu_time_breakdown", "op_kernel_sum"}) {
+    for (const std::string rep :
+         {"op_sum", "step_sum", "tb_step_breakdown", "tb_gpu_metrics", "kernel_launch_stats", "gpu_mem_sum",
+          "gpu_mem_step_sum", "comm_comp_overlap", "gpu_time_breakdown", "op_kernel_sum"}) {
       EXPECT_EQ(report_csv(g.result.ranks[r], rep), report_csv(g.json[r], rep)) << rep;
     }
   }
@@ -290,7 +311,8 @@ TEST_P(SynthExample, SameSeedSameBytes) {
   const Generated& g = generated(GetParam());
   for (size_t r = 0; r < g.result.ranks.size(); ++r) {
     EXPECT_EQ(kineto_json(again->ranks[r]), kineto_json(g.result.ranks[r]));
-    const std::string a = temp_path(GetParam() + "_again.sqlite").string(), b = temp_path(GetParam() + "_again2.sqlite").string();
+    const std::string a = temp_path(GetParam() + "_again.sqlite").string(),
+                      b = temp_path(GetParam() + "_again2.sqlite").string();
     ASSERT_TRUE(write_nsys_sqlite(again->ranks[r], a).ok());
     ASSERT_TRUE(write_nsys_sqlite(g.result.ranks[r], b).ok());
     EXPECT_TRUE(read_file(a) == read_file(b)) << "sqlite bytes differ";
@@ -377,7 +399,8 @@ TEST(SynthPlant, LongTail) {
     }
     const Table gb = report(t, "cuda_gpu_kern_gb_sum");
     int configs = 0;
-    for (size_t r = 1; r <= gb.size(); ++r) configs += gb.text(r, "Name").find("softmax_warp_forward") != std::string::npos;
+    for (size_t r = 1; r <= gb.size(); ++r)
+      configs += gb.text(r, "Name").find("softmax_warp_forward") != std::string::npos;
     EXPECT_EQ(configs, 1);
   }
 }
@@ -416,7 +439,8 @@ TEST(SynthPlant, MemcpyHeavy) {
     return sum / 12;
   };
   EXPECT_NEAR(copy_ns(json("memcpy_heavy")) - copy_ns(json("clean")), s * gpu, 0.03 * s * gpu);
-  EXPECT_EQ(rule(json("memcpy_heavy"), "cuda_memcpy_async").size(), 12u);  // still only item()'s: the new ones are pinned
+  EXPECT_EQ(rule(json("memcpy_heavy"), "cuda_memcpy_async").size(),
+            12u);  // still only item()'s: the new ones are pinned
   const Table copies = report(json("memcpy_heavy"), "gpu_copy_sum");
   EXPECT_NE(copies.find("Copy Kind", "Device-to-Host"), 0u);
 }
@@ -436,7 +460,8 @@ TEST(SynthPlant, PageableMemcpy) {
 }
 
 TEST(SynthPlant, LaunchBound) {
-  const Table clean = report(json("clean"), "kernel_launch_stats"), planted = report(json("launch_bound"), "kernel_launch_stats");
+  const Table clean = report(json("clean"), "kernel_launch_stats"),
+              planted = report(json("launch_bound"), "kernel_launch_stats");
   const int64_t tiny = static_cast<int64_t>(planted.num(1, "Launches") - clean.num(1, "Launches"));
   EXPECT_EQ(planted.num(1, "Short Kernels"), tiny);  // every one of them shorter than its launch
   EXPECT_GT(tiny, 12 * 500);
@@ -609,9 +634,9 @@ TEST_P(SynthDiagnosePlant, FiresWithItsEvidence) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plants, SynthDiagnosePlant,
-                         ::testing::Values("comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall",
-                                           "memcpy_heavy", "pageable_memcpy", "launch_bound", "kernel_config",
-                                           "layout_overhead", "tensor_cores_unused", "gpu_idle"));
+                         ::testing::Values("comb_pattern", "dataloader_bound", "long_tail", "staircase_memory",
+                                           "sync_stall", "memcpy_heavy", "pageable_memcpy", "launch_bound",
+                                           "kernel_config", "layout_overhead", "tensor_cores_unused", "gpu_idle"));
 
 // The two shapes of launch overhead whose kernels are mostly not "short": an eager block with Python
 // between the launches, and small matmuls draining a queue behind a large GEMM. The launch bubbles

@@ -26,8 +26,10 @@ constexpr size_t kStrings = 40;
 
 template <typename T>
 bool same(const T& a, const T& b) {
-  if constexpr (std::is_floating_point_v<T>) return std::bit_cast<uint64_t>(static_cast<double>(a)) == std::bit_cast<uint64_t>(static_cast<double>(b));
-  else return a == b;
+  if constexpr (std::is_floating_point_v<T>)
+    return std::bit_cast<uint64_t>(static_cast<double>(a)) == std::bit_cast<uint64_t>(static_cast<double>(b));
+  else
+    return a == b;
 }
 
 // A random value for a column: small times (so that equal times test the sort's stability), ids
@@ -63,8 +65,8 @@ void fill(Table& table, size_t rows, std::mt19937_64& rng, bool with_optional, s
 
 // Every column of `result` row j equals `original` row expected[j] (each value passed through `map`).
 template <typename Table, typename Map>
-void expect_rows(const Table& original, const Table& result, const std::vector<size_t>& expected, const std::string& what,
-                 Map map) {
+void expect_rows(const Table& original, const Table& result, const std::vector<size_t>& expected,
+                 const std::string& what, Map map) {
   ASSERT_EQ(result.size(), expected.size()) << what;
   for_each_column(result, [&](const auto& column, const auto& values) {
     const auto& before = column.of(original);
@@ -83,7 +85,8 @@ void expect_rows(const Table& original, const Table& result, const std::vector<s
   });
 }
 template <typename Table>
-void expect_rows(const Table& original, const Table& result, const std::vector<size_t>& expected, const std::string& what) {
+void expect_rows(const Table& original, const Table& result, const std::vector<size_t>& expected,
+                 const std::string& what) {
   expect_rows(original, result, expected, what, [](const auto&, auto v) { return v; });
 }
 

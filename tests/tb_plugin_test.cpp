@@ -85,10 +85,14 @@ const std::map<std::string, GoldenTrace>& golden() {
         if (line.empty()) continue;
         if (line[0] == '#') {
           const size_t at = line.find(": ", 2);
-          if (at != std::string::npos && line.compare(2, 6, "kineto") == 0) out[line.substr(2, at - 2)].note = line.substr(at + 2);
+          if (at != std::string::npos && line.compare(2, 6, "kineto") == 0)
+            out[line.substr(2, at - 2)].note = line.substr(at + 2);
           continue;
         }
-        if (header) { header = false; continue; }
+        if (header) {
+          header = false;
+          continue;
+        }
         std::vector<std::string> f = split(line, '\t');
         f.resize(16);  // getline drops a trailing empty field (the plugin's None)
         on_row(out[f[0]], f);
@@ -124,8 +128,8 @@ double plugin_us(int64_t ns) {
   const bool negative = ns < 0;
   const uint64_t a = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
   char buf[48];
-  const int len = std::snprintf(buf, sizeof buf, "%s%llu.%03llu", negative ? "-" : "", static_cast<unsigned long long>(a / 1000),
-                                static_cast<unsigned long long>(a % 1000));
+  const int len = std::snprintf(buf, sizeof buf, "%s%llu.%03llu", negative ? "-" : "",
+                                static_cast<unsigned long long>(a / 1000), static_cast<unsigned long long>(a % 1000));
   double v = 0;
   std::from_chars(buf, buf + len, v);
   return v;
@@ -205,10 +209,9 @@ const std::map<std::string, std::set<std::string>> kDifferences = {
     // gaps between kernels inside the annotation's GPU span. On the H100 traces the only GPU-side
     // annotation is the copy of the only step, dropped as a trailing step without launches: no change.
     {"gpu_annotations_as_cpu",
-     {"nccl_parser_config/nccl_data.json.gz",
-      "ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-      "mi300/resnet_act_checkpoint.json.gz",
-      "with_gpu_user_annotation/step_based_trace_2543932.json.gz", "torch_compile_triton/trace.json.gz"}},
+     {"nccl_parser_config/nccl_data.json.gz", "ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+      "mi300/resnet_act_checkpoint.json.gz", "with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+      "torch_compile_triton/trace.json.gz"}},
     // Driver calls (cuLaunchKernel[Ex] of cuBLAS 12 / Triton, cuModule*, cuMemcpy*): their time is not
     // Runtime, their kernels stretch no step and are not in the Tensor Cores share (on the H100
     // traces the sm90 cuBLAS GEMMs are launched by cuLaunchKernelEx: the plugin shows 8.5% of
@@ -216,26 +219,18 @@ const std::map<std::string, std::set<std::string>> kDifferences = {
     {"ignore_driver_calls",
      {"h100/Falconsai_nsfw_image_detection__1016002.json.gz", "h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
       "h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
-      "h100/gaunernst_bert-small-uncased__1016001.json.gz",
-      "h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
-      "b200/eager_trace.json.gz",
-      "triton_example/triton_example.json.gz",
+      "h100/gaunernst_bert-small-uncased__1016001.json.gz", "h100/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+      "b200/eager_trace.json.gz", "triton_example/triton_example.json.gz",
       // kernels without a launching call recorded, which the plugin cannot place under an operator
       "negative_queue_length_values_check/rank0.json.gz"}},
     // Communication: every trace with NCCL kernels (the plugin counts them as Kernel) or nccl:* ranges
     // outside its five names (all_to_all, _all_gather_base, _reduce_scatter_base: rank_non_gpu is
     // CPU-only and its nccl:all_to_all ranges become Communication).
     {"plugin_communication",
-     {"control/control.json.gz",
-      "test/test.json.gz",
-      "df_index_resolver/df_index_resolver.json.gz",
-      "rank_non_gpu/rank_non_gpu.json.gz",
-      "negative_queue_length_values_check/rank0.json.gz",
-      "trace_filter/sampled_rank-0.json.gz",
-      "trace_filter/sampled_rank-1.json.gz",
-      "nccl_parser_config/nccl_data.json.gz",
-      "mi300/resnet_act_checkpoint.json.gz",
-      "b200/eager_trace.json.gz"}},
+     {"control/control.json.gz", "test/test.json.gz", "df_index_resolver/df_index_resolver.json.gz",
+      "rank_non_gpu/rank_non_gpu.json.gz", "negative_queue_length_values_check/rank0.json.gz",
+      "trace_filter/sampled_rank-0.json.gz", "trace_filter/sampled_rank-1.json.gz",
+      "nccl_parser_config/nccl_data.json.gz", "mi300/resnet_act_checkpoint.json.gz", "b200/eager_trace.json.gz"}},
     // Re-opened step time: on none of the shared traces does a role take a whole step
     // (tests/tb_overview_test.cpp ReopenedStepTimeCountsTwice shows it on a synthetic trace).
     {"reopen_claimed_time", {}},
@@ -244,10 +239,9 @@ const std::map<std::string, std::set<std::string>> kDifferences = {
     {"cpu_span_ops_only",
      {"simple_add/benchmark_result_493459_1694039959_trace.json.gz",
       "cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz",
-      "execution_trace/benchmark_simple_add_trace.json.gz",
-      "b200/eager_trace.json.gz",
-      "vllm_decode_full/graph_execution.json.gz",
-      "normalization/normalization_layer_test.json.gz", "sglang_decode/sglang_Qwen3-8B_decode.json.gz"}},
+      "execution_trace/benchmark_simple_add_trace.json.gz", "b200/eager_trace.json.gz",
+      "vllm_decode_full/graph_execution.json.gz", "normalization/normalization_layer_test.json.gz",
+      "sglang_decode/sglang_Qwen3-8B_decode.json.gz"}},
 };
 
 // A trace's short name: its folder and file ("h100/gaunernst_bert-small-uncased__1016001.json.gz").
@@ -263,8 +257,8 @@ std::string fingerprint(const TbOverview& o) {
   char buf[256];
   for (const TbUnit& u : o.units) {
     for (const TbStep& st : u.steps) {
-      std::snprintf(buf, sizeof buf, "%lld:%lld-%lld", static_cast<long long>(st.number), static_cast<long long>(st.start),
-                    static_cast<long long>(st.end));
+      std::snprintf(buf, sizeof buf, "%lld:%lld-%lld", static_cast<long long>(st.number),
+                    static_cast<long long>(st.start), static_cast<long long>(st.end));
       s += buf;
       for (int64_t r : st.role) {
         std::snprintf(buf, sizeof buf, ",%lld", static_cast<long long>(r));
@@ -274,8 +268,8 @@ std::string fingerprint(const TbOverview& o) {
     }
   }
   for (const TbGpuMetrics& g : o.gpus) {
-    std::snprintf(buf, sizeof buf, "gpu%d %.17g %.17g %.17g %.17g;", g.device, g.utilization, g.sm_efficiency, g.occupancy,
-                  g.tensor_cores);
+    std::snprintf(buf, sizeof buf, "gpu%d %.17g %.17g %.17g %.17g;", g.device, g.utilization, g.sm_efficiency,
+                  g.occupancy, g.tensor_cores);
     s += buf;
   }
   return s;
@@ -284,7 +278,8 @@ std::string fingerprint(const TbOverview& o) {
 class TbPlugin : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam().empty()) GTEST_SKIP() << "tests/golden/tb_plugin is missing: run tests/kineto/tb_plugin_reference.py";
+    if (GetParam().empty())
+      GTEST_SKIP() << "tests/golden/tb_plugin is missing: run tests/kineto/tb_plugin_reference.py";
     const fs::path shared = shared_dir();
     path_ = shared.empty() ? fs::path() : shared / "traces" / GetParam();
     if (path_.empty() || !fs::exists(path_)) GTEST_SKIP() << "../shared/traces/" << GetParam() << " not found";
@@ -320,7 +315,8 @@ TEST_P(TbPlugin, PluginViewEqualsPlugin) {
     EXPECT_EQ(s.start, ticks(g.start, k)) << name << " step " << g.name << " start";
     EXPECT_EQ(s.end, ticks(g.end, k)) << name << " step " << g.name << " end";
     for (int r = 0; r < kTbRoles; ++r) {
-      EXPECT_EQ(s.role[r], ticks(g.cost[r], k)) << name << " step " << g.name << " " << tb_role_name(static_cast<TbRole>(r));
+      EXPECT_EQ(s.role[r], ticks(g.cost[r], k))
+          << name << " step " << g.name << " " << tb_role_name(static_cast<TbRole>(r));
       sum[r] += s.role[r];
     }
     EXPECT_EQ(s.duration(), ticks(g.cost[kTbRoles], k)) << name << " step " << g.name << " total";
@@ -351,7 +347,8 @@ TEST_P(TbPlugin, PluginViewEqualsPlugin) {
     double in_window = 0;
     for (size_t r = 0; r < view.kernels.size(); ++r) {
       if (view.kernels.device[r] != m.device) continue;
-      const TimeNs from = std::max(view.kernels.start[r], m.window_start), to = std::min(view.kernels.end[r], m.window_end);
+      const TimeNs from = std::max(view.kernels.start[r], m.window_start),
+                   to = std::min(view.kernels.end[r], m.window_end);
       if (from < to) in_window += static_cast<double>(to - from);
     }
     const double window = static_cast<double>(m.window_end - m.window_start);
@@ -363,8 +360,9 @@ TEST_P(TbPlugin, PluginViewEqualsPlugin) {
       const auto& occupancy = view.kernels.est_occupancy;
       EXPECT_TRUE(std::all_of(occupancy.begin(), occupancy.end(), [](double o) { return std::isnan(o); }))
           << name << ": the plugin has no SM efficiency on a GPU whose kernels carry Kineto's launch figures";
-      std::printf("[ sm eff   ] %s GPU %d: the plugin none (no blocks per SM from ROCm), tracedoc %.6f from the grids\n",
-                  name.c_str(), m.device, m.sm_efficiency);
+      std::printf(
+          "[ sm eff   ] %s GPU %d: the plugin none (no blocks per SM from ROCm), tracedoc %.6f from the grids\n",
+          name.c_str(), m.device, m.sm_efficiency);
     } else if (!std::isnan(g.sm_efficiency) && std::isnan(m.sm_efficiency)) {
       // No deviceProperties (2021 fixtures, HTA's trimmed samples): no SM count to divide by.
       EXPECT_FALSE(has_sm_count) << name << ": tracedoc has an SM count but no SM efficiency";
@@ -381,8 +379,8 @@ TEST_P(TbPlugin, PluginViewEqualsPlugin) {
     if (std::isnan(g.tensor_cores)) {
       if (!std::isnan(m.tensor_cores)) {
         EXPECT_TRUE(view.pytorch.era == 2 || view.pytorch.era == 3) << name << ": era " << view.pytorch.era;
-        std::printf("[ tensor c ] %s GPU %d: the plugin none (External id = correlation id), tracedoc %.4f\n", name.c_str(),
-                    m.device, m.tensor_cores);
+        std::printf("[ tensor c ] %s GPU %d: the plugin none (External id = correlation id), tracedoc %.4f\n",
+                    name.c_str(), m.device, m.tensor_cores);
       }
     } else {
       EXPECT_NEAR(m.tensor_cores, g.tensor_cores, 1e-12) << name << " Kernel Time using Tensor Cores";

@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 
 fs::path shared_dir() {
   // Set, it decides: TRACEDOC_SHARED=/nonexistent runs the suite as a machine without ../shared does.
-  if (const char* env = std::getenv("TRACEDOC_SHARED")) return fs::is_directory(fs::path(env) / "traces") ? env : fs::path();
+  if (const char* env = std::getenv("TRACEDOC_SHARED"))
+    return fs::is_directory(fs::path(env) / "traces") ? env : fs::path();
   fs::path p = fs::path(TRACEDOC_SOURCE_DIR).parent_path() / "shared";
   return fs::is_directory(p / "traces") ? p : fs::path();
 }
@@ -146,17 +147,38 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') { cell += '"'; ++i; }
-      else if (c == '"') quoted = false;
-      else cell += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"')
+        quoted = false;
+      else
+        cell += c;
       continue;
     }
-    if (c == '"' && cell.empty()) { quoted = true; any = true; }  // quotes open only at a field's start
-    else if (c == ',') { row.push_back(cell); cell.clear(); any = true; }
-    else if (c == '\n') { row.push_back(cell); rows.push_back(row); row.clear(); cell.clear(); any = false; }
-    else if (c != '\r') { cell += c; any = true; }
+    if (c == '"' && cell.empty()) {
+      quoted = true;
+      any = true;
+    }  // quotes open only at a field's start
+    else if (c == ',') {
+      row.push_back(cell);
+      cell.clear();
+      any = true;
+    } else if (c == '\n') {
+      row.push_back(cell);
+      rows.push_back(row);
+      row.clear();
+      cell.clear();
+      any = false;
+    } else if (c != '\r') {
+      cell += c;
+      any = true;
+    }
   }
-  if (any || !cell.empty()) { row.push_back(cell); rows.push_back(row); }
+  if (any || !cell.empty()) {
+    row.push_back(cell);
+    rows.push_back(row);
+  }
   return rows;
 }
 
@@ -314,7 +336,8 @@ std::filesystem::path synth_rank_directory(const std::string& spec_name) {
   const fs::path done = dir.string() + ".done";  // beside it: the directory holds rank files only
   if (fs::exists(done)) return dir;
   fs::create_directories(dir);
-  auto spec = synth::read_synth_spec((fs::path(TRACEDOC_SOURCE_DIR) / "examples/synth" / (spec_name + ".toml")).string());
+  auto spec =
+      synth::read_synth_spec((fs::path(TRACEDOC_SOURCE_DIR) / "examples/synth" / (spec_name + ".toml")).string());
   if (!spec.ok()) throw std::runtime_error(spec.status().message());
   auto built = synth::build_training_loop(*spec);
   if (!built.ok()) throw std::runtime_error(built.status().message());
@@ -328,7 +351,8 @@ std::filesystem::path synth_rank_directory(const std::string& spec_name) {
 
 ScratchDir::ScratchDir() {
   static std::atomic<int> counter{0};
-  path_ = std::filesystem::temp_directory_path() / ("tracedoc-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  path_ = std::filesystem::temp_directory_path() /
+          ("tracedoc-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   std::filesystem::create_directories(path_);
 }
 
@@ -343,7 +367,8 @@ std::filesystem::path ScratchDir::write(const std::string& name, const std::stri
 }
 
 CliRun tracedoc(const std::vector<std::string>& args, const std::string& path_env, const std::string& stdout_path) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tracedoc-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = stdout_path.empty() ? (dir / "out").string() : stdout_path, err = (dir / "err").string();
   pid_t pid = fork();
@@ -374,14 +399,15 @@ std::optional<std::string> real_nsys_stats(const std::string& report, const std:
   namespace fs = std::filesystem;
   std::string path_env = std::getenv("PATH") ? std::getenv("PATH") : "";
   bool have_nsys = std::system("command -v nsys > /dev/null 2>&1") == 0;
-  if (const char* home = std::getenv("HOME"); !have_nsys && home && fs::exists(fs::path(home) / ".cache/nsys-debian/nsys")) {
+  if (const char* home = std::getenv("HOME");
+      !have_nsys && home && fs::exists(fs::path(home) / ".cache/nsys-debian/nsys")) {
     path_env = (fs::path(home) / ".cache/nsys-debian").string() + ":" + path_env;
     have_nsys = true;
   }
   if (!have_nsys) return std::nullopt;
   const fs::path out = sqlite.string() + "." + report + ".csv";
-  const std::string cmd = "PATH='" + path_env + "' nsys stats -q -r " + report + " -f csv --force-export=false '" + sqlite.string() +
-                          "' > '" + out.string() + "' 2> /dev/null";
+  const std::string cmd = "PATH='" + path_env + "' nsys stats -q -r " + report + " -f csv --force-export=false '" +
+                          sqlite.string() + "' > '" + out.string() + "' 2> /dev/null";
   if (std::system(cmd.c_str()) != 0) {
     ADD_FAILURE() << "nsys stats -r " << report << " failed on " << sqlite;
     return std::string();

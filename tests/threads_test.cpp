@@ -115,7 +115,8 @@ TEST(Threads, OutputsAreTheSameBytesOnOneTwoAndSevenThreads) {
 }
 
 TEST(Threads, BadThreadCountIsAUsageError) {
-  const CliRun run = tracedoc({"summary", "--threads", "0", (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string()});
+  const CliRun run = tracedoc(
+      {"summary", "--threads", "0", (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string()});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--threads"), std::string::npos) << run.err;
 }

@@ -40,32 +40,32 @@ TEST(ParseTimeWindow, ReadsValuesAsNsysDoes) {
   // Expected values are what nsys 2023.4.4 passed to its report scripts for the same argument.
   const TimeCase cases[] = {
       {"60.2s/60.3s", 60'200'000'000, 60'300'000'000},
-      {"1s2ms3us4ns/", 1'002'003'004, kMax},           // summable terms; omitted end
-      {"/5", kMin, 5},                                 // omitted start
+      {"1s2ms3us4ns/", 1'002'003'004, kMax},  // summable terms; omitted end
+      {"/5", kMin, 5},                        // omitted start
       {"5ns/5", 5, 5},
       {"1e3/1e3", 1000, 1000},
       {"-1s/1.5ms", -1'000'000'000, 1'500'000},
       {"1h/", 3'600'000'000'000, kMax},
       {"1hour/", 3'600'000'000'000, kMax},
-      {"1m/", 60'000'000'000, kMax},                   // m is minutes
+      {"1m/", 60'000'000'000, kMax},  // m is minutes
       {"1min/", 60'000'000'000, kMax},
       {"2.5m/", 150'000'000'000, kMax},
       {"1sec/", 1'000'000'000, kMax},
       {"1nsec/", 1, kMax},
       {"1usec/", 1000, kMax},
-      {"1msec5/", 1'000'005, kMax},                    // a unitless term is ns
+      {"1msec5/", 1'000'005, kMax},  // a unitless term is ns
       {"1ms500/", 1'000'500, kMax},
       {"5ns5/", 10, kMax},
-      {"1s1s/", 2'000'000'000, kMax},                  // units may repeat
-      {"1s-500ms/", 500'000'000, kMax},                // signed terms
+      {"1s1s/", 2'000'000'000, kMax},    // units may repeat
+      {"1s-500ms/", 500'000'000, kMax},  // signed terms
       {"1s+5/", 1'000'000'005, kMax},
-      {"1s 2/", 1'000'000'002, kMax},                  // blanks before a number are skipped
-      {"0.1ns/0.9ns", 0, 0},                           // fractions truncate toward zero...
+      {"1s 2/", 1'000'000'002, kMax},  // blanks before a number are skipped
+      {"0.1ns/0.9ns", 0, 0},           // fractions truncate toward zero...
       {"1.9/", 1, kMax},
       {"-1.9/", -1, kMax},
       {"-0.9ns/", 0, kMax},
-      {"0.5ns0.5ns/", 0, kMax},                        // ...term by term
-      {"1.005us/", 1004, kMax},                        // double arithmetic: 1.005 * 1000 < 1005
+      {"0.5ns0.5ns/", 0, kMax},  // ...term by term
+      {"1.005us/", 1004, kMax},  // double arithmetic: 1.005 * 1000 < 1005
       {"1.13us/", 1130, kMax},
       {"4.35s/", 4'350'000'000, kMax},
       {"0.000001s/", 1000, kMax},
@@ -74,15 +74,15 @@ TEST(ParseTimeWindow, ReadsValuesAsNsysDoes) {
       {"1e+3/", 1000, kMax},
       {"1.s/", 1'000'000'000, kMax},
       {"+5/", 5, kMax},
-      {"010/", 10, kMax},                              // decimal, not octal
-      {"0x10/", 16, kMax},                             // hexadecimal goes through strtod
+      {"010/", 10, kMax},   // decimal, not octal
+      {"0x10/", 16, kMax},  // hexadecimal goes through strtod
       {"0x10s/", 16'000'000'000, kMax},
       {"0x1p4/", 16, kMax},
       {"9223372036854775807/", kMax, kMax},
       {"-9223372036854775808/", kMin, kMax},
-      {"9223372036854775807ns1ns/", kMin, kMax},       // integer sums wrap
-      {"3000000h/", -7'646'744'073'709'551'616, kMax}, // integer products wrap
-      {"1e19/", kMin, kMax},                           // out-of-range doubles become INT64_MIN
+      {"9223372036854775807ns1ns/", kMin, kMax},        // integer sums wrap
+      {"3000000h/", -7'646'744'073'709'551'616, kMax},  // integer products wrap
+      {"1e19/", kMin, kMax},                            // out-of-range doubles become INT64_MIN
       {"1e308s/", kMin, kMax},
       {"0xffffffffffffffff/", kMin, kMax},
       {"/-5", kMin, -5},
@@ -99,31 +99,31 @@ TEST(ParseTimeWindow, ReadsValuesAsNsysDoes) {
 
 TEST(ParseTimeWindow, RejectsWhatNsysRejects) {
   const char* bad[] = {
-      "5",          // no slash
-      "/",          // no value
-      "",           //
-      "abc/",       // not a number
-      ".5s/",       // nsys needs a digit (or sign and digit) first
-      "-/",         //
-      "+-1/",       //
-      "nan/",       //
-      "inf/",       //
-      "1S/2s",      // units are lower case
-      "1d/",        // unknown unit
-      "1 s/",       // a blank between number and unit
-      "5 3/",       //
-      "5-3/",       // a sign right after a number without unit
-      "1mss/",      // "ms" then "s" without a number
-      "1sx/",       //
-      "1mins/",     //
-      "1ns-/",      //
-      "1e/",        //
-      "1.2.3/",     //
-      "1e3e3/",     //
-      "1s /",       // trailing blank
-      " /5",        // a blank is not an omitted side
-      "1//2",       // the end side is "/2"
-      "1/2/3",      //
+      "5",                      // no slash
+      "/",                      // no value
+      "",                       //
+      "abc/",                   // not a number
+      ".5s/",                   // nsys needs a digit (or sign and digit) first
+      "-/",                     //
+      "+-1/",                   //
+      "nan/",                   //
+      "inf/",                   //
+      "1S/2s",                  // units are lower case
+      "1d/",                    // unknown unit
+      "1 s/",                   // a blank between number and unit
+      "5 3/",                   //
+      "5-3/",                   // a sign right after a number without unit
+      "1mss/",                  // "ms" then "s" without a number
+      "1sx/",                   //
+      "1mins/",                 //
+      "1ns-/",                  //
+      "1e/",                    //
+      "1.2.3/",                 //
+      "1e3e3/",                 //
+      "1s /",                   // trailing blank
+      " /5",                    // a blank is not an omitted side
+      "1//2",                   // the end side is "/2"
+      "1/2/3",                  //
       "9223372036854775808/",   // integer overflow
       "-9223372036854775809/",  //
       "1e400/",                 // double overflow
@@ -153,14 +153,14 @@ TEST(ParseNvtxFilter, SplitsTheIndexOnlyWhenItIsANonNegativeInteger) {
   const Case cases[] = {
       {"step", "step", 0},
       {"step/3", "step", 3},
-      {"step@Train/3", "step@Train", 3},   // the domain stays part of the compared name
-      {"a/b/2", "a/b", 2},                 // the last slash
-      {"fwd/bwd", "fwd/bwd", 0},           // not a number: part of the name
-      {"x/-1", "x/-1", 0},                 // negative: part of the name
-      {"x/-0", "x", 0},                    // Python's int("-0") is 0
+      {"step@Train/3", "step@Train", 3},  // the domain stays part of the compared name
+      {"a/b/2", "a/b", 2},                // the last slash
+      {"fwd/bwd", "fwd/bwd", 0},          // not a number: part of the name
+      {"x/-1", "x/-1", 0},                // negative: part of the name
+      {"x/-0", "x", 0},                   // Python's int("-0") is 0
       {"x/+2", "x", 2},
-      {"x/ 2 ", "x", 2},                   // int() strips blanks
-      {"x/1_0", "x", 10},                  // and accepts digit separators
+      {"x/ 2 ", "x", 2},   // int() strips blanks
+      {"x/1_0", "x", 10},  // and accepts digit separators
       {"x/1__0", "x/1__0", 0},
       {"x/_1", "x/_1", 0},
       {"x/1_", "x/1_", 0},
@@ -467,8 +467,8 @@ TEST(StatsCli, FilterErrorsExitWithStatus2) {
   const fs::path example = fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_training.sqlite";
   if (!fs::exists(tracedoc) || !fs::exists(example)) GTEST_SKIP() << "tracedoc binary or example export not built";
   auto run = [&](const std::string& args) {
-    const std::string cmd =
-        fmt::format("'{}' stats -r nvtx_sum -f csv {} '{}' > /dev/null 2>&1", tracedoc.string(), args, example.string());
+    const std::string cmd = fmt::format("'{}' stats -r nvtx_sum -f csv {} '{}' > /dev/null 2>&1", tracedoc.string(),
+                                        args, example.string());
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };

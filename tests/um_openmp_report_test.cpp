@@ -100,7 +100,8 @@ TEST_P(UmOpenMpGolden, MatchesNsys) {
       auto got = report_csv(*trace, rc.report);
       ASSERT_TRUE(got.has_value()) << rc.report << " reported no data";
       std::string why;
-      EXPECT_TRUE(csv_equal(read_file(expected_csv), *got, &why)) << rc.export_case.name << " " << rc.report << ": " << why;
+      EXPECT_TRUE(csv_equal(read_file(expected_csv), *got, &why))
+          << rc.export_case.name << " " << rc.report << ": " << why;
     }
   }
   fs::remove(path);
@@ -108,7 +109,8 @@ TEST_P(UmOpenMpGolden, MatchesNsys) {
 
 std::string case_name(const ::testing::TestParamInfo<ReportCase>& info) {
   std::string n = info.param.export_case.name + "_" + info.param.report;
-  for (char& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
 }
 
@@ -117,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(SyntheticExports, UmOpenMpGolden, ::testing::ValuesIn(r
 // The goldens cover the cases they were made for (a change to the SQL that drops them shows here).
 TEST(UmOpenMpGoldenData, ExpectedOutputsHaveTheirRows) {
   auto rows = [](const std::string& rel) { return parse_csv(read_file(golden_dir() / "expected" / rel)).size(); };
-  EXPECT_EQ(rows("um_openmp/stats_um_sum.csv"), 1 + 10u);        // the default limit
+  EXPECT_EQ(rows("um_openmp/stats_um_sum.csv"), 1 + 10u);          // the default limit
   EXPECT_EQ(rows("um_openmp/stats_um_sum_rows=20.csv"), 1 + 16u);  // every address
   EXPECT_EQ(rows("um_openmp/stats_openmp_sum.csv"), 1 + 12u);
   EXPECT_EQ(rows("um_edge_values/stats_um_sum_rows=30.csv"), 1 + 22u);
@@ -160,7 +162,8 @@ TEST(UmOpenMpReader, LoadsUnifiedMemoryAndOpenMpTables) {
 
 TEST(UmSumArgs, RowsMustBeAnInteger) {
   Trace trace;
-  trace.source.tables = {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUDA_UM_CPU_PAGE_FAULT_EVENTS", "CUDA_UM_GPU_PAGE_FAULT_EVENTS"};
+  trace.source.tables = {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+                         "CUDA_UM_GPU_PAGE_FAULT_EVENTS"};
   ReportArgs args;
   args.args = {"rows=ten"};
   TableSink sink;

@@ -20,12 +20,13 @@ namespace {
 
 using testing::shared_dir;
 
-const char* kResnet = "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+const char* kResnet =
+    "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
 const char* kMfu = "traces/nsys/nsys-ai/mfu_2gpu_before.sqlite";
 
-#define REQUIRE_SHARED(rel)                                                        \
-  if (shared_dir().empty() || !std::filesystem::exists(shared_dir() / (rel))) {    \
-    GTEST_SKIP() << "../shared is absent: " << (rel) << " not found";              \
+#define REQUIRE_SHARED(rel)                                                     \
+  if (shared_dir().empty() || !std::filesystem::exists(shared_dir() / (rel))) { \
+    GTEST_SKIP() << "../shared is absent: " << (rel) << " not found";           \
   }
 
 TEST(CriticalPath, SingleStreamStepsAreOneChain) {
@@ -58,7 +59,6 @@ TEST(CriticalPath, SingleStreamStepsAreOneChain) {
   EXPECT_EQ(off, 0) << "of " << inside;
   EXPECT_EQ(path.operations, inside);
 }
-
 
 view::ViewOptions critical_options() {
   view::ViewOptions o;
@@ -93,7 +93,8 @@ TEST(CriticalPath, MultiStreamPathIsAChainEndingTheStep) {
       if (path.on_path(item.kind, item.row)) chain.push_back(&item);
     }
     if (chain.empty()) continue;
-    EXPECT_TRUE(std::any_of(chain.begin(), chain.end(), [&](const pytorch::GpuWorkItem* c) { return c->end == last_end; }));
+    EXPECT_TRUE(
+        std::any_of(chain.begin(), chain.end(), [&](const pytorch::GpuWorkItem* c) { return c->end == last_end; }));
     for (size_t i = 1; i < chain.size(); ++i) {
       EXPECT_LT(chain[i - 1]->start, chain[i]->start);
       EXPECT_LE(chain[i - 1]->end, chain[i]->start + 1000);
@@ -107,8 +108,9 @@ TEST(CriticalPath, MultiStreamPathIsAChainEndingTheStep) {
 
 // The events a timeline must hold: every usable GPU operation, API call, closed range and OS call.
 int64_t expected_events(const Trace& t) {
-  int64_t n = static_cast<int64_t>(t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.syncs.size() + t.api.size() +
-                                   t.os_calls.size() + t.pytorch.ops.size() + t.pytorch.gpu_annotations.size());
+  int64_t n =
+      static_cast<int64_t>(t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.syncs.size() + t.api.size() +
+                           t.os_calls.size() + t.pytorch.ops.size() + t.pytorch.gpu_annotations.size());
   for (size_t i = 0; i < t.ranges.size(); ++i) {
     const auto kind = static_cast<RangeKind>(t.ranges.kind[i]);
     if (kind == RangeKind::kNvtxDomainCreate) continue;
@@ -131,10 +133,20 @@ TEST(ViewTimeline, TwoGpuExportTracksAndNesting) {
   for (const view::Track& track : tl.tracks) labels.push_back(track.label);
   // The main thread first, then the other threads, then the streams; the second process's syncs,
   // recorded with device 0, sit on its GPU 1 streams.
-  const std::vector<std::string> expected = {
-      "thread 144 (python3)", "thread 245 (pt_nccl_watchdg)", "GPU 0 context", "GPU 0 stream 7", "GPU 0 stream 24",
-      "GPU 0 stream 28", "GPU 0 stream 153", "thread 145 (python3)", "thread 242 (pt_nccl_watchdg)", "GPU 1 context",
-      "GPU 1 stream 15", "GPU 1 stream 32", "GPU 1 stream 36", "GPU 1 stream 161"};
+  const std::vector<std::string> expected = {"thread 144 (python3)",
+                                             "thread 245 (pt_nccl_watchdg)",
+                                             "GPU 0 context",
+                                             "GPU 0 stream 7",
+                                             "GPU 0 stream 24",
+                                             "GPU 0 stream 28",
+                                             "GPU 0 stream 153",
+                                             "thread 145 (python3)",
+                                             "thread 242 (pt_nccl_watchdg)",
+                                             "GPU 1 context",
+                                             "GPU 1 stream 15",
+                                             "GPU 1 stream 32",
+                                             "GPU 1 stream 36",
+                                             "GPU 1 stream 161"};
   EXPECT_EQ(labels, expected);
   // Nesting: an item at depth d > 0 starts inside an item of depth d - 1 that is still open.
   for (const view::Track& track : tl.tracks) {
@@ -163,7 +175,8 @@ TEST(ViewLod, BucketsCountEveryEventAndLanesMatchTheUnion) {
   EXPECT_EQ(lod.buckets, 8192u);
   std::map<std::pair<uint32_t, uint8_t>, int64_t> per_row;
   for (const view::Track& track : vm.timeline.tracks) {
-    for (const view::TrackItem& item : track.items) per_row[{static_cast<uint32_t>(&track - vm.timeline.tracks.data()), item.depth}] += 1;
+    for (const view::TrackItem& item : track.items)
+      per_row[{static_cast<uint32_t>(&track - vm.timeline.tracks.data()), item.depth}] += 1;
   }
   int64_t counted = 0;
   for (const view::LodRow& row : lod.rows) {
@@ -185,7 +198,8 @@ TEST(ViewLod, BucketsCountEveryEventAndLanesMatchTheUnion) {
   EXPECT_NEAR(lod.utilization[0].busy_share * static_cast<double>(lod.end - lod.start), busy, 1.0);
   // Memory: the lane's highest bucket is the series' peak.
   ASSERT_EQ(lod.memory.size(), 1u);
-  EXPECT_EQ(*std::max_element(lod.memory[0].peak.begin(), lod.memory[0].peak.end()), static_cast<double>(lod.memory[0].max_bytes));
+  EXPECT_EQ(*std::max_element(lod.memory[0].peak.begin(), lod.memory[0].peak.end()),
+            static_cast<double>(lod.memory[0].max_bytes));
   EXPECT_TRUE(lod.raw.complete);
   EXPECT_EQ(lod.raw.events, 44665);
 }
@@ -224,7 +238,8 @@ TEST(ViewWriters, HostileNamesStayText) {
     {"ph": "X", "cat": "kernel", "name": "</script><img src=x onerror=alert(2)>", "pid": 0, "tid": 7, "ts": 110, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 1}},
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 140, "dur": 5, "args": {"correlation": 2}},
     {"ph": "X", "cat": "kernel", "name": "\"quoted' & <b>bold</b> \u2028", "pid": 0, "tid": 7, "ts": 150, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 2}}
-  ]})J", "hostile.json");
+  ]})J",
+                             "hostile.json");
   ASSERT_TRUE(t.ok()) << t.status().message();
   const view::ViewModel vm = view::build_view(*t, view::ViewOptions{});
   const std::string html = render_view_html(*t, vm);

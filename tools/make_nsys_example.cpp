@@ -46,36 +46,64 @@ struct Builder {
 
   void range(TimeNs start, TimeNs end, const std::string& text, int64_t tid) {
     auto& r = t.ranges;
-    r.start.push_back(start); r.end.push_back(end); r.global_tid.push_back(tid);
-    r.end_global_tid.push_back(kNoValue); r.kind.push_back(static_cast<uint16_t>(RangeKind::kNvtxPushPop));
-    r.text.push_back(s(text)); r.domain_id.push_back(kNoValue); r.range_id.push_back(kNoValue);
+    r.start.push_back(start);
+    r.end.push_back(end);
+    r.global_tid.push_back(tid);
+    r.end_global_tid.push_back(kNoValue);
+    r.kind.push_back(static_cast<uint16_t>(RangeKind::kNvtxPushPop));
+    r.text.push_back(s(text));
+    r.domain_id.push_back(kNoValue);
+    r.range_id.push_back(kNoValue);
   }
   int64_t api(TimeNs start, TimeNs duration, const std::string& name) {
     auto& a = t.api;
-    a.start.push_back(start); a.end.push_back(start + duration); a.global_tid.push_back(main_tid);
-    a.correlation.push_back(++correlation); a.name.push_back(s(name)); a.return_value.push_back(0);
+    a.start.push_back(start);
+    a.end.push_back(start + duration);
+    a.global_tid.push_back(main_tid);
+    a.correlation.push_back(++correlation);
+    a.name.push_back(s(name));
+    a.return_value.push_back(0);
     a.api_class.push_back(0);
     return correlation;
   }
   void os_call(TimeNs start, TimeNs duration, const std::string& name, int64_t tid) {
     auto& o = t.os_calls;
-    o.start.push_back(start); o.end.push_back(start + duration); o.global_tid.push_back(tid);
-    o.name.push_back(s(name)); o.return_value.push_back(0); o.event_class.push_back(27); o.nesting_level.push_back(0);
+    o.start.push_back(start);
+    o.end.push_back(start + duration);
+    o.global_tid.push_back(tid);
+    o.name.push_back(s(name));
+    o.return_value.push_back(0);
+    o.event_class.push_back(27);
+    o.nesting_level.push_back(0);
   }
   // A kernel launch at CPU time `cpu`; returns the CPU time after the launch call.
-  TimeNs launch(TimeNs cpu, const std::string& name, const std::string& short_name, int gx, int gy, int bx,
-                int regs, int smem, TimeNs gpu_duration) {
+  TimeNs launch(TimeNs cpu, const std::string& name, const std::string& short_name, int gx, int gy, int bx, int regs,
+                int smem, TimeNs gpu_duration) {
     const TimeNs call = jitter(5200, 30);
     const int64_t corr = api(cpu, call, "cudaLaunchKernel_v7000");
     const TimeNs start = std::max(gpu_free, cpu + call + jitter(3000, 20));
     const TimeNs end = start + jitter(gpu_duration, 8);
     auto& k = t.kernels;
-    k.start.push_back(start); k.end.push_back(end); k.global_pid.push_back(gpid); k.correlation.push_back(corr);
-    k.device.push_back(0); k.context.push_back(1); k.green_context.push_back(kNoGreen); k.stream.push_back(7);
-    k.name.push_back(s(name)); k.short_name.push_back(s(short_name)); k.mangled_name.push_back(kNoStr);
-    k.grid_x.push_back(gx); k.grid_y.push_back(gy); k.grid_z.push_back(1);
-    k.block_x.push_back(bx); k.block_y.push_back(1); k.block_z.push_back(1);
-    k.registers_per_thread.push_back(regs); k.static_smem.push_back(smem); k.dynamic_smem.push_back(0);
+    k.start.push_back(start);
+    k.end.push_back(end);
+    k.global_pid.push_back(gpid);
+    k.correlation.push_back(corr);
+    k.device.push_back(0);
+    k.context.push_back(1);
+    k.green_context.push_back(kNoGreen);
+    k.stream.push_back(7);
+    k.name.push_back(s(name));
+    k.short_name.push_back(s(short_name));
+    k.mangled_name.push_back(kNoStr);
+    k.grid_x.push_back(gx);
+    k.grid_y.push_back(gy);
+    k.grid_z.push_back(1);
+    k.block_x.push_back(bx);
+    k.block_y.push_back(1);
+    k.block_z.push_back(1);
+    k.registers_per_thread.push_back(regs);
+    k.static_smem.push_back(smem);
+    k.dynamic_smem.push_back(0);
     k.graph_node_id.push_back(kNoValue);
     gpu_free = end;
     return cpu + call + jitter(1500, 30);
@@ -88,10 +116,19 @@ struct Builder {
     const TimeNs call = blocking ? end - cpu + 2500 : jitter(9000, 20);
     const int64_t corr = api(cpu, call, api_name);
     auto& m = t.memcpys;
-    m.start.push_back(start); m.end.push_back(end); m.global_pid.push_back(gpid); m.correlation.push_back(corr);
-    m.bytes.push_back(bytes); m.device.push_back(0); m.context.push_back(1); m.green_context.push_back(kNoGreen);
-    m.stream.push_back(7); m.src_device.push_back(kNoGreen); m.dst_device.push_back(kNoGreen);
-    m.copy_kind.push_back(static_cast<uint8_t>(kind)); m.src_kind.push_back(static_cast<uint8_t>(src));
+    m.start.push_back(start);
+    m.end.push_back(end);
+    m.global_pid.push_back(gpid);
+    m.correlation.push_back(corr);
+    m.bytes.push_back(bytes);
+    m.device.push_back(0);
+    m.context.push_back(1);
+    m.green_context.push_back(kNoGreen);
+    m.stream.push_back(7);
+    m.src_device.push_back(kNoGreen);
+    m.dst_device.push_back(kNoGreen);
+    m.copy_kind.push_back(static_cast<uint8_t>(kind));
+    m.src_kind.push_back(static_cast<uint8_t>(src));
     m.dst_kind.push_back(static_cast<uint8_t>(dst));
     gpu_free = end;
     return cpu + call + jitter(2000, 30);
@@ -102,9 +139,17 @@ struct Builder {
     const TimeNs start = std::max(gpu_free, cpu + call + 2500);
     const TimeNs end = start + jitter(bytes / 400 + 900, 5);
     auto& m = t.memsets;
-    m.start.push_back(start); m.end.push_back(end); m.global_pid.push_back(gpid); m.correlation.push_back(corr);
-    m.bytes.push_back(bytes); m.value.push_back(0); m.device.push_back(0); m.context.push_back(1);
-    m.green_context.push_back(kNoGreen); m.stream.push_back(7); m.mem_kind.push_back(static_cast<uint8_t>(MemKind::kDevice));
+    m.start.push_back(start);
+    m.end.push_back(end);
+    m.global_pid.push_back(gpid);
+    m.correlation.push_back(corr);
+    m.bytes.push_back(bytes);
+    m.value.push_back(0);
+    m.device.push_back(0);
+    m.context.push_back(1);
+    m.green_context.push_back(kNoGreen);
+    m.stream.push_back(7);
+    m.mem_kind.push_back(static_cast<uint8_t>(MemKind::kDevice));
     gpu_free = end;
     return cpu + call + jitter(1500, 30);
   }
@@ -128,7 +173,8 @@ struct Builder {
     cpu = load_end + 5'000;
 
     const TimeNs copy_start = cpu;
-    cpu = memcpy(cpu, "cudaMemcpyAsync_v3020", CopyKind::kHtoD, MemKind::kPageable, MemKind::kDevice, 12'582'912, 11.5, false);
+    cpu = memcpy(cpu, "cudaMemcpyAsync_v3020", CopyKind::kHtoD, MemKind::kPageable, MemKind::kDevice, 12'582'912, 11.5,
+                 false);
     range(copy_start - 2'000, cpu, "batch_to_gpu", main_tid);
 
     const TimeNs fwd = cpu;
@@ -185,7 +231,8 @@ int main(int argc, char** argv) {
   t.threads.push_back({b.loader_tid, b.s("pt_data_worker"), 20});
 
   TimeNs cpu = 1'200'000'000;
-  cpu = b.memcpy(cpu, "cudaMemcpy_v3020", CopyKind::kHtoD, MemKind::kPageable, MemKind::kDevice, 47'185'920, 10.0, true);
+  cpu =
+      b.memcpy(cpu, "cudaMemcpy_v3020", CopyKind::kHtoD, MemKind::kPageable, MemKind::kDevice, 47'185'920, 10.0, true);
   for (int i = 0; i < steps; ++i) cpu = b.step(cpu, i);
 
   tracedoc::Status st = tracedoc::write_nsys_sqlite(t, argv[1]);

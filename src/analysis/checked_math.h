@@ -21,14 +21,16 @@ namespace tracedoc {
 // a + b, clamped to [INT64_MIN, INT64_MAX].
 inline int64_t sat_add(int64_t a, int64_t b) {
   int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  if (__builtin_add_overflow(a, b, &r))
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
   return r;
 }
 
 // a - b, clamped. Durations are sat_sub(end, start).
 inline int64_t sat_sub(int64_t a, int64_t b) {
   int64_t r = 0;
-  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  if (__builtin_sub_overflow(a, b, &r))
+    return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
   return r;
 }
 

@@ -11,7 +11,8 @@
 
 namespace tracedoc {
 
-AnalysisContext::AnalysisContext(const Trace& trace, StepOptions step_options) : trace_(trace), step_options_(std::move(step_options)) {}
+AnalysisContext::AnalysisContext(const Trace& trace, StepOptions step_options)
+    : trace_(trace), step_options_(std::move(step_options)) {}
 
 const pytorch::GpuWork& AnalysisContext::gpu_work() {
   if (!work_) work_ = pytorch::collect_gpu_work(trace_);
@@ -37,9 +38,7 @@ const pytorch::OpLinks& AnalysisContext::op_links() {
   return *links_;
 }
 
-int64_t AnalysisContext::owner_of(int64_t global_id) const {
-  return pytorch::owner_of_id(pytorch(), global_id);
-}
+int64_t AnalysisContext::owner_of(int64_t global_id) const { return pytorch::owner_of_id(pytorch(), global_id); }
 
 void AnalysisContext::ensure_steps() {
   if (steps_done_) return;
@@ -82,7 +81,8 @@ const StepSet* AnalysisContext::steps() {
 namespace {
 
 // The windows of `owner` in a per-owner list (none when it has no steps).
-const std::vector<Interval>& windows_in(const std::vector<std::pair<int64_t, std::vector<Interval>>>& list, int64_t owner) {
+const std::vector<Interval>& windows_in(const std::vector<std::pair<int64_t, std::vector<Interval>>>& list,
+                                        int64_t owner) {
   static const std::vector<Interval> kNone;
   for (const auto& [o, w] : list) {
     if (o == owner) return w;
@@ -146,7 +146,8 @@ std::string AnalysisContext::owner_label(int64_t owner) const {
 
 std::string AnalysisContext::unit_label(const pytorch::GpuUnit& unit) const {
   std::string s = unit.rank >= 0 ? fmt::format("rank {} GPU {}", unit.rank, unit.device)
-                                 : (pytorch() ? fmt::format("GPU {}", unit.device) : fmt::format("pid {} GPU {}", unit.pid, unit.device));
+                                 : (pytorch() ? fmt::format("GPU {}", unit.device)
+                                              : fmt::format("pid {} GPU {}", unit.pid, unit.device));
   const std::string name = device_name(unit.device);
   if (!name.empty()) s += " (" + name + ")";
   return s;
@@ -218,7 +219,6 @@ std::string AnalysisContext::call_site(size_t api_row) {
   }
   return {};
 }
-
 
 double share_of(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;

@@ -32,7 +32,7 @@ struct ProcessCopies {
 struct ProcessSets {
   IntervalSet all;
   std::array<IntervalSet, kCopyClasses> by_class;
-  std::vector<TimeNs> starts;       // ascending
+  std::vector<TimeNs> starts;             // ascending
   std::vector<int64_t> bytes_upto = {0};  // bytes_upto[i] = bytes of the first i starts; never empty
 };
 
@@ -55,8 +55,10 @@ CopyWindowShare share_in(const ProcessSets& s, const StepWindow& w, bool whole_t
   r.window = w;
   r.whole_trace = whole_trace;
   const Interval window{w.start, w.end};
-  const size_t lo = static_cast<size_t>(std::lower_bound(s.starts.begin(), s.starts.end(), window.start) - s.starts.begin());
-  const size_t hi = static_cast<size_t>(std::lower_bound(s.starts.begin(), s.starts.end(), window.end) - s.starts.begin());
+  const size_t lo =
+      static_cast<size_t>(std::lower_bound(s.starts.begin(), s.starts.end(), window.start) - s.starts.begin());
+  const size_t hi =
+      static_cast<size_t>(std::lower_bound(s.starts.begin(), s.starts.end(), window.end) - s.starts.begin());
   r.copies = static_cast<int64_t>(hi - lo);
   r.bytes = sat_sub(s.bytes_upto[hi], s.bytes_upto[lo]);
   r.copy_ns = s.all.covered_within(window);
@@ -123,8 +125,10 @@ std::vector<CopyGroup> summarize_copies(const Trace& trace) {
     ++g.count;
     g.bytes = sat_add(g.bytes, m.bytes[i]);
     g.total_ns = sat_add(g.total_ns, ns);
-    if (ns > 0) per_copy[it->second].push_back(bytes_per_second(m.bytes[i], ns));
-    else ++g.zero_duration;
+    if (ns > 0)
+      per_copy[it->second].push_back(bytes_per_second(m.bytes[i], ns));
+    else
+      ++g.zero_duration;
   }
   std::vector<CopyGroup> out;
   out.reserve(groups.size());

@@ -26,10 +26,10 @@ struct CopyGroup {
   uint8_t copy_kind = 0, src_kind = kNoKind, dst_kind = kNoKind;  // as in MemcpyTable
   int64_t count = 0;
   int64_t bytes = 0;
-  int64_t total_ns = 0;            // summed durations
-  int64_t zero_duration = 0;       // copies recorded with no duration (left out of the median)
-  double throughput = -1;          // bytes per second over total_ns; -1 when total_ns is 0
-  double median_throughput = -1;   // median of bytes per second per copy; -1 when no copy has a duration
+  int64_t total_ns = 0;           // summed durations
+  int64_t zero_duration = 0;      // copies recorded with no duration (left out of the median)
+  double throughput = -1;         // bytes per second over total_ns; -1 when total_ns is 0
+  double median_throughput = -1;  // median of bytes per second per copy; -1 when no copy has a duration
 };
 
 // Groups ordered by (process, device, copy kind, source kind, destination kind). Copies without
@@ -45,11 +45,11 @@ inline constexpr int kCopyClasses = 4;
 CopyClass copy_class(uint8_t copy_kind);
 
 struct CopyWindowShare {
-  StepWindow window;         // the step; for a whole-trace window range_row -1 and number kNoValue
-  bool whole_trace = false;  // the process has no steps: the window is its GPU work's span
-  int64_t copies = 0;        // copies that started in the window
-  int64_t bytes = 0;         // their bytes
-  int64_t copy_ns = 0;       // union of all copy intervals inside the window
+  StepWindow window;                    // the step; for a whole-trace window range_row -1 and number kNoValue
+  bool whole_trace = false;             // the process has no steps: the window is its GPU work's span
+  int64_t copies = 0;                   // copies that started in the window
+  int64_t bytes = 0;                    // their bytes
+  int64_t copy_ns = 0;                  // union of all copy intervals inside the window
   int64_t class_ns[kCopyClasses] = {};  // the same per direction class
   TimeNs duration() const { return sat_sub(window.end, window.start); }
 };

@@ -12,17 +12,29 @@ namespace tracedoc {
 
 namespace {
 
-
 // The calls that wait, by exact name (prefixes would catch readlink or pthread_rwlock_unlock).
-constexpr std::string_view kLockCalls[] = {
-    "pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock", "pthread_cond_wait",
-    "pthread_cond_timedwait", "pthread_cond_clockwait", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
-    "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", "pthread_join", "pthread_timedjoin_np",
-    "pthread_barrier_wait", "pthread_spin_lock", "sem_wait", "sem_timedwait", "sem_clockwait", "futex"};
+constexpr std::string_view kLockCalls[] = {"pthread_mutex_lock",
+                                           "pthread_mutex_timedlock",
+                                           "pthread_mutex_clocklock",
+                                           "pthread_cond_wait",
+                                           "pthread_cond_timedwait",
+                                           "pthread_cond_clockwait",
+                                           "pthread_rwlock_rdlock",
+                                           "pthread_rwlock_wrlock",
+                                           "pthread_rwlock_timedrdlock",
+                                           "pthread_rwlock_timedwrlock",
+                                           "pthread_join",
+                                           "pthread_timedjoin_np",
+                                           "pthread_barrier_wait",
+                                           "pthread_spin_lock",
+                                           "sem_wait",
+                                           "sem_timedwait",
+                                           "sem_clockwait",
+                                           "futex"};
 constexpr std::string_view kIoCalls[] = {
-    "poll", "ppoll", "select", "pselect", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2", "read", "readv",
-    "pread", "pread64", "preadv", "recv", "recvfrom", "recvmsg", "recvmmsg", "accept", "accept4", "waitpid",
-    "wait4", "waitid", "sigtimedwait", "sigwaitinfo", "fread", "fgets"};
+    "poll",    "ppoll",   "select",  "pselect", "pselect6",     "epoll_wait",  "epoll_pwait", "epoll_pwait2", "read",
+    "readv",   "pread",   "pread64", "preadv",  "recv",         "recvfrom",    "recvmsg",     "recvmmsg",     "accept",
+    "accept4", "waitpid", "wait4",   "waitid",  "sigtimedwait", "sigwaitinfo", "fread",       "fgets"};
 constexpr std::string_view kSleepCalls[] = {"nanosleep", "clock_nanosleep", "usleep", "sleep"};
 
 template <size_t N>
@@ -119,16 +131,12 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
     if (kind[name] < 0) kind[name] = static_cast<int8_t>(os_wait_kind(trace.str(name)));
     switch (static_cast<OsWait>(kind[name])) {
       case OsWait::kLock:
-        ++t.lock_waits, t.lock_wait_ns = sat_add(t.lock_wait_ns, d), t.longest_lock_wait_ns = std::max(t.longest_lock_wait_ns, d);
+        ++t.lock_waits, t.lock_wait_ns = sat_add(t.lock_wait_ns, d),
+                        t.longest_lock_wait_ns = std::max(t.longest_lock_wait_ns, d);
         break;
-      case OsWait::kIo:
-        t.io_wait_ns = sat_add(t.io_wait_ns, d);
-        break;
-      case OsWait::kSleep:
-        t.sleep_ns = sat_add(t.sleep_ns, d);
-        break;
-      case OsWait::kNone:
-        break;
+      case OsWait::kIo: t.io_wait_ns = sat_add(t.io_wait_ns, d); break;
+      case OsWait::kSleep: t.sleep_ns = sat_add(t.sleep_ns, d); break;
+      case OsWait::kNone: break;
     }
   }
 

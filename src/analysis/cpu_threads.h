@@ -29,8 +29,8 @@ OsWait os_wait_kind(std::string_view call);
 
 struct CpuThreadStats {
   int64_t global_tid = 0;
-  std::string name;        // thread name, empty when unknown
-  bool main = false;       // the process's main thread (tid == pid)
+  std::string name;                        // thread name, empty when unknown
+  bool main = false;                       // the process's main thread (tid == pid)
   TimeNs first = kNoTime, last = kNoTime;  // first and last event seen on the thread
   // Thread switches; running_ns = -1 when the trace has none for this thread.
   int64_t running_ns = -1;

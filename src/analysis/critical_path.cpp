@@ -81,7 +81,8 @@ void walk_window(const std::vector<GpuWorkItem>& items, const ByEnd& by_end, Int
       }
     }
     if (pred == current) return;
-    flags.path.cpu_gaps_ns = sat_add(flags.path.cpu_gaps_ns, std::max<int64_t>(0, sat_sub(item.start, items[pred].end)));
+    flags.path.cpu_gaps_ns =
+        sat_add(flags.path.cpu_gaps_ns, std::max<int64_t>(0, sat_sub(item.start, items[pred].end)));
     current = pred;
   }
 }
@@ -89,7 +90,10 @@ void walk_window(const std::vector<GpuWorkItem>& items, const ByEnd& by_end, Int
 }  // namespace
 
 bool CriticalPath::on_path(pytorch::WorkKind kind, uint32_t row) const {
-  const std::vector<uint8_t>* column = kind == WorkKind::kKernel ? &kernel : kind == WorkKind::kMemcpy ? &memcpy : kind == WorkKind::kMemset ? &memset : nullptr;
+  const std::vector<uint8_t>* column = kind == WorkKind::kKernel   ? &kernel
+                                       : kind == WorkKind::kMemcpy ? &memcpy
+                                       : kind == WorkKind::kMemset ? &memset
+                                                                   : nullptr;
   return column && row < column->size() && (*column)[row] != 0;
 }
 

@@ -29,9 +29,9 @@ struct CriticalPathOptions {
 struct CriticalPath {
   // One flag per row of Trace::kernels / memcpys / memsets: 1 when on the path of some window.
   std::vector<uint8_t> kernel, memcpy, memset;
-  int64_t operations = 0;    // on the path, every window
-  int64_t path_ns = 0;       // their summed durations
-  int64_t cpu_gaps_ns = 0;   // GPU idle between consecutive path operations
+  int64_t operations = 0;   // on the path, every window
+  int64_t path_ns = 0;      // their summed durations
+  int64_t cpu_gaps_ns = 0;  // GPU idle between consecutive path operations
   bool on_path(pytorch::WorkKind kind, uint32_t row) const;
 };
 

@@ -13,7 +13,8 @@ bool is_group_collective(std::string_view name) {
   for (std::string_view p2p : {"SendRecv", "_Send", "_Recv"}) {
     if (name.find(p2p) != std::string_view::npos) return false;
   }
-  for (std::string_view c : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "AlltoAll"}) {
+  for (std::string_view c :
+       {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "AlltoAll"}) {
     if (name.find(c) != std::string_view::npos) return true;
   }
   return false;
@@ -25,7 +26,8 @@ double ComputeBalance::ratio() const {
 
 ComputeBalance compute_balance(const pytorch::GpuWork& work) {
   std::vector<int64_t> compute;
-  for (const pytorch::GpuUnit& u : work.units) compute.push_back(u.busy(1u << static_cast<int>(pytorch::WorkClass::kComputation)).total());
+  for (const pytorch::GpuUnit& u : work.units)
+    compute.push_back(u.busy(1u << static_cast<int>(pytorch::WorkClass::kComputation)).total());
   return compute_balance(std::move(compute));
 }
 

@@ -9,9 +9,9 @@
 // the one the others wait for. Only collectives are matched (all-reduce, all-gather, reduce-scatter,
 // broadcast, reduce, all-to-all): point-to-point kernels (SendRecv, Send, Recv) pair ranks, not the
 // whole group. Where Kineto attached collective arguments to a kernel, they decide instead of the
-// name (NCCL runs all-to-all as SendRecv kernels): every collective but send and recv is matched. A name is matched across the participants that launched it, when there are at least
-// two and each launched it equally often (runs cut at different points leave the counts unequal:
-// that name is counted as unmatched, not guessed at).
+// name (NCCL runs all-to-all as SendRecv kernels): every collective but send and recv is matched. A name is matched
+// across the participants that launched it, when there are at least two and each launched it equally often (runs cut at
+// different points leave the counts unequal: that name is counted as unmatched, not guessed at).
 //
 // Clocks. The participants of one nsys export share its clock; a merged PyTorch rank directory is
 // aligned by baseTimeNanoseconds (or absolute epoch times), which is as good as the hosts' clock
@@ -28,21 +28,21 @@
 namespace tracedoc {
 
 struct CollectiveSkew {
-  std::string name;           // the kernel name
-  int64_t participants = 0;   // GPU units that launched it
-  int64_t matched = 0;        // collectives matched (the count on each participant)
-  int64_t median_skew_ns = 0; // median over the matched collectives of (latest start - earliest start)
+  std::string name;            // the kernel name
+  int64_t participants = 0;    // GPU units that launched it
+  int64_t matched = 0;         // collectives matched (the count on each participant)
+  int64_t median_skew_ns = 0;  // median over the matched collectives of (latest start - earliest start)
   int64_t max_skew_ns = 0;
   TimeNs max_skew_at = kNoTime;  // the earliest start of the collective with the largest skew
-  int64_t wait_ns = 0;        // summed over collectives and participants: latest start - own start
+  int64_t wait_ns = 0;           // summed over collectives and participants: latest start - own start
 };
 
 struct ParticipantSkew {
-  size_t unit = 0;            // index into GpuWork::units
-  int64_t collectives = 0;    // matched collectives it took part in
-  int64_t last = 0;           // how many of them it started last (ties: none counted)
-  int64_t late_ns = 0;        // summed: own start - earliest start
-  int64_t wait_ns = 0;        // summed: latest start - own start (time it waited for the others)
+  size_t unit = 0;          // index into GpuWork::units
+  int64_t collectives = 0;  // matched collectives it took part in
+  int64_t last = 0;         // how many of them it started last (ties: none counted)
+  int64_t late_ns = 0;      // summed: own start - earliest start
+  int64_t wait_ns = 0;      // summed: latest start - own start (time it waited for the others)
 };
 
 struct CrossRankSkew {
@@ -60,7 +60,7 @@ struct ComputeBalance {
   std::vector<int64_t> compute_ns;  // per unit, in unit order
   size_t slowest = 0;               // the unit computing longest (the first of equals)
   int64_t median_ns = 0;
-  double ratio() const;             // slowest over median; 0 when the median is 0 or there are no units
+  double ratio() const;  // slowest over median; 0 when the median is 0 or there are no units
 };
 ComputeBalance compute_balance(const pytorch::GpuWork& work);
 // The same from each unit's computation time, where the caller has it already.

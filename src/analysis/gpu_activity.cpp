@@ -24,9 +24,7 @@ namespace {
 // of a merged PyTorch directory, whose pids may repeat across nodes.
 using DeviceKey = std::tuple<int64_t, int64_t, int32_t>;
 
-DeviceKey key_of(int64_t global_pid, int32_t device) {
-  return {pid_of(global_pid), global_pid >> 48, device};
-}
+DeviceKey key_of(int64_t global_pid, int32_t device) { return {pid_of(global_pid), global_pid >> 48, device}; }
 
 template <typename Table>
 void add_ops(const Table& t, GpuOpKind kind, const GpuActivityOptions& options,

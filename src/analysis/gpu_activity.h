@@ -26,8 +26,8 @@ struct GpuOp {
 struct DeviceActivity {
   int64_t global_pid = 0;  // the owning process (vm and pid bits)
   int32_t device = 0;
-  int32_t context = 0;     // of the first operation: one context per device and process in practice
-  std::vector<GpuOp> ops;  // sorted by (start, end)
+  int32_t context = 0;                   // of the first operation: one context per device and process in practice
+  std::vector<GpuOp> ops;                // sorted by (start, end)
   TimeNs first_start = 0, last_end = 0;  // span of the GPU operations proper (overhead excluded)
 
   int64_t pid() const { return pid_of(global_pid); }

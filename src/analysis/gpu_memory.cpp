@@ -144,7 +144,8 @@ std::vector<MemorySeries> collect_gpu_memory(const Trace& trace) {
   for (size_t i = 0; i < a.size(); ++i) {
     if (!is_accelerator(a.device_type[i], a.device_id[i])) continue;
     const int64_t delta = a.bytes[i] == kNoValue ? 0 : a.bytes[i];
-    builder.add(global_pid_of(a.global_tid[i]), a.device_id[i], {a.time[i], delta, a.total_allocated[i], a.total_reserved[i]});
+    builder.add(global_pid_of(a.global_tid[i]), a.device_id[i],
+                {a.time[i], delta, a.total_allocated[i], a.total_reserved[i]});
   }
   return builder.finish();
 }

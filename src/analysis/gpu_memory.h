@@ -47,15 +47,15 @@ struct MemorySeries {
 
 // What a window of a series shows: events [begin, end) starting from allocated `start_value`.
 struct MemoryWindowStats {
-  int64_t start_value = 0;    // allocated when the window opens
-  int64_t end_value = 0;      // allocated when it closes
-  int64_t peak = 0;           // highest allocated in the window, start value included
-  TimeNs peak_time = kNoTime; // the first event after which allocated equals the peak; the first
-                              // event's time when the window opened at its peak (only frees
-                              // followed); kNoTime when the window holds no event
-  int64_t allocations = 0, frees = 0;           // events with a positive / negative delta
-  int64_t bytes_allocated = 0, bytes_freed = 0; // their summed sizes (both positive)
-  int64_t peak_reserved = kNoValue;             // highest recorded reserved, kNoValue if none
+  int64_t start_value = 0;                       // allocated when the window opens
+  int64_t end_value = 0;                         // allocated when it closes
+  int64_t peak = 0;                              // highest allocated in the window, start value included
+  TimeNs peak_time = kNoTime;                    // the first event after which allocated equals the peak; the first
+                                                 // event's time when the window opened at its peak (only frees
+                                                 // followed); kNoTime when the window holds no event
+  int64_t allocations = 0, frees = 0;            // events with a positive / negative delta
+  int64_t bytes_allocated = 0, bytes_freed = 0;  // their summed sizes (both positive)
+  int64_t peak_reserved = kNoValue;              // highest recorded reserved, kNoValue if none
 };
 
 MemoryWindowStats memory_window_stats(const MemorySeries& series, size_t begin, size_t end, int64_t start_value);

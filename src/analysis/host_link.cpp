@@ -54,7 +54,7 @@ constexpr Entry kTable[] = {
     {"A10", "PCIe 4.0 x16", kGen4x16},    // A10, A10G
     {"A30", "PCIe 4.0 x16", kGen4x16},
     {"A40", "PCIe 4.0 x16", kGen4x16},
-    {" L4", "PCIe 4.0 x16", kGen4x16},    // L4, L40, L40S
+    {" L4", "PCIe 4.0 x16", kGen4x16},  // L4, L40, L40S
     {"RTX 6000 ADA", "PCIe 4.0 x16", kGen4x16},
     // GeForce: the x8 boards are named one by one.
     {"RTX 5060", "PCIe 5.0 x8", kGen5x8},

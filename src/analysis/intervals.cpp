@@ -27,7 +27,8 @@ IntervalSet IntervalSet::busy_union(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
   auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
   // GPU operations usually arrive in start order already: skip the sort then.
-  if (!std::is_sorted(intervals.begin(), intervals.end(), by_start)) std::sort(intervals.begin(), intervals.end(), by_start);
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_start))
+    std::sort(intervals.begin(), intervals.end(), by_start);
   IntervalSet out;
   append_merged(out.items_, intervals);
   return out;

@@ -16,7 +16,7 @@ namespace tracedoc {
 
 struct Interval {
   int64_t start = 0;
-  int64_t end = 0;  // exclusive
+  int64_t end = 0;                                        // exclusive
   int64_t length() const { return sat_sub(end, start); }  // saturating: hostile times span past int64
   friend bool operator==(const Interval&, const Interval&) = default;
 };

@@ -17,15 +17,14 @@
 namespace tracedoc {
 
 struct ReportArgs {
-  std::vector<std::string> args;         // report arguments after the name (`cuda_gpu_kern_sum:base`)
+  std::vector<std::string> args;           // report arguments after the name (`cuda_gpu_kern_sum:base`)
   std::optional<NamePattern> name_filter;  // --filter-name: keep rows whose name matches
   bool has(std::string_view a) const {
-    for (const auto& x : args) if (x == a) return true;
+    for (const auto& x : args)
+      if (x == a) return true;
     return false;
   }
-  bool name_ok(std::string_view name) const {
-    return !name_filter || name_filter->found_in(name);
-  }
+  bool name_ok(std::string_view name) const { return !name_filter || name_filter->found_in(name); }
 };
 
 // A report returns NoData(<reason>) when the trace lacks what it summarizes; the CLI then prints

@@ -27,33 +27,53 @@ Status no_data(const Trace& trace, std::string_view what) {
 const std::vector<ReportDef>& all_reports() {
   static const std::vector<ReportDef> reports = {
       // HTA's GPU time breakdowns (comm_comp_overlap, gpu_time_breakdown, idle_time_breakdown, kernel_launch_stats,
-      // kernel_type_breakdown, queue_length_sum, queue_length_trace): PyTorch traces and nsys exports; args in gpu_breakdown_reports.h.
-      {"comm_comp_overlap", "Communication/Computation Overlap", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
-      {"cpu_thread_sum", "CPU Thread Summary", ReportKind::kSummary, kLoadCpuSched | kLoadOsCalls | kLoadApi, cpu_thread_sum},
-      {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_api_gpu_sum},
+      // kernel_type_breakdown, queue_length_sum, queue_length_trace): PyTorch traces and nsys exports; args in
+      // gpu_breakdown_reports.h.
+      {"comm_comp_overlap", "Communication/Computation Overlap", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
+      {"cpu_thread_sum", "CPU Thread Summary", ReportKind::kSummary, kLoadCpuSched | kLoadOsCalls | kLoadApi,
+       cpu_thread_sum},
+      {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_api_gpu_sum},
       {"cuda_api_sum", "CUDA API Summary", ReportKind::kSummary, kLoadApi, cuda_api_sum},
       {"cuda_api_trace", "CUDA API Trace", ReportKind::kTrace, kLoadApi, cuda_api_trace},
-      {"cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", ReportKind::kSummary, kLoadKernels, cuda_gpu_kern_gb_sum},
+      {"cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", ReportKind::kSummary, kLoadKernels,
+       cuda_gpu_kern_gb_sum},
       {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", ReportKind::kSummary, kLoadKernels, cuda_gpu_kern_sum},
-      {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", ReportKind::kSummary, kLoadMemcpy | kLoadMemset, cuda_gpu_mem_size_sum},
-      {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", ReportKind::kSummary, kLoadMemcpy | kLoadMemset, cuda_gpu_mem_time_sum},
-      {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", ReportKind::kSummary, kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_sum},
-      {"cuda_gpu_trace", "CUDA GPU Trace", ReportKind::kTrace, kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_trace},
-      {"cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", ReportKind::kSummary, kLoadApi | kLoadKernels, cuda_kern_exec_sum},
-      {"cuda_kern_exec_trace", "CUDA Kernel Launch & Exec Time Trace", ReportKind::kTrace, kLoadApi | kLoadKernels, cuda_kern_exec_trace},
+      {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", ReportKind::kSummary, kLoadMemcpy | kLoadMemset,
+       cuda_gpu_mem_size_sum},
+      {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", ReportKind::kSummary, kLoadMemcpy | kLoadMemset,
+       cuda_gpu_mem_time_sum},
+      {"cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)", ReportKind::kSummary,
+       kLoadKernels | kLoadMemcpy | kLoadMemset, cuda_gpu_sum},
+      {"cuda_gpu_trace", "CUDA GPU Trace", ReportKind::kTrace, kLoadKernels | kLoadMemcpy | kLoadMemset,
+       cuda_gpu_trace},
+      {"cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", ReportKind::kSummary, kLoadApi | kLoadKernels,
+       cuda_kern_exec_sum},
+      {"cuda_kern_exec_trace", "CUDA Kernel Launch & Exec Time Trace", ReportKind::kTrace, kLoadApi | kLoadKernels,
+       cuda_kern_exec_trace},
       // GPU memory over time and copy throughput (nsys exports and PyTorch traces; not nsys reports).
-      {"gpu_copy_step_sum", "GPU Copy Time per Step", ReportKind::kSummary, kLoadMemcpy | kLoadKernels | kLoadMemset | kLoadRanges | kLoadApi, gpu_copy_step_sum},
+      {"gpu_copy_step_sum", "GPU Copy Time per Step", ReportKind::kSummary,
+       kLoadMemcpy | kLoadKernels | kLoadMemset | kLoadRanges | kLoadApi, gpu_copy_step_sum},
       {"gpu_copy_sum", "GPU Copy Throughput Summary", ReportKind::kSummary, kLoadMemcpy, gpu_copy_sum},
-      {"gpu_mem_step_sum", "GPU Memory per Step", ReportKind::kSummary, kLoadMemory | kLoadRanges | kLoadApi | kLoadKernels, gpu_mem_step_sum},
+      {"gpu_mem_step_sum", "GPU Memory per Step", ReportKind::kSummary,
+       kLoadMemory | kLoadRanges | kLoadApi | kLoadKernels, gpu_mem_step_sum},
       {"gpu_mem_sum", "GPU Memory Summary", ReportKind::kSummary, kLoadMemory, gpu_mem_sum},
       {"gpu_mem_trace", "GPU Memory Trace", ReportKind::kTrace, kLoadMemory, gpu_mem_trace},
-      {"gpu_time_breakdown", "GPU Time Breakdown", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::gpu_time_breakdown},
-      {"idle_time_breakdown", "GPU Idle Time Breakdown", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::idle_time_breakdown},
-      {"kernel_launch_stats", "Kernel Launch Statistics", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::kernel_launch_stats},
-      {"kernel_type_breakdown", "GPU Kernel Type Breakdown", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::kernel_type_breakdown},
-      {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", ReportKind::kSummary, kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_sum},
-      {"nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", ReportKind::kTrace, kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_trace},
-      {"nvtx_kern_sum", "NVTX Range Kernel Summary", ReportKind::kSummary, kLoadRanges | kLoadApi | kLoadKernels, nvtx_kern_sum},
+      {"gpu_time_breakdown", "GPU Time Breakdown", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::gpu_time_breakdown},
+      {"idle_time_breakdown", "GPU Idle Time Breakdown", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::idle_time_breakdown},
+      {"kernel_launch_stats", "Kernel Launch Statistics", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::kernel_launch_stats},
+      {"kernel_type_breakdown", "GPU Kernel Type Breakdown", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::kernel_type_breakdown},
+      {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", ReportKind::kSummary,
+       kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_sum},
+      {"nvtx_gpu_proj_trace", "NVTX GPU Projection Trace", ReportKind::kTrace,
+       kLoadRanges | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, nvtx_gpu_proj_trace},
+      {"nvtx_kern_sum", "NVTX Range Kernel Summary", ReportKind::kSummary, kLoadRanges | kLoadApi | kLoadKernels,
+       nvtx_kern_sum},
       {"nvtx_pushpop_sum", "NVTX Push/Pop Range Summary", ReportKind::kSummary, kLoadRanges, nvtx_pushpop_sum},
       {"nvtx_startend_sum", "NVTX Start/End Range Summary", ReportKind::kSummary, kLoadRanges, nvtx_startend_sum},
       {"nvtx_sum", "NVTX Range Summary", ReportKind::kSummary, kLoadRanges, nvtx_sum},
@@ -61,18 +81,27 @@ const std::vector<ReportDef>& all_reports() {
       // op_sum:shapes groups operators by (name, input dims).
       // op_kernel_sum[:aten|:top]: kernels per launching operator (innermost, deepest aten::, outermost).
       // op_dispatch_sum: framework CPU time per operator outside CUDA calls, against the GPU time it launched.
-      {"op_dispatch_sum", "PyTorch Framework Dispatch Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_dispatch_sum},
-      {"op_kernel_sum", "PyTorch Operator/Kernel Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadRanges, pytorch::op_kernel_sum},
-      {"op_sum", "PyTorch Operator Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
+      {"op_dispatch_sum", "PyTorch Framework Dispatch Summary", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_dispatch_sum},
+      {"op_kernel_sum", "PyTorch Operator/Kernel Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadRanges,
+       pytorch::op_kernel_sum},
+      {"op_sum", "PyTorch Operator Summary", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_sum},
       {"openmp_sum", "OpenMP Summary", ReportKind::kSummary, kLoadOpenMp, openmp_sum},
       {"osrt_sum", "OS Runtime Summary", ReportKind::kSummary, kLoadOsCalls, osrt_sum},
-      {"python_func_sum", "Python Function Summary", ReportKind::kSummary, kLoadPythonFunctions, pytorch::python_func_sum},  // PyTorch traces, with_stack=True
-      {"queue_length_sum", "Launch Queue Length Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
-      {"queue_length_trace", "Launch Queue Length over Time", ReportKind::kTrace, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_trace},
-      {"step_sum", "PyTorch Step Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
+      {"python_func_sum", "Python Function Summary", ReportKind::kSummary, kLoadPythonFunctions,
+       pytorch::python_func_sum},  // PyTorch traces, with_stack=True
+      {"queue_length_sum", "Launch Queue Length Summary", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
+      {"queue_length_trace", "Launch Queue Length over Time", ReportKind::kTrace,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_trace},
+      {"step_sum", "PyTorch Step Summary", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
       // The TensorBoard profiler plugin's Overview (PyTorch traces; `:plugin` = the plugin's own definitions).
-      {"tb_gpu_metrics", "TensorBoard Plugin GPU Metrics", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_gpu_metrics},
-      {"tb_step_breakdown", "TensorBoard Plugin Step Time Breakdown", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_step_breakdown},
+      {"tb_gpu_metrics", "TensorBoard Plugin GPU Metrics", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_gpu_metrics},
+      {"tb_step_breakdown", "TensorBoard Plugin Step Time Breakdown", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::tb_step_breakdown},
       {"um_sum", "Unified Memory Analysis Summary", ReportKind::kSummary, kLoadUnifiedMemory, um_sum},
   };
   return reports;
@@ -87,10 +116,12 @@ const ReportDef* find_report(std::string_view name) {
 
 const std::vector<std::string>& default_reports() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> wanted = {"nvtx_sum", "osrt_sum", "cuda_api_sum", "cuda_gpu_kern_sum",
-                                       "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "openmp_sum", "um_sum"};
+    std::vector<std::string> wanted = {
+        "nvtx_sum",   "osrt_sum", "cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+        "openmp_sum", "um_sum"};
     std::vector<std::string> out;
-    for (auto& w : wanted) if (find_report(w)) out.push_back(w);
+    for (auto& w : wanted)
+      if (find_report(w)) out.push_back(w);
     return out;
   }();
   return names;

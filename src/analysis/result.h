@@ -29,10 +29,29 @@ struct Cell {
   bool stable = false;  // text that outlives the report (the trace's string pool): never copied
 
   static Cell null() { return {}; }
-  static Cell integer(int64_t v) { Cell c; c.type = Type::kInt; c.i = v; return c; }
-  static Cell real(double v) { Cell c; c.type = Type::kReal; c.d = v; return c; }
-  static Cell text(std::string_view v) { Cell c; c.type = Type::kText; c.s = v; return c; }
-  static Cell pooled(std::string_view v) { Cell c = text(v); c.stable = true; return c; }
+  static Cell integer(int64_t v) {
+    Cell c;
+    c.type = Type::kInt;
+    c.i = v;
+    return c;
+  }
+  static Cell real(double v) {
+    Cell c;
+    c.type = Type::kReal;
+    c.d = v;
+    return c;
+  }
+  static Cell text(std::string_view v) {
+    Cell c;
+    c.type = Type::kText;
+    c.s = v;
+    return c;
+  }
+  static Cell pooled(std::string_view v) {
+    Cell c = text(v);
+    c.stable = true;
+    return c;
+  }
   bool is_null() const { return type == Type::kNull; }
 };
 
@@ -63,9 +82,7 @@ class TableSink : public RowSink {
 
   const std::vector<ColumnSpec>& columns() const { return columns_; }
   size_t row_count() const { return columns_.empty() ? 0 : cells_.size() / columns_.size(); }
-  std::span<const Cell> row_at(size_t r) const {
-    return {cells_.data() + r * columns_.size(), columns_.size()};
-  }
+  std::span<const Cell> row_at(size_t r) const { return {cells_.data() + r * columns_.size(), columns_.size()}; }
   std::vector<std::span<const Cell>> rows() const {
     std::vector<std::span<const Cell>> out;
     for (size_t r = 0; r < row_count(); ++r) out.push_back(row_at(r));

@@ -9,9 +9,7 @@
 
 namespace tracedoc {
 
-double StdevAccumulator::stdev() const {
-  return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0;
-}
+double StdevAccumulator::stdev() const { return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0; }
 
 double nsys_quantile(std::span<const int64_t> sorted, double fraction) {
   const int64_t cnt = static_cast<int64_t>(sorted.size());

@@ -24,7 +24,7 @@ struct SummaryStats {
   double avg = 0;     // SQLite avg(): floating sum / count
   double median = 0;  // extension median(): mean of the middle distinct value(s)
   double q1 = 0, q3 = 0;
-  double stdev = 0;   // sample standard deviation (Welford, input order); 0 for one value
+  double stdev = 0;  // sample standard deviation (Welford, input order); 0 for one value
 };
 
 // Welford accumulator in SQLite's extension-functions order of operations.

@@ -30,7 +30,8 @@ Result<StepOptions> step_options_from_args(const std::vector<std::string>& args)
   for (const auto& a : args) {
     if (a.starts_with("marker=")) {
       o.marker = a.substr(7);
-      if (o.marker.empty() || o.marker == "*") return UsageError("marker= needs a range name (NAME, or NAME* for a prefix)");
+      if (o.marker.empty() || o.marker == "*")
+        return UsageError("marker= needs a range name (NAME, or NAME* for a prefix)");
     } else if (a == "nodetect") {
       o.detect = false;
     } else if (a == "detect") {
@@ -43,7 +44,8 @@ Result<StepOptions> step_options_from_args(const std::vector<std::string>& args)
 namespace {
 
 bool marker_matches(std::string_view name, std::string_view marker) {
-  if (!marker.empty() && marker.back() == '*') return name.substr(0, marker.size() - 1) == marker.substr(0, marker.size() - 1);
+  if (!marker.empty() && marker.back() == '*')
+    return name.substr(0, marker.size() - 1) == marker.substr(0, marker.size() - 1);
   return name == marker;
 }
 
@@ -71,8 +73,8 @@ StepSet ranges_as_steps(const Trace& trace, const std::vector<uint32_t>& rows, S
 }
 
 struct Sequence {
-  std::vector<uint32_t> rows;   // kernel rows in start order
-  std::vector<StrId> names;     // their names
+  std::vector<uint32_t> rows;  // kernel rows in start order
+  std::vector<StrId> names;    // their names
 };
 
 // Each process's kernels on the device where it ran the most, in launch order (the order of the
@@ -96,7 +98,8 @@ std::vector<Sequence> sequences_per_process(const Trace& trace, const pytorch::G
     if (!fresh && n > it->second.second) it->second = {key.second, n};
   }
   std::vector<std::pair<int64_t, std::pair<int32_t, size_t>>> order(busiest.begin(), busiest.end());
-  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   std::map<int64_t, size_t> slot;
   std::vector<Sequence> out(order.size());
   for (size_t i = 0; i < order.size(); ++i) slot[order[i].first] = i;

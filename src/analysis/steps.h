@@ -65,8 +65,8 @@ struct StepSet {
 };
 
 struct StepOptions {
-  std::string marker;               // empty: ProfilerStep#N, else detection
-  bool use_profiler_steps = true;   // false: ignore ProfilerStep ranges (tests hide them this way)
+  std::string marker;              // empty: ProfilerStep#N, else detection
+  bool use_profiler_steps = true;  // false: ignore ProfilerStep ranges (tests hide them this way)
   bool detect = true;
 };
 

@@ -44,8 +44,9 @@ void widen_table(const Table& t, TimeNs& lo, TimeNs& hi, bool& any) {
 }
 
 // Count and summed duration per name id, then the `top` largest by total.
-std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>& names, const std::vector<TimeNs>& start,
-                                    const std::vector<TimeNs>& end, size_t top, int64_t* grand_total) {
+std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>& names,
+                                    const std::vector<TimeNs>& start, const std::vector<TimeNs>& end, size_t top,
+                                    int64_t* grand_total) {
   std::vector<int64_t> count(trace.strings.size(), 0), total(trace.strings.size(), 0);
   int64_t all = 0;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -106,8 +107,7 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
         case GpuOpKind::kGraph:
           ++s.graphs, s.graph_ns = sat_add(s.graph_ns, len), streams.insert(trace.graph_traces.stream[op.row]);
           break;
-        case GpuOpKind::kOverhead:
-          break;
+        case GpuOpKind::kOverhead: break;
       }
     }
     s.streams = static_cast<int64_t>(streams.size());
@@ -154,7 +154,8 @@ std::vector<CopySummary> copy_summaries(const Trace& trace) {
     if (mixed_links.count(key)) c.link.clear(), c.link_peak_gb_per_s = 0;
     out.push_back(std::move(c));
   }
-  std::stable_sort(out.begin(), out.end(), [](const CopySummary& a, const CopySummary& b) { return a.bytes > b.bytes; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CopySummary& a, const CopySummary& b) { return a.bytes > b.bytes; });
   return out;
 }
 
@@ -213,11 +214,13 @@ std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::Gpu
   r.slowest = balance.slowest;
   r.slowest_ratio = balance.ratio();
   for (size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.rows[i].last > 0 && (r.most_often_last < 0 || r.rows[i].last > r.rows[static_cast<size_t>(r.most_often_last)].last)) {
+    if (r.rows[i].last > 0 &&
+        (r.most_often_last < 0 || r.rows[i].last > r.rows[static_cast<size_t>(r.most_often_last)].last)) {
       r.most_often_last = static_cast<int64_t>(i);
     }
   }
-  r.collectives.assign(skew.collectives.begin(), skew.collectives.begin() + static_cast<std::ptrdiff_t>(std::min(top, skew.collectives.size())));
+  r.collectives.assign(skew.collectives.begin(),
+                       skew.collectives.begin() + static_cast<std::ptrdiff_t>(std::min(top, skew.collectives.size())));
   r.matched = skew.matched, r.unmatched_names = skew.unmatched_names;
   return r;
 }
@@ -285,7 +288,8 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
 
 // `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units name them.
 std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options,
-                                         const pytorch::GpuLaunches& launches, std::map<int64_t, std::vector<int64_t>>& by_owner) {
+                                          const pytorch::GpuLaunches& launches,
+                                          std::map<int64_t, std::vector<int64_t>>& by_owner) {
   auto found = find_steps(trace, options, &launches);
   if (!found.ok() || found->steps.empty()) return std::nullopt;
   const bool is_pytorch = trace.source.format == "kineto-json";
@@ -375,7 +379,8 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
     add_memory(trace, s.devices);
     work = add_breakdowns(trace, s.devices);
-    s.top_kernels = top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
+    s.top_kernels =
+        top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
     s.copies = copy_summaries(trace);
   };
   std::map<int64_t, std::vector<int64_t>> steps_by_owner;

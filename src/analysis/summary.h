@@ -28,11 +28,11 @@ struct NamedTotal {
 
 struct DeviceSummary {
   int64_t pid = 0;
-  int64_t rank = -1;          // PyTorch rank directories and files; -1 when unknown
+  int64_t rank = -1;  // PyTorch rank directories and files; -1 when unknown
   int32_t device = 0;
-  std::string name;           // GPU name when the trace records it
-  TimeNs first_start = 0, last_end = 0;  // the device's active span
-  int64_t busy_ns = 0;        // union of its operations (overhead excluded)
+  std::string name;                                     // GPU name when the trace records it
+  TimeNs first_start = 0, last_end = 0;                 // the device's active span
+  int64_t busy_ns = 0;                                  // union of its operations (overhead excluded)
   int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;  // summed durations (streams overlap)
   int64_t kernels = 0, memcpys = 0, memsets = 0;
   // Whole CUDA graph executions (graph-level tracing): their nodes are not among the kernels.
@@ -62,7 +62,9 @@ struct DeviceSummary {
   double occupancy_pct = std::numeric_limits<double>::quiet_NaN();
   double tensor_core_pct = std::numeric_limits<double>::quiet_NaN();
   double busy_pct() const {
-    return last_end > first_start ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(sat_sub(last_end, first_start)) : 0;
+    return last_end > first_start
+               ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(sat_sub(last_end, first_start))
+               : 0;
   }
 };
 
@@ -70,7 +72,7 @@ struct CopySummary {
   std::string direction;    // "Host-to-Device", ... (nsys's labels)
   std::string host_memory;  // "Pageable", "Pinned", "" when no host side
   int64_t count = 0, bytes = 0, total_ns = 0;
-  std::string link;         // host link of the GPUs ("PCIe 4.0 x16"), empty when unknown or not crossed
+  std::string link;  // host link of the GPUs ("PCIe 4.0 x16"), empty when unknown or not crossed
   double link_peak_gb_per_s = 0;
   double gb_per_s() const { return total_ns > 0 ? static_cast<double>(bytes) / static_cast<double>(total_ns) : 0; }
   double link_use_pct() const { return link_peak_gb_per_s > 0 ? 100.0 * gb_per_s() / link_peak_gb_per_s : 0; }
@@ -82,7 +84,7 @@ struct StepsSummary {
   int64_t median_cpu_ns = 0;       // median step CPU window
   int64_t median_gpu_span_ns = 0;  // median first-to-last GPU work of a step
   int64_t median_gpu_busy_ns = 0;
-  double median_busy_pct = 0;      // median over steps of busy / step length (CPU window)
+  double median_busy_pct = 0;  // median over steps of busy / step length (CPU window)
 };
 
 // The TensorBoard plugin's average step (tb_step_breakdown's Average row) over every process's steps:
@@ -90,8 +92,8 @@ struct StepsSummary {
 // Communication, Runtime, DataLoader, CPU Exec, Other).
 struct StepRolesSummary {
   int64_t steps = 0;
-  double step_ns = 0;                // mean step duration
-  std::array<double, 8> role_ns{};   // mean ns of each role, in that order
+  double step_ns = 0;               // mean step duration
+  std::array<double, 8> role_ns{};  // mean ns of each role, in that order
   static const char* role_name(size_t role);
 };
 
@@ -118,30 +120,30 @@ struct ThreadSummary {
 struct RankRow {
   int64_t pid = 0, rank = -1;
   int32_t device = 0;
-  std::string name;               // GPU name, when recorded
-  int64_t steps = 0;              // its process's (rank's) steps, 0 without
-  int64_t step_median_ns = 0;     // median CPU window of those steps
+  std::string name;            // GPU name, when recorded
+  int64_t steps = 0;           // its process's (rank's) steps, 0 without
+  int64_t step_median_ns = 0;  // median CPU window of those steps
   int64_t busy_ns = 0, compute_ns = 0;
-  int64_t exposed_comm_ns = 0;    // communication not under compute
-  int64_t collectives = 0;        // matched collectives it took part in
-  int64_t last = 0;               // ... that it started last
+  int64_t exposed_comm_ns = 0;       // communication not under compute
+  int64_t collectives = 0;           // matched collectives it took part in
+  int64_t last = 0;                  // ... that it started last
   int64_t late_ns = 0, wait_ns = 0;  // summed: own start - earliest; latest - own start
 };
 
 struct RanksSummary {
-  std::vector<RankRow> rows;          // as the devices
-  size_t slowest = 0;                 // row computing longest
-  double slowest_ratio = 0;           // its compute over the median row's
-  int64_t most_often_last = -1;       // row that started last at most collectives, -1 when none
+  std::vector<RankRow> rows;                // as the devices
+  size_t slowest = 0;                       // row computing longest
+  double slowest_ratio = 0;                 // its compute over the median row's
+  int64_t most_often_last = -1;             // row that started last at most collectives, -1 when none
   std::vector<CollectiveSkew> collectives;  // by time waited, the `top` largest
   int64_t matched = 0, unmatched_names = 0;
 };
 
-struct FindingsSummary {  // what `tracedoc analyze`'s rules list, counted
-  int64_t sync_calls = 0, sync_call_ns = 0;          // cuda_api_sync
-  int64_t sync_copies = 0, sync_copy_ns = 0;         // cuda_memcpy_sync
-  int64_t pageable_async_copies = 0;                 // cuda_memcpy_async
-  int64_t sync_memsets = 0;                          // cuda_memset_sync
+struct FindingsSummary {                      // what `tracedoc analyze`'s rules list, counted
+  int64_t sync_calls = 0, sync_call_ns = 0;   // cuda_api_sync
+  int64_t sync_copies = 0, sync_copy_ns = 0;  // cuda_memcpy_sync
+  int64_t pageable_async_copies = 0;          // cuda_memcpy_async
+  int64_t sync_memsets = 0;                   // cuda_memset_sync
 };
 
 struct TraceSummary {
@@ -156,8 +158,8 @@ struct TraceSummary {
   std::optional<StepsSummary> steps;
   std::optional<StepRolesSummary> step_roles;  // PyTorch traces
   std::optional<DispatchSummary> dispatch;     // PyTorch traces with operators
-  std::vector<ThreadSummary> threads;  // main threads and threads that waited, by pid and tid
-  std::optional<RanksSummary> ranks;   // two or more GPUs
+  std::vector<ThreadSummary> threads;          // main threads and threads that waited, by pid and tid
+  std::optional<RanksSummary> ranks;           // two or more GPUs
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
 };

@@ -120,7 +120,7 @@ std::optional<int64_t> python_int(std::string_view text) {
     if (c < '0' || c > '9') return std::nullopt;
     // Saturate: an index this large matches nothing anyway.
     value = value > (std::numeric_limits<int64_t>::max() - 9) / 10 ? std::numeric_limits<int64_t>::max()
-                                                                    : value * 10 + (c - '0');
+                                                                   : value * 10 + (c - '0');
     previous_was_digit = true;
   }
   if (!previous_was_digit) return std::nullopt;  // trailing underscore
@@ -145,7 +145,8 @@ Result<NvtxWindow> find_nvtx_range(const Trace& trace, const NvtxFilterSpec& spe
     return UsageError(fmt::format("NVTX range '{}' could not be found in {}.", spec.argument, trace.source.path));
   };
   if (trace.source.format == "nsys-sqlite" && !trace.source.has_table("NVTX_EVENTS")) {
-    return UsageError(fmt::format("--filter-nvtx: {} does not contain NV Tools Extension (NVTX) data.", trace.source.path));
+    return UsageError(
+        fmt::format("--filter-nvtx: {} does not contain NV Tools Extension (NVTX) data.", trace.source.path));
   }
 
   // Domain names by (process, domain id), from the domain-creation rows, in row order.

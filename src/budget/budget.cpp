@@ -31,7 +31,8 @@ class Reader {
   Status number(const toml::node& n, const std::string& key, double lo, double hi, std::optional<double>* out) const {
     const std::optional<double> v = n.is_number() ? n.value<double>() : std::nullopt;
     if (!v) return error(key, "must be a number");
-    if (!std::isfinite(*v) || *v < lo || *v > hi) return error(key, fmt::format("must be a number from {:g} to {:g}", lo, hi));
+    if (!std::isfinite(*v) || *v < lo || *v > hi)
+      return error(key, fmt::format("must be a number from {:g} to {:g}", lo, hi));
     *out = *v;
     return Status::Ok();
   }
@@ -76,11 +77,14 @@ struct LimitSection {
 
 const std::vector<LimitSection>& limit_sections() {
   static const std::vector<LimitSection> kSections = {
-      {"steps", {{"p50_max_ms", &Budget::step_p50_max_ms, 0, kLargest}, {"p95_max_ms", &Budget::step_p95_max_ms, 0, kLargest}}},
+      {"steps",
+       {{"p50_max_ms", &Budget::step_p50_max_ms, 0, kLargest}, {"p95_max_ms", &Budget::step_p95_max_ms, 0, kLargest}}},
       {"gpu", {{"busy_min_pct", &Budget::busy_min_pct, 0, 100}, {"idle_max_pct", &Budget::idle_max_pct, 0, 100}}},
       {"copies", {{"share_max_pct", &Budget::copy_share_max_pct, 0, 100}}},
       {"memory", {{"peak_max_gb", &Budget::memory_peak_max_gb, 0, 1e6}}},
-      {"ranks", {{"compute_imbalance_max", &Budget::compute_imbalance_max, 1, 1e6}, {"skew_p50_max_ms", &Budget::skew_p50_max_ms, 0, kLargest}}},
+      {"ranks",
+       {{"compute_imbalance_max", &Budget::compute_imbalance_max, 1, 1e6},
+        {"skew_p50_max_ms", &Budget::skew_p50_max_ms, 0, kLargest}}},
   };
   return kSections;
 }
@@ -98,7 +102,8 @@ Status read_limits(const Reader& r, const toml::table& t, const LimitSection& se
       TRACEDOC_RETURN_IF_ERROR(r.string(node, full, &b.step_marker));
       continue;
     }
-    const auto it = std::find_if(section.keys.begin(), section.keys.end(), [&](const LimitKey& k) { return name == k.name; });
+    const auto it =
+        std::find_if(section.keys.begin(), section.keys.end(), [&](const LimitKey& k) { return name == k.name; });
     if (it == section.keys.end()) return r.error(full, fmt::format("unknown key (expected {})", expected));
     TRACEDOC_RETURN_IF_ERROR(r.number(node, full, it->lo, it->hi, &(b.*(it->field))));
   }
@@ -148,13 +153,15 @@ Status read_findings(const Reader& r, const toml::table& t, Budget& b) {
       for (const toml::node& id : *ids) {
         if (!id.is_string()) return r.error(full, "must be a list of rule ids (strings)");
         const std::string rule = *id.value<std::string>();
-        if (!diagnose::find_rule(rule)) return r.error(full, fmt::format("unknown rule '{}' (tracedoc diagnose --list-rules)", rule));
+        if (!diagnose::find_rule(rule))
+          return r.error(full, fmt::format("unknown rule '{}' (tracedoc diagnose --list-rules)", rule));
         if (std::find(b.forbid.begin(), b.forbid.end(), rule) == b.forbid.end()) b.forbid.push_back(rule);
       }
     } else if (name == "min_severity") {
       std::string s;
       TRACEDOC_RETURN_IF_ERROR(r.string(v, full, &s));
-      if (!diagnose::parse_severity(s, &b.forbid_min_severity)) return r.error(full, "must be info, warning or critical");
+      if (!diagnose::parse_severity(s, &b.forbid_min_severity))
+        return r.error(full, "must be info, warning or critical");
     } else if (name == "config") {
       std::string config;
       TRACEDOC_RETURN_IF_ERROR(r.string(v, full, &config));
@@ -183,11 +190,15 @@ Status read_baseline(const Reader& r, const toml::table& t, Budget& b) {
     } else if (name == "busy_drop_max_pct") {
       TRACEDOC_RETURN_IF_ERROR(r.number(v, full, 0, 100, &b.busy_drop_max_pct));
     } else {
-      return r.error(full, "unknown key (expected path, step_p50_regression_max_pct, step_p95_regression_max_pct or busy_drop_max_pct)");
+      return r.error(
+          full,
+          "unknown key (expected path, step_p50_regression_max_pct, step_p95_regression_max_pct or busy_drop_max_pct)");
     }
   }
   if (!b.baseline_path.empty() && !b.compares_baseline()) {
-    return r.error("baseline.path", "no baseline limit to compare with (step_p50_regression_max_pct, step_p95_regression_max_pct, busy_drop_max_pct)");
+    return r.error("baseline.path",
+                   "no baseline limit to compare with (step_p50_regression_max_pct, step_p95_regression_max_pct, "
+                   "busy_drop_max_pct)");
   }
   return Status::Ok();
 }
@@ -195,9 +206,9 @@ Status read_baseline(const Reader& r, const toml::table& t, Budget& b) {
 }  // namespace
 
 bool Budget::empty() const {
-  return !step_p50_max_ms && !step_p95_max_ms && !busy_min_pct && !idle_max_pct && !copy_share_max_pct && !memory_peak_max_gb &&
-         !compute_imbalance_max && !skew_p50_max_ms &&
-         kernels.empty() && forbid.empty() && !compares_baseline();
+  return !step_p50_max_ms && !step_p95_max_ms && !busy_min_pct && !idle_max_pct && !copy_share_max_pct &&
+         !memory_peak_max_gb && !compute_imbalance_max && !skew_p50_max_ms && kernels.empty() && forbid.empty() &&
+         !compares_baseline();
 }
 
 bool Budget::compares_baseline() const {
@@ -221,7 +232,8 @@ Result<Budget> load_budget(const std::string& path) {
     const toml::table* t = node.as_table();
     if (!t) return r.error(section, "expected a section [" + section + "]");
     const auto& sections = limit_sections();
-    const auto limits = std::find_if(sections.begin(), sections.end(), [&](const LimitSection& s) { return section == s.name; });
+    const auto limits =
+        std::find_if(sections.begin(), sections.end(), [&](const LimitSection& s) { return section == s.name; });
     if (limits != sections.end()) {
       TRACEDOC_RETURN_IF_ERROR(read_limits(r, *t, *limits, b));
     } else if (section == "findings") {
@@ -229,7 +241,9 @@ Result<Budget> load_budget(const std::string& path) {
     } else if (section == "baseline") {
       TRACEDOC_RETURN_IF_ERROR(read_baseline(r, *t, b));
     } else {
-      return r.error(section, "unknown section (expected [steps], [gpu], [copies], [memory], [ranks], [[kernel]], [findings] or [baseline])");
+      return r.error(section,
+                     "unknown section (expected [steps], [gpu], [copies], [memory], [ranks], [[kernel]], [findings] or "
+                     "[baseline])");
     }
   }
   // One set of steps for every figure: the budget's marker, else the diagnose configuration's.

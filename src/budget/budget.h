@@ -29,7 +29,7 @@ namespace tracedoc::budget {
 
 // One [[kernel]] entry: limits on the kernels whose (demangled) name the regex finds.
 struct KernelBudget {
-  std::string name;                   // the regular expression as written (RE2, searched, not fully matched)
+  std::string name;                    // the regular expression as written (RE2, searched, not fully matched)
   std::optional<NamePattern> pattern;  // set once `name` is read
   std::optional<double> total_max_ms, share_max_pct, count_max, avg_max_us;
 };

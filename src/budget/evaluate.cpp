@@ -54,7 +54,8 @@ void step_checks(const Budget& b, const Measures& m, std::vector<CheckResult>& o
 
 // One result per GPU; a trace without GPU work fails the check (there is nothing to hold).
 template <typename Fn>
-void per_gpu(const Measures& m, const std::string& check, bool at_most, double limit, Fn fill, std::vector<CheckResult>& out) {
+void per_gpu(const Measures& m, const std::string& check, bool at_most, double limit, Fn fill,
+             std::vector<CheckResult>& out) {
   if (m.gpus.empty()) {
     CheckResult r = make(check, "trace", at_most, limit, "%");
     r.detail = "no GPU work in the trace";
@@ -73,25 +74,35 @@ void per_gpu(const Measures& m, const std::string& check, bool at_most, double l
 void gpu_checks(const Budget& b, const Measures& m, std::vector<CheckResult>& out) {
   const std::string over = m.step_ns.empty() ? "its span" : steps_text(m);  // "in its span", "in 3 steps (detected)"
   if (b.busy_min_pct) {
-    per_gpu(m, "gpu.busy_min_pct", false, *b.busy_min_pct, [&](const GpuMeasure& g, CheckResult& r) {
-      r.figure = g.busy_ns;
-      r.actual = g.busy_pct();
-      r.detail = fmt::format("busy {} of {} in {}", human_duration(g.busy_ns), human_duration(g.window_ns), over);
-    }, out);
+    per_gpu(
+        m, "gpu.busy_min_pct", false, *b.busy_min_pct,
+        [&](const GpuMeasure& g, CheckResult& r) {
+          r.figure = g.busy_ns;
+          r.actual = g.busy_pct();
+          r.detail = fmt::format("busy {} of {} in {}", human_duration(g.busy_ns), human_duration(g.window_ns), over);
+        },
+        out);
   }
   if (b.idle_max_pct) {
-    per_gpu(m, "gpu.idle_max_pct", true, *b.idle_max_pct, [&](const GpuMeasure& g, CheckResult& r) {
-      r.figure = sat_sub(g.window_ns, g.busy_ns);
-      r.actual = g.window_ns > 0 ? 100.0 * static_cast<double>(r.figure) / static_cast<double>(g.window_ns) : 0;
-      r.detail = fmt::format("idle {} of {} in {}", human_duration(r.figure), human_duration(g.window_ns), over);
-    }, out);
+    per_gpu(
+        m, "gpu.idle_max_pct", true, *b.idle_max_pct,
+        [&](const GpuMeasure& g, CheckResult& r) {
+          r.figure = sat_sub(g.window_ns, g.busy_ns);
+          r.actual = g.window_ns > 0 ? 100.0 * static_cast<double>(r.figure) / static_cast<double>(g.window_ns) : 0;
+          r.detail = fmt::format("idle {} of {} in {}", human_duration(r.figure), human_duration(g.window_ns), over);
+        },
+        out);
   }
   if (b.copy_share_max_pct) {
-    per_gpu(m, "copies.share_max_pct", true, *b.copy_share_max_pct, [&](const GpuMeasure& g, CheckResult& r) {
-      r.figure = g.copy_ns;
-      r.actual = g.copy_pct();
-      r.detail = fmt::format("host<->device copies {} of {} in {}", human_duration(g.copy_ns), human_duration(g.window_ns), over);
-    }, out);
+    per_gpu(
+        m, "copies.share_max_pct", true, *b.copy_share_max_pct,
+        [&](const GpuMeasure& g, CheckResult& r) {
+          r.figure = g.copy_ns;
+          r.actual = g.copy_pct();
+          r.detail = fmt::format("host<->device copies {} of {} in {}", human_duration(g.copy_ns),
+                                 human_duration(g.window_ns), over);
+        },
+        out);
   }
 }
 
@@ -118,9 +129,10 @@ void kernel_checks(const Budget& b, const Measures& m, std::vector<CheckResult>&
     const KernelBudget& k = b.kernels[e];
     const KernelMeasure& km = m.kernels[e];
     const std::string scope = "kernels /" + k.name + "/";
-    const std::string matched = km.count == 0 ? "no kernel matches"
-                                              : fmt::format("{} kernels, {} of {} kernel time", km.count, human_duration(km.total_ns),
-                                                            human_duration(m.kernel_total_ns));
+    const std::string matched = km.count == 0
+                                    ? "no kernel matches"
+                                    : fmt::format("{} kernels, {} of {} kernel time", km.count,
+                                                  human_duration(km.total_ns), human_duration(m.kernel_total_ns));
     auto result = [&](const char* key, double limit, const char* unit, int64_t figure, const char* figure_unit) {
       CheckResult r = make(fmt::format("kernel[{}].{}", e, key), scope, true, limit, unit);
       r.figure = figure;
@@ -136,7 +148,8 @@ void kernel_checks(const Budget& b, const Measures& m, std::vector<CheckResult>&
     if (k.share_max_pct) {
       CheckResult r = result("share_max_pct", *k.share_max_pct, "%", km.total_ns, "ns");
       r.basis = m.kernel_total_ns;
-      r.actual = m.kernel_total_ns > 0 ? 100.0 * static_cast<double>(km.total_ns) / static_cast<double>(m.kernel_total_ns) : 0;
+      r.actual =
+          m.kernel_total_ns > 0 ? 100.0 * static_cast<double>(km.total_ns) / static_cast<double>(m.kernel_total_ns) : 0;
       add(out, std::move(r));
     }
     if (k.count_max) {
@@ -163,9 +176,10 @@ void finding_checks(const Budget& b, const Measures& m, std::vector<CheckResult>
       if (n++ == 0) r.detail = fmt::format("{}: {}", diagnose::severity_name(f.severity), f.title);
     }
     if (n > 1) r.detail += fmt::format(" (and {} more)", n - 1);
-    if (n == 0) r.detail = b.forbid_min_severity == diagnose::Severity::kInfo
-                               ? "not found"
-                               : fmt::format("not found at {} or above", diagnose::severity_name(b.forbid_min_severity));
+    if (n == 0)
+      r.detail = b.forbid_min_severity == diagnose::Severity::kInfo
+                     ? "not found"
+                     : fmt::format("not found at {} or above", diagnose::severity_name(b.forbid_min_severity));
     r.figure = n;
     r.figure_unit = "count";
     r.actual = static_cast<double>(n);
@@ -187,7 +201,8 @@ void baseline_checks(const Budget& b, const Measures& m, const Measures* base, s
       r.figure = now;
       r.basis = then;
       r.figure_unit = "ns";
-      r.actual = then > 0 ? 100.0 * (static_cast<double>(now) - static_cast<double>(then)) / static_cast<double>(then) : kNaN;
+      r.actual =
+          then > 0 ? 100.0 * (static_cast<double>(now) - static_cast<double>(then)) / static_cast<double>(then) : kNaN;
       r.detail = fmt::format("p{} {} against {} in the baseline", pct, human_duration(now), human_duration(then));
     }
     add(out, std::move(r));
@@ -198,7 +213,8 @@ void baseline_checks(const Budget& b, const Measures& m, const Measures* base, s
       r.detail = m.gpus.empty() ? "no GPU work in the trace" : "no GPU work in the baseline";
     } else {
       r.actual = base->overall_busy_pct() - m.overall_busy_pct();
-      r.detail = fmt::format("busy {:.1f}% against {:.1f}% in the baseline", m.overall_busy_pct(), base->overall_busy_pct());
+      r.detail =
+          fmt::format("busy {:.1f}% against {:.1f}% in the baseline", m.overall_busy_pct(), base->overall_busy_pct());
     }
     add(out, std::move(r));
   }
@@ -221,8 +237,8 @@ void rank_checks(const Budget& b, const Measures& m, std::vector<CheckResult>& o
     } else if (m.ranks.median_compute_ns > 0) {
       r.figure = m.ranks.slowest_compute_ns, r.basis = m.ranks.median_compute_ns, r.figure_unit = "ns";
       r.actual = static_cast<double>(r.figure) / static_cast<double>(r.basis);
-      r.detail = fmt::format("{} computes {}, the median of {} GPUs {}", m.ranks.slowest, human_duration(r.figure), m.ranks.gpus,
-                             human_duration(r.basis));
+      r.detail = fmt::format("{} computes {}, the median of {} GPUs {}", m.ranks.slowest, human_duration(r.figure),
+                             m.ranks.gpus, human_duration(r.basis));
     } else {
       r.detail = "no computation kernels";
     }
@@ -237,7 +253,8 @@ void rank_checks(const Budget& b, const Measures& m, std::vector<CheckResult>& o
     } else {
       r.figure = m.ranks.skew_p50_ns, r.figure_unit = "ns";
       r.actual = static_cast<double>(r.figure) / 1e6;
-      r.detail = fmt::format("median start skew of {} collectives matched across {} GPUs", m.ranks.collectives, m.ranks.gpus);
+      r.detail =
+          fmt::format("median start skew of {} collectives matched across {} GPUs", m.ranks.collectives, m.ranks.gpus);
     }
     add(out, std::move(r));
   }

@@ -16,12 +16,12 @@
 namespace tracedoc::budget {
 
 struct CheckResult {
-  std::string check;   // the budget key: "steps.p50_max_ms", "kernel[0].total_max_ms", "findings.forbid"
-  std::string scope;   // what was measured: "steps", a GPU, "kernels /sgemm/", a rule id, "trace"
+  std::string check;    // the budget key: "steps.p50_max_ms", "kernel[0].total_max_ms", "findings.forbid"
+  std::string scope;    // what was measured: "steps", a GPU, "kernels /sgemm/", a rule id, "trace"
   bool at_most = true;  // the limit is a maximum (else a minimum)
   double limit = 0;
   double actual = std::numeric_limits<double>::quiet_NaN();  // in `unit`; NaN: not measurable
-  std::string unit;    // "ms", "us", "%", "pp" (percentage points), "GB", "count"
+  std::string unit;                                          // "ms", "us", "%", "pp" (percentage points), "GB", "count"
   // The exact integer behind `actual` and the basis of a share, in `figure_unit` ("ns", "bytes",
   // "count"); kNoValue where there is none.
   int64_t figure = kNoValue, basis = kNoValue;

@@ -36,7 +36,8 @@ void measure_gpus(AnalysisContext& ctx, Measures& m) {
     for (const Interval& w : windows) g.window_ns = sat_add(g.window_ns, w.length());
     std::vector<Interval> copies;
     for (const pytorch::GpuWorkItem& it : u.items) {
-      if (it.kind == pytorch::WorkKind::kMemcpy && crosses_host_link(t.memcpys.copy_kind[it.row])) copies.push_back(it.interval());
+      if (it.kind == pytorch::WorkKind::kMemcpy && crosses_host_link(t.memcpys.copy_kind[it.row]))
+        copies.push_back(it.interval());
     }
     g.busy_ns = ctx.busy(u).covered_within(windows);
     g.copy_ns = IntervalSet::busy_union(std::move(copies)).covered_within(windows);

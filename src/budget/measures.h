@@ -43,10 +43,11 @@ struct MemoryMeasure {
 // Across ranks (two or more GPU units), as summary's Ranks section and the straggler rule see them.
 struct RanksMeasure {
   int64_t gpus = 0;
-  std::string slowest;                  // the GPU computing longest
-  int64_t slowest_compute_ns = 0, median_compute_ns = 0;  // union of computation kernels; median as analysis/statistics.h
-  int64_t collectives = 0;              // matched across the GPUs
-  int64_t skew_p50_ns = 0;              // median skew of those
+  std::string slowest;  // the GPU computing longest
+  int64_t slowest_compute_ns = 0,
+          median_compute_ns = 0;  // union of computation kernels; median as analysis/statistics.h
+  int64_t collectives = 0;        // matched across the GPUs
+  int64_t skew_p50_ns = 0;        // median skew of those
 };
 
 struct KernelMeasure {  // one per Budget::kernels entry, in order
@@ -55,13 +56,13 @@ struct KernelMeasure {  // one per Budget::kernels entry, in order
 
 struct Measures {
   std::string input;
-  std::string step_source;        // "ProfilerStep", "marker", "detected"; empty without steps
-  std::vector<int64_t> step_ns;   // the step windows' lengths, ascending
-  std::vector<GpuMeasure> gpus;   // ordered by (rank or process, device)
-  bool memory_recorded = false;   // the trace holds GPU memory events
+  std::string step_source;       // "ProfilerStep", "marker", "detected"; empty without steps
+  std::vector<int64_t> step_ns;  // the step windows' lengths, ascending
+  std::vector<GpuMeasure> gpus;  // ordered by (rank or process, device)
+  bool memory_recorded = false;  // the trace holds GPU memory events
   std::vector<MemoryMeasure> memory;
   RanksMeasure ranks;
-  int64_t kernel_total_ns = 0;    // every kernel's duration, summed
+  int64_t kernel_total_ns = 0;  // every kernel's duration, summed
   std::vector<KernelMeasure> kernels;
   std::optional<diagnose::Diagnosis> diagnosis;  // the forbidden rules' findings
 

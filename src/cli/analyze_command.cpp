@@ -129,7 +129,8 @@ int run_analyze(const AnalyzeOptions& opt) {
 
 std::function<int()> add_analyze_command(CLI::App& app) {
   auto opt = std::make_shared<AnalyzeOptions>();
-  CLI::App* cmd = app.add_subcommand("analyze", "Expert rules compatible with `nsys analyze`: sync copies, sync calls, GPU gaps, low GPU utilization");
+  CLI::App* cmd = app.add_subcommand(
+      "analyze", "Expert rules compatible with `nsys analyze`: sync copies, sync calls, GPU gaps, low GPU utilization");
   add_input_options(cmd, opt->in);
   cmd->add_option("-r,--rule", opt->rules,
                   "Rules to run, comma-separated, with :key=value options (rows=, gap=, threshold=, chunks=, "

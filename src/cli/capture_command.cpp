@@ -68,7 +68,8 @@ std::string find_inject_library() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return {};
-  for (const fs::path& candidate : {self.parent_path() / "libtracedoc_inject.so", self.parent_path() / "../lib/tracedoc/libtracedoc_inject.so"}) {
+  for (const fs::path& candidate :
+       {self.parent_path() / "libtracedoc_inject.so", self.parent_path() / "../lib/tracedoc/libtracedoc_inject.so"}) {
     if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
   }
   return {};
@@ -78,23 +79,29 @@ std::string find_inject_library() {
 // program made no CUDA calls.
 std::string why_no_cuda() {
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (cuda == nullptr) return "this machine has no CUDA driver (libcuda.so.1 not found), so no CUDA device could be used";
+  if (cuda == nullptr)
+    return "this machine has no CUDA driver (libcuda.so.1 not found), so no CUDA device could be used";
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
   auto init = reinterpret_cast<InitFn>(dlsym(cuda, "cuInit"));
   auto count = reinterpret_cast<CountFn>(dlsym(cuda, "cuDeviceGetCount"));
   int devices = 0;
   std::string why;
-  if (init == nullptr || count == nullptr) why = "the CUDA driver could not be used";
-  else if (const int rc = init(0); rc != 0) why = fmt::format("the CUDA driver found no usable device (cuInit error {})", rc);
-  else if (count(&devices) != 0 || devices == 0) why = "the CUDA driver reports no device";
-  else why = fmt::format("the program made no CUDA calls ({} device{} present)", devices, devices == 1 ? "" : "s");
+  if (init == nullptr || count == nullptr)
+    why = "the CUDA driver could not be used";
+  else if (const int rc = init(0); rc != 0)
+    why = fmt::format("the CUDA driver found no usable device (cuInit error {})", rc);
+  else if (count(&devices) != 0 || devices == 0)
+    why = "the CUDA driver reports no device";
+  else
+    why = fmt::format("the program made no CUDA calls ({} device{} present)", devices, devices == 1 ? "" : "s");
   dlclose(cuda);
   return why;
 }
 
 int run_capture(const CaptureOptions& opt) {
-  if (opt.command.empty()) return fail(UsageError("capture: no COMMAND given (tracedoc capture [options] -- COMMAND ARGS...)"));
+  if (opt.command.empty())
+    return fail(UsageError("capture: no COMMAND given (tracedoc capture [options] -- COMMAND ARGS...)"));
   std::set<std::string> kinds;
   for (const std::string& k : split(opt.trace, ',')) {
     if (k != "cuda" && k != "nvtx" && k != "osrt-lite" && k != "none") {
@@ -103,28 +110,37 @@ int run_capture(const CaptureOptions& opt) {
     kinds.insert(k);
   }
   if (opt.capture_range != "none" && opt.capture_range != "cudaProfilerApi" && opt.capture_range != "nvtx") {
-    return fail(UsageError(fmt::format("capture: --capture-range must be none, cudaProfilerApi or nvtx, not '{}'", opt.capture_range)));
+    return fail(UsageError(
+        fmt::format("capture: --capture-range must be none, cudaProfilerApi or nvtx, not '{}'", opt.capture_range)));
   }
   if ((opt.capture_range == "nvtx") != !opt.nvtx_capture.empty()) {
     return fail(UsageError("capture: --capture-range=nvtx and --nvtx-capture=RANGE[@DOMAIN] go together"));
   }
-  if (opt.cuda_memory != "true" && opt.cuda_memory != "false") return fail(UsageError("capture: --cuda-memory-usage must be true or false"));
+  if (opt.cuda_memory != "true" && opt.cuda_memory != "false")
+    return fail(UsageError("capture: --cuda-memory-usage must be true or false"));
   if (opt.osrt_threshold_ns < 0) return fail(UsageError("capture: --osrt-threshold must be 0 or more nanoseconds"));
-  if (opt.graph_trace != "node" && opt.graph_trace != "graph") return fail(UsageError("capture: --cuda-graph-trace must be node or graph"));
-  if (!opt.export_format.empty() && opt.export_format != "sqlite") return fail(UsageError("capture: --export takes sqlite"));
-  if (!(opt.delay_s >= 0) || !std::isfinite(opt.delay_s) || !(opt.duration_s == -1 || (opt.duration_s > 0 && std::isfinite(opt.duration_s)))) {
+  if (opt.graph_trace != "node" && opt.graph_trace != "graph")
+    return fail(UsageError("capture: --cuda-graph-trace must be node or graph"));
+  if (!opt.export_format.empty() && opt.export_format != "sqlite")
+    return fail(UsageError("capture: --export takes sqlite"));
+  if (!(opt.delay_s >= 0) || !std::isfinite(opt.delay_s) ||
+      !(opt.duration_s == -1 || (opt.duration_s > 0 && std::isfinite(opt.duration_s)))) {
     return fail(UsageError("capture: --delay must be 0 or more seconds and --duration more than 0"));
   }
   const std::string library = find_inject_library();
   if (library.empty()) {
-    return fail(IoError("capture: libtracedoc_inject.so not found next to tracedoc (it is built when the CUDA toolkit's NVTX "
-                        "headers are present); set TRACEDOC_INJECT_LIB"));
+    return fail(
+        IoError("capture: libtracedoc_inject.so not found next to tracedoc (it is built when the CUDA toolkit's NVTX "
+                "headers are present); set TRACEDOC_INJECT_LIB"));
   }
   std::error_code ec;
   fs::create_directories(opt.output, ec);
-  if (ec || !fs::is_directory(opt.output)) return fail(IoError(fmt::format("capture: {}: cannot create the output directory", opt.output)));
+  if (ec || !fs::is_directory(opt.output))
+    return fail(IoError(fmt::format("capture: {}: cannot create the output directory", opt.output)));
   if (is_capture_directory(opt.output)) {
-    if (!opt.force) return fail(UsageError(fmt::format("capture: {} already holds a capture (--force-overwrite replaces it)", opt.output)));
+    if (!opt.force)
+      return fail(
+          UsageError(fmt::format("capture: {} already holds a capture (--force-overwrite replaces it)", opt.output)));
     for (const auto& e : fs::directory_iterator(opt.output, ec)) {
       if (e.path().extension() == ".tdcap") fs::remove(e.path(), ec);
     }
@@ -138,8 +154,10 @@ int run_capture(const CaptureOptions& opt) {
     ::setenv("TRACEDOC_CAPTURE_DIR", dir.c_str(), 1);
     if (kinds.count("nvtx")) ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 1);
     if (kinds.count("cuda")) ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
-    if (opt.delay_s > 0) ::setenv("TRACEDOC_CAPTURE_DELAY_NS", std::to_string(static_cast<int64_t>(opt.delay_s * 1e9)).c_str(), 1);
-    if (opt.duration_s > 0) ::setenv("TRACEDOC_CAPTURE_DURATION_NS", std::to_string(static_cast<int64_t>(opt.duration_s * 1e9)).c_str(), 1);
+    if (opt.delay_s > 0)
+      ::setenv("TRACEDOC_CAPTURE_DELAY_NS", std::to_string(static_cast<int64_t>(opt.delay_s * 1e9)).c_str(), 1);
+    if (opt.duration_s > 0)
+      ::setenv("TRACEDOC_CAPTURE_DURATION_NS", std::to_string(static_cast<int64_t>(opt.duration_s * 1e9)).c_str(), 1);
     if (opt.capture_range == "nvtx") ::setenv("TRACEDOC_CAPTURE_NVTX_RANGE", opt.nvtx_capture.c_str(), 1);
     if (opt.capture_range == "cudaProfilerApi") ::setenv("TRACEDOC_CAPTURE_PROFILER_API", "1", 1);
     if (opt.cuda_memory == "true") ::setenv("TRACEDOC_CAPTURE_CUDA_MEMORY", "1", 1);
@@ -171,14 +189,16 @@ int run_capture(const CaptureOptions& opt) {
 
   auto trace = read_capture(dir);
   if (!trace.ok()) {
-    std::fprintf(stderr, "tracedoc capture: nothing was recorded in %s (%s)\n", dir.c_str(), trace.status().message().c_str());
+    std::fprintf(stderr, "tracedoc capture: nothing was recorded in %s (%s)\n", dir.c_str(),
+                 trace.status().message().c_str());
     return code;
   }
   int64_t ranges = 0;
   for (uint16_t k : trace->ranges.kind) ranges += k != static_cast<uint16_t>(RangeKind::kNvtxDomainCreate);
-  std::string line = fmt::format("tracedoc capture: {}: {} process{}, {} NVTX events, {} kernels, {} copies, {} memsets, {} CUDA API calls",
-                                 opt.output, trace->processes.size(), trace->processes.size() == 1 ? "" : "es", ranges,
-                                 trace->kernels.size(), trace->memcpys.size(), trace->memsets.size(), trace->api.size());
+  std::string line = fmt::format(
+      "tracedoc capture: {}: {} process{}, {} NVTX events, {} kernels, {} copies, {} memsets, {} CUDA API calls",
+      opt.output, trace->processes.size(), trace->processes.size() == 1 ? "" : "es", ranges, trace->kernels.size(),
+      trace->memcpys.size(), trace->memsets.size(), trace->api.size());
   if (trace->graph_traces.size() > 0) line += fmt::format(", {} graph launches", trace->graph_traces.size());
   if (kinds.count("osrt-lite")) line += fmt::format(", {} OS calls", trace->os_calls.size());
   if (trace->warnings.torn_frames) line += fmt::format(" ({} frame(s) cut short)", trace->warnings.torn_frames);
@@ -201,19 +221,26 @@ int run_capture(const CaptureOptions& opt) {
 
 std::function<int()> add_capture_command(CLI::App& app) {
   auto opt = std::make_shared<CaptureOptions>();
-  CLI::App* cmd = app.add_subcommand("capture", "Run a program and record its CUDA and NVTX timeline (tracedoc capture [options] -- COMMAND ARGS...)");
-  cmd->add_option("-o,--output", opt->output, "Output directory: one .tdcap file per process (default tracedoc-capture)");
+  CLI::App* cmd = app.add_subcommand(
+      "capture", "Run a program and record its CUDA and NVTX timeline (tracedoc capture [options] -- COMMAND ARGS...)");
+  cmd->add_option("-o,--output", opt->output,
+                  "Output directory: one .tdcap file per process (default tracedoc-capture)");
   cmd->add_option("-t,--trace", opt->trace, "What to record: cuda, nvtx, osrt-lite (default cuda,nvtx)");
   cmd->add_option("--osrt-threshold", opt->osrt_threshold_ns,
                   "With osrt-lite: record OS calls that last at least this many nanoseconds (default 1000)");
-  cmd->add_option("--capture-range", opt->capture_range, "none (default), cudaProfilerApi (cudaProfilerStart/Stop) or nvtx");
-  cmd->add_option("--nvtx-capture", opt->nvtx_capture, "RANGE[@DOMAIN]: with --capture-range=nvtx, record from this range's start to its end");
+  cmd->add_option("--capture-range", opt->capture_range,
+                  "none (default), cudaProfilerApi (cudaProfilerStart/Stop) or nvtx");
+  cmd->add_option("--nvtx-capture", opt->nvtx_capture,
+                  "RANGE[@DOMAIN]: with --capture-range=nvtx, record from this range's start to its end");
   cmd->add_option("--delay", opt->delay_s, "Seconds after the program starts before recording begins");
   cmd->add_option("--duration", opt->duration_s, "Seconds to record (after --delay)");
-  cmd->add_option("--cuda-memory-usage", opt->cuda_memory, "true: also record GPU memory allocations and frees (default false)");
-  cmd->add_option("--cuda-graph-trace", opt->graph_trace,
-                  "node (default): every kernel of a CUDA graph on its own; graph: each graph launch as one block (less overhead)");
-  cmd->add_option("--export", opt->export_format, "sqlite: also write the capture as an Nsight Systems SQLite export (DIR.sqlite)");
+  cmd->add_option("--cuda-memory-usage", opt->cuda_memory,
+                  "true: also record GPU memory allocations and frees (default false)");
+  cmd->add_option(
+      "--cuda-graph-trace", opt->graph_trace,
+      "node (default): every kernel of a CUDA graph on its own; graph: each graph launch as one block (less overhead)");
+  cmd->add_option("--export", opt->export_format,
+                  "sqlite: also write the capture as an Nsight Systems SQLite export (DIR.sqlite)");
   cmd->add_flag("--force-overwrite", opt->force, "Replace a capture already in the output directory");
   cmd->add_option("command", opt->command, "The program and its arguments, after --")->expected(-1);
   cmd->prefix_command(false);

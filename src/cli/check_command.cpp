@@ -41,13 +41,15 @@ struct CheckCommandOptions {
 // cannot be checked fails fast. Empty when the budget sets no [baseline] limit.
 Result<std::string> baseline_path(const CheckCommandOptions& opt, const budget::Budget& b) {
   if (!opt.baseline.empty() && !b.compares_baseline()) {
-    return UsageError(fmt::format("check: --baseline {}: the budget {} sets no [baseline] limit", opt.baseline, b.path));
+    return UsageError(
+        fmt::format("check: --baseline {}: the budget {} sets no [baseline] limit", opt.baseline, b.path));
   }
   if (!b.compares_baseline()) return std::string();
   const std::string path = opt.baseline.empty() ? b.baseline_path : opt.baseline;
   const std::string key = opt.baseline.empty() ? fmt::format("{}: baseline.path", b.path) : std::string("--baseline");
   if (path.empty()) {
-    return BadInput(fmt::format("{}: baseline: the [baseline] limits need a baseline trace: set path, or pass --baseline", b.path));
+    return BadInput(
+        fmt::format("{}: baseline: the [baseline] limits need a baseline trace: set path, or pass --baseline", b.path));
   }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return BadInput(fmt::format("{}: no such file or directory: {}", key, path));
@@ -93,8 +95,10 @@ std::function<int()> add_check_command(CLI::App& app) {
   auto opt = std::make_shared<CheckCommandOptions>();
   CLI::App* cmd = app.add_subcommand("check", "CI gate: hold a trace against a budget file; exit 1 when a check fails");
   cmd->add_option("input", opt->input, "Trace: nsys export, PyTorch trace or rank directory");
-  cmd->add_option("--budget", opt->budget, "TOML budget file: [steps], [gpu], [copies], [memory], [[kernel]], [findings], [baseline]");
-  cmd->add_option("--baseline", opt->baseline, "Baseline trace for the [baseline] limits (instead of the budget's baseline.path)");
+  cmd->add_option("--budget", opt->budget,
+                  "TOML budget file: [steps], [gpu], [copies], [memory], [[kernel]], [findings], [baseline]");
+  cmd->add_option("--baseline", opt->baseline,
+                  "Baseline trace for the [baseline] limits (instead of the budget's baseline.path)");
   add_format_option(cmd, opt->format, {{"column", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   add_step_marker_option(cmd, opt->step_marker);

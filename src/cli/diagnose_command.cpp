@@ -44,7 +44,8 @@ int run_diagnose(const DiagnoseCommandOptions& opt) {
   if (opt.inputs.empty()) return fail(UsageError("diagnose: at least one INPUT is required"));
   diagnose::Severity threshold = diagnose::Severity::kCritical;
   if (!opt.fail_on.empty() && !diagnose::parse_severity(opt.fail_on, &threshold)) {
-    return fail(UsageError(fmt::format("diagnose: --fail-on must be info, warning or critical, not '{}'", opt.fail_on)));
+    return fail(
+        UsageError(fmt::format("diagnose: --fail-on must be info, warning or critical, not '{}'", opt.fail_on)));
   }
   diagnose::DiagnoseOptions options;
   if (!opt.config.empty()) {
@@ -84,12 +85,14 @@ int run_diagnose(const DiagnoseCommandOptions& opt) {
 std::function<int()> add_diagnose_command(CLI::App& app) {
   auto opt = std::make_shared<DiagnoseCommandOptions>();
   CLI::App* cmd = app.add_subcommand("diagnose", "Name the performance problems: evidence, estimated savings, remedy");
-  cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one diagnosis each)");
+  cmd->add_option("inputs", opt->inputs,
+                  "Traces: nsys exports, PyTorch traces or rank directories (one diagnosis each)");
   add_format_option(cmd, opt->format, {{"column", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--rules", opt->rules, "Only these rules (comma-separated ids; --list-rules shows them)")
       ->allow_extra_args(false);  // `--rules a,b INPUT`: the input is not one more rule
-  cmd->add_option("--config", opt->config, "TOML file: [rules.<id>] enabled = false / <param> = value, [steps] marker = NAME");
+  cmd->add_option("--config", opt->config,
+                  "TOML file: [rules.<id>] enabled = false / <param> = value, [steps] marker = NAME");
   cmd->add_option("--fail-on", opt->fail_on, "Exit 1 when a finding reaches this severity: info, warning or critical");
   add_step_marker_option(cmd, opt->step_marker);
   add_rank_option(cmd, opt->rank);

@@ -48,12 +48,15 @@ struct DiffCommandOptions {
 
 int run_diff(const DiffCommandOptions& opt) {
   if (opt.base.empty() || opt.next.empty()) return fail(UsageError("diff: BASE and NEW are required"));
-  if (!(opt.alpha > 0 && opt.alpha < 1)) return fail(UsageError(fmt::format("diff: --alpha must lie between 0 and 1, not {:g}", opt.alpha)));
+  if (!(opt.alpha > 0 && opt.alpha < 1))
+    return fail(UsageError(fmt::format("diff: --alpha must lie between 0 and 1, not {:g}", opt.alpha)));
   if (!(opt.min_change >= 0) || !std::isfinite(opt.min_change)) {
-    return fail(UsageError(fmt::format("diff: --min-change must be a percentage of 0 or more, not {:g}", opt.min_change)));
+    return fail(
+        UsageError(fmt::format("diff: --min-change must be a percentage of 0 or more, not {:g}", opt.min_change)));
   }
   if (opt.fail_on_regression && !(*opt.fail_on_regression >= 0)) {
-    return fail(UsageError(fmt::format("diff: --fail-on-regression must be a percentage of 0 or more, not {:g}", *opt.fail_on_regression)));
+    return fail(UsageError(fmt::format("diff: --fail-on-regression must be a percentage of 0 or more, not {:g}",
+                                       *opt.fail_on_regression)));
   }
   compare::DiffOptions options;
   options.alpha = opt.alpha;
@@ -92,8 +95,8 @@ int run_diff(const DiffCommandOptions& opt) {
   if (!opt.fail_on_regression) return kExitOk;
   const compare::Regression r = compare::regression_of(d);
   if (r.exceeds(*opt.fail_on_regression)) {
-    std::fprintf(stderr, "tracedoc: diff: regression: %s %+.1f%%, more than the %g%% allowed\n", r.what.c_str(), r.change_pct,
-                 *opt.fail_on_regression);
+    std::fprintf(stderr, "tracedoc: diff: regression: %s %+.1f%%, more than the %g%% allowed\n", r.what.c_str(),
+                 r.change_pct, *opt.fail_on_regression);
     return kExitFindings;
   }
   return kExitOk;
@@ -106,10 +109,12 @@ std::function<int()> add_diff_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("diff", "Before/after: what changed between two traces, with significance");
   cmd->add_option("base", opt->base, "The trace before: nsys export, PyTorch trace or rank directory");
   cmd->add_option("new", opt->next, "The trace after (either format)");
-  add_format_option(cmd, opt->format, {{"column", ""}, {"csv", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
+  add_format_option(cmd, opt->format, {{"column", ""}, {"csv", ""}, {"json", "schema_version 1"}, {"markdown", ""}},
+                    {"text"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--alpha", opt->alpha, "Significance level of the adjusted p-values (default 0.05)");
-  cmd->add_option("--min-change", opt->min_change, "Smallest change of a median or per-step count that counts, in % (default 5)");
+  cmd->add_option("--min-change", opt->min_change,
+                  "Smallest change of a median or per-step count that counts, in % (default 5)");
   cmd->add_option("--top", opt->top, "Changed items listed per kind in column and markdown output (default 10)");
   cmd->add_flag("--all", opt->all, "List every item, the unchanged ones too (column, markdown)");
   add_step_marker_option(cmd, opt->step_marker);

@@ -64,7 +64,8 @@ int run_export(const ExportOptions& opt) {
   if (!trace.ok()) return fail(trace.status());
   std::vector<diagnose::Finding> findings;
   if (annotate) findings = diagnose::diagnose(*trace, options).findings;
-  Status st = opt.to == "sqlite" ? write_nsys_sqlite(*trace, opt.output) : write_kineto_json(*trace, opt.output, findings);
+  Status st =
+      opt.to == "sqlite" ? write_nsys_sqlite(*trace, opt.output) : write_kineto_json(*trace, opt.output, findings);
   if (!st.ok()) return fail(st);
   return kExitOk;
 }
@@ -73,16 +74,21 @@ int run_export(const ExportOptions& opt) {
 
 std::function<int()> add_export_command(CLI::App& app) {
   auto opt = std::make_shared<ExportOptions>();
-  CLI::App* cmd = app.add_subcommand("export", "Write a trace as an Nsight Systems SQLite export or a PyTorch profiler Chrome trace");
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write a trace as an Nsight Systems SQLite export or a PyTorch profiler Chrome trace");
   cmd->add_option("input", opt->input,
                   "Nsight Systems export or report, PyTorch profiler trace (.json, .json.gz) or a directory of "
                   "per-rank PyTorch traces");
-  cmd->add_option("--to", opt->to, "Output format: sqlite (an nsys export) or chrome (a PyTorch profiler / Chrome trace JSON)")->required();
+  cmd->add_option("--to", opt->to,
+                  "Output format: sqlite (an nsys export) or chrome (a PyTorch profiler / Chrome trace JSON)")
+      ->required();
   cmd->add_option("-o,--output", opt->output, "Output file, written whole or not at all")->required();
   add_rank_option(cmd, opt->rank, " (default: all ranks, merged)");
-  cmd->add_flag("--no-findings", opt->no_findings, "--to chrome: leave out the diagnose findings (written as annotations by default)");
+  cmd->add_flag("--no-findings", opt->no_findings,
+                "--to chrome: leave out the diagnose findings (written as annotations by default)");
   cmd->add_option("--config", opt->config, "--to chrome: diagnose's TOML configuration for the findings");
-  add_step_marker_option(cmd, opt->step_marker, "--to chrome: steps of the findings are these ranges (NAME* for a prefix)");
+  add_step_marker_option(cmd, opt->step_marker,
+                         "--to chrome: steps of the findings are these ranges (NAME* for a prefix)");
   add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_export(*opt); };
 }

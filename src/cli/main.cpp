@@ -47,8 +47,9 @@ int run_command(int argc, char** argv) {
   auto capture = add_capture_command(app);
   // Every subcommand runs on the one task pool; its size is one option, declared here for all.
   int threads = 0;
-  const std::string threads_help = fmt::format(
-      "Threads to run on (default: the {} cores this process may use); outputs do not depend on it", tracedoc::usable_cores());
+  const std::string threads_help =
+      fmt::format("Threads to run on (default: the {} cores this process may use); outputs do not depend on it",
+                  tracedoc::usable_cores());
   for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; })) {
     cmd->add_option("--threads", threads, threads_help)->check(CLI::Range(1, 4096));
   }

@@ -25,8 +25,10 @@ namespace {
 void report_read_warnings(const Trace& trace) {
   const auto& w = trace.warnings;
   if (w.torn_frames > 0) {
-    std::fprintf(stderr, "tracedoc: warning: %s: %lld capture frame(s) cut short (a process died while writing); the rest is read\n",
-                 trace.source.path.c_str(), static_cast<long long>(w.torn_frames));
+    std::fprintf(
+        stderr,
+        "tracedoc: warning: %s: %lld capture frame(s) cut short (a process died while writing); the rest is read\n",
+        trace.source.path.c_str(), static_cast<long long>(w.torn_frames));
   }
   if (!w.any()) return;
   std::vector<std::string> parts;
@@ -38,7 +40,8 @@ void report_read_warnings(const Trace& trace) {
   if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
   if (w.missing_times) parts.push_back(fmt::format("{} without a usable timestamp (skipped)", w.missing_times));
   if (w.unusable_durations) {
-    parts.push_back(fmt::format("{} with a duration that is not a number (NaN, Infinity; skipped)", w.unusable_durations));
+    parts.push_back(
+        fmt::format("{} with a duration that is not a number (NaN, Infinity; skipped)", w.unusable_durations));
   }
   if (w.oversized_events) {
     parts.push_back(fmt::format("{} larger than {} (skipped unread)", w.oversized_events,
@@ -46,7 +49,8 @@ void report_read_warnings(const Trace& trace) {
   }
   if (w.bad_values) parts.push_back(fmt::format("{} with a value of the wrong type (read as absent)", w.bad_values));
   if (w.unknown_string_ids) {
-    parts.push_back(fmt::format("{} naming a string id the export does not have (read as unnamed)", w.unknown_string_ids));
+    parts.push_back(
+        fmt::format("{} naming a string id the export does not have (read as unnamed)", w.unknown_string_ids));
   }
   std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(),
                fmt::format("{}", fmt::join(parts, "; ")).c_str());
@@ -99,10 +103,13 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
   add_report_format_option(cmd, opt.format);
   cmd->add_option("-o,--output", opt.output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt.timeunit, "ns, us, ms or s (default ns)");
-  cmd->add_option("--filter-time", opt.filter_time,
-                  "[START]/[END]: keep events overlapping this window (ns, or with units ns/us/ms/s/m/h, summable: 1s200ms)");
-  cmd->add_option("--filter-nvtx", opt.filter_nvtx, "RANGE[@DOMAIN][/N]: keep events overlapping the N-th instance of an NVTX range");
-  cmd->add_flag("--all-ranks", opt.all_ranks, "With --filter-nvtx: keep events of every process, not only the range's own");
+  cmd->add_option(
+      "--filter-time", opt.filter_time,
+      "[START]/[END]: keep events overlapping this window (ns, or with units ns/us/ms/s/m/h, summable: 1s200ms)");
+  cmd->add_option("--filter-nvtx", opt.filter_nvtx,
+                  "RANGE[@DOMAIN][/N]: keep events overlapping the N-th instance of an NVTX range");
+  cmd->add_flag("--all-ranks", opt.all_ranks,
+                "With --filter-nvtx: keep events of every process, not only the range's own");
 }
 
 Result<TraceFilter> parse_filter(const InputOptions& opt) {
@@ -151,8 +158,8 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
     out.filter_suffix = fmt::format("_start={}_end={}", filter.window->start, filter.window->end);
   }
 
-  auto memory_limit = opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit())
-                                             : parse_memory_size(opt.max_memory);
+  auto memory_limit =
+      opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit()) : parse_memory_size(opt.max_memory);
   if (!memory_limit.ok()) return memory_limit.status();
   MemoryBudget::set_subject(opt.input);
   MemoryBudget::set_limit(*memory_limit);

@@ -59,11 +59,12 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables);
 // (launch links, steps), ranges and operators (steps, markers, call sites of findings), GPU memory.
 // What the diagnosis reads (diagnose, check, diff): GPU work and graph launches, API calls, ranges,
 // GPU memory, and OS runtime calls (host_waits).
-inline constexpr uint32_t kDiagnoseTables =
-    kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory | kLoadOsCalls | kLoadGraphsAndEvents;
+inline constexpr uint32_t kDiagnoseTables = kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges |
+                                            kLoadMemory | kLoadOsCalls | kLoadGraphsAndEvents;
 
 // Reads one whole trace (no filters, no output settings): diagnose, check, diff.
-Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory, uint32_t tables = kDiagnoseTables);
+Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory,
+                         uint32_t tables = kDiagnoseTables);
 
 // Parses the filter options alone (also used for per-rule start=/end=/nvtx=).
 Result<TraceFilter> parse_filter(const InputOptions& opt);

@@ -20,7 +20,8 @@ void add_step_marker_option(CLI::App* cmd, std::string& into, const std::string&
 }
 
 void add_format_option(CLI::App* cmd, std::string& into, const std::vector<FormatChoice>& choices,
-                       const std::vector<std::string>& aliases, const std::string& default_help, const std::string& flag) {
+                       const std::vector<std::string>& aliases, const std::string& default_help,
+                       const std::string& flag) {
   // "column, csv, json or markdown", and the same with the notes and the default for the help.
   std::string names, help;
   for (size_t i = 0; i < choices.size(); ++i) {

@@ -31,7 +31,8 @@ Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;
   if (sqlite3_prepare_v2(db, query.c_str(), -1, &stmt, &tail) != SQLITE_OK || !stmt) {
-    const std::string why = stmt ? sqlite3_errmsg(db) : (sqlite3_errcode(db) == SQLITE_OK ? "empty query" : sqlite3_errmsg(db));
+    const std::string why =
+        stmt ? sqlite3_errmsg(db) : (sqlite3_errcode(db) == SQLITE_OK ? "empty query" : sqlite3_errmsg(db));
     sqlite3_finalize(stmt);
     return UsageError(fmt::format("sql: {}", why));
   }
@@ -51,7 +52,8 @@ Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
     for (int e = 0; e < c; ++e) {
       if (columns[static_cast<size_t>(e)].name != columns.back().name) continue;
       sqlite3_finalize(stmt);
-      return UsageError(fmt::format("sql: two result columns are named '{}': name them apart (AS)", columns.back().name));
+      return UsageError(
+          fmt::format("sql: two result columns are named '{}': name them apart (AS)", columns.back().name));
     }
   }
   sink.begin(columns);
@@ -65,7 +67,8 @@ Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
         case SQLITE_NULL: row[static_cast<size_t>(c)] = Cell::null(); break;
         default: {
           const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
-          row[static_cast<size_t>(c)] = Cell::text(std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt, c))));
+          row[static_cast<size_t>(c)] =
+              Cell::text(std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt, c))));
         }
       }
     }
@@ -95,9 +98,12 @@ int run_sql(const SqlOptions& opt) {
   std::vector<MemorySeries> memory;
   if (sql_query_names(opt.query, "memory")) memory = collect_gpu_memory(trace), analyses.memory = &memory;
   diagnose::Diagnosis diagnosis;
-  if (sql_query_names(opt.query, "findings")) diagnosis = diagnose::diagnose(trace, {}), analyses.diagnosis = &diagnosis;
+  if (sql_query_names(opt.query, "findings"))
+    diagnosis = diagnose::diagnose(trace, {}), analyses.diagnosis = &diagnosis;
   // Errors name the input: a query that fails on one trace (an overflowing sum) may run on another.
-  const auto fail_on_input = [&](const Status& st) { return fail(Status(st.code(), opt.in.input + ": " + st.message())); };
+  const auto fail_on_input = [&](const Status& st) {
+    return fail(Status(st.code(), opt.in.input + ": " + st.message()));
+  };
   if (Status st = load_sql_model(trace, analyses, db.get(), opt.query); !st.ok()) return fail_on_input(st);
   // The query runs before anything is written, so a bad query leaves no output file.
   TableSink rows;
@@ -119,7 +125,10 @@ int run_sql(const SqlOptions& opt) {
 
 std::function<int()> add_sql_command(CLI::App& app) {
   auto opt = std::make_shared<SqlOptions>();
-  CLI::App* cmd = app.add_subcommand("sql", "Run a SELECT over the trace as SQL tables (every model table: kernels, memcpy, api, ranges, ops, ...; steps, memory, findings; tracedoc_columns describes them)");
+  CLI::App* cmd =
+      app.add_subcommand("sql",
+                         "Run a SELECT over the trace as SQL tables (every model table: kernels, memcpy, api, ranges, "
+                         "ops, ...; steps, memory, findings; tracedoc_columns describes them)");
   cmd->add_option("input", opt->in.input, "Nsight Systems export, PyTorch trace or rank directory");
   cmd->add_option("query", opt->query, "One SELECT (docs/sql.md lists the tables and columns)");
   add_report_format_option(cmd, opt->in.format);

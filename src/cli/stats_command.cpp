@@ -78,9 +78,11 @@ std::function<int()> add_stats_command(CLI::App& app) {
   auto opt = std::make_shared<StatsOptions>();
   CLI::App* cmd = app.add_subcommand("stats", "Summary and trace reports compatible with `nsys stats`");
   add_input_options(cmd, opt->in);
-  cmd->add_option("-r,--report", opt->reports, "Reports to run, comma-separated, with optional :args (default: the nsys default set)")
+  cmd->add_option("-r,--report", opt->reports,
+                  "Reports to run, comma-separated, with optional :args (default: the nsys default set)")
       ->allow_extra_args(false);  // `-r a,b INPUT`: the input is not one more report
-  cmd->add_option("--filter-name", opt->filter_name, "Keep kernels / API calls / ranges whose name matches this regular expression");
+  cmd->add_option("--filter-name", opt->filter_name,
+                  "Keep kernels / API calls / ranges whose name matches this regular expression");
   cmd->add_flag("--help-reports", opt->list_reports, "List the available reports");
   return [opt] { return run_stats(*opt); };
 }

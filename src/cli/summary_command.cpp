@@ -48,7 +48,7 @@ int run_summary(const SummaryCommandOptions& opt) {
     // Every table a summary reads: the GPU work and graph launches, API calls, ranges (steps,
     // markers), GPU memory, CPU thread switches and OS runtime calls.
     auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory |
-                                 kLoadCpuSched | kLoadOsCalls | kLoadGraphsAndEvents);
+                                     kLoadCpuSched | kLoadOsCalls | kLoadGraphsAndEvents);
     if (!loaded.ok()) return fail(loaded.status());
     summaries.push_back(summarize(loaded->trace, options));
   }
@@ -67,8 +67,10 @@ int run_summary(const SummaryCommandOptions& opt) {
 
 std::function<int()> add_summary_command(CLI::App& app) {
   auto opt = std::make_shared<SummaryCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("summary", "One-screen overview: GPUs and how busy they were, top kernels, copies, API calls, steps");
-  cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one overview each)");
+  CLI::App* cmd = app.add_subcommand(
+      "summary", "One-screen overview: GPUs and how busy they were, top kernels, copies, API calls, steps");
+  cmd->add_option("inputs", opt->inputs,
+                  "Traces: nsys exports, PyTorch traces or rank directories (one overview each)");
   add_format_option(cmd, opt->format, {{"text", ""}, {"json", "every figure, exact ns and bytes"}}, {"column"});
   cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
   cmd->add_option("--top", opt->top, "Rows in the top kernel and API lists (default 5)");

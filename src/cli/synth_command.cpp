@@ -45,7 +45,8 @@ std::string base_name(std::string base) {
 
 int run_synth(const SynthOptions& opt) {
   if (opt.spec.empty()) return fail(UsageError("synth: a SPEC.toml file is required"));
-  if (opt.output.empty() || opt.output == "-") return fail(UsageError("synth: -o BASE is required (files BASE.sqlite, BASE.json)"));
+  if (opt.output.empty() || opt.output == "-")
+    return fail(UsageError("synth: -o BASE is required (files BASE.sqlite, BASE.json)"));
   auto spec = synth::read_synth_spec(opt.spec);
   if (!spec.ok()) return fail(spec.status());
   auto built = synth::build_training_loop(*spec);
@@ -74,9 +75,12 @@ int run_synth(const SynthOptions& opt) {
 
 std::function<int()> add_synth_command(CLI::App& app) {
   auto opt = std::make_shared<SynthOptions>();
-  CLI::App* cmd = app.add_subcommand("synth", "Write a synthetic training loop (clean or with planted problems) as an nsys export and a PyTorch trace");
+  CLI::App* cmd = app.add_subcommand(
+      "synth",
+      "Write a synthetic training loop (clean or with planted problems) as an nsys export and a PyTorch trace");
   cmd->add_option("spec", opt->spec, "The description (TOML, docs/synth.md)");
-  cmd->add_option("-o,--output", opt->output, "Base name: BASE.sqlite and BASE.json (BASE_rank<N>.* with several ranks)");
+  cmd->add_option("-o,--output", opt->output,
+                  "Base name: BASE.sqlite and BASE.json (BASE_rank<N>.* with several ranks)");
   add_format_option(cmd, opt->format, {{"both", ""}, {"sqlite", ""}, {"kineto", ""}}, {}, "", "--format");
   return [opt] { return run_synth(*opt); };
 }

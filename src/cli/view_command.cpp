@@ -63,14 +63,17 @@ std::string output_for(const ViewCommandOptions& opt, const std::string& input, 
 int run_view(ViewCommandOptions opt) {
   if (opt.svg) opt.format = "svg";
   if (opt.inputs.empty()) return fail(UsageError("view: at least one INPUT is required"));
-  if (opt.output.empty() || opt.output == "-") return fail(UsageError("view: -o OUT is required (the page is written whole or not at all)"));
+  if (opt.output.empty() || opt.output == "-")
+    return fail(UsageError("view: -o OUT is required (the page is written whole or not at all)"));
   if (opt.max_events < 0) return fail(UsageError("view: --max-events must be 0 or more"));
-  if (opt.width < 400 || opt.width > 20000) return fail(UsageError("view: --width must be between 400 and 20000 pixels"));
+  if (opt.width < 400 || opt.width > 20000)
+    return fail(UsageError("view: --width must be between 400 and 20000 pixels"));
   if (opt.inputs.size() > 1) {
     std::error_code ec;
     std::filesystem::create_directories(opt.output, ec);
     if (ec || !std::filesystem::is_directory(opt.output)) {
-      return fail(UsageError(fmt::format("view: {}: with several inputs -o must be a directory ({})", opt.output, ec ? ec.message() : "not a directory")));
+      return fail(UsageError(fmt::format("view: {}: with several inputs -o must be a directory ({})", opt.output,
+                                         ec ? ec.message() : "not a directory")));
     }
   }
   view::ViewOptions options;
@@ -92,7 +95,8 @@ int run_view(ViewCommandOptions opt) {
   for (const std::string& input : opt.inputs) {
     std::error_code ec;
     const std::string output = output_for(opt, input, opt.format);
-    if (std::filesystem::equivalent(input, output, ec)) return fail(UsageError(fmt::format("view: {}: the output would replace the input", output)));
+    if (std::filesystem::equivalent(input, output, ec))
+      return fail(UsageError(fmt::format("view: {}: the output would replace the input", output)));
     auto trace = read_trace(input, opt.rank, opt.max_memory, kLoadAll);  // prints its own timing
     if (!trace.ok()) return fail(trace.status());
     // TRACEDOC_TIMING=1 prints where the time goes on stderr.
@@ -114,7 +118,9 @@ int run_view(ViewCommandOptions opt) {
       continue;
     }
     if (!vm.lod.raw.complete) {
-      std::fprintf(stderr, "tracedoc: view: %s: %lld of %lld events embedded exactly (--max-events %lld); the rest is drawn aggregated\n",
+      std::fprintf(stderr,
+                   "tracedoc: view: %s: %lld of %lld events embedded exactly (--max-events %lld); the rest is drawn "
+                   "aggregated\n",
                    input.c_str(), static_cast<long long>(vm.lod.raw.events), static_cast<long long>(vm.timeline.events),
                    static_cast<long long>(opt.max_events));
     }
@@ -130,14 +136,19 @@ int run_view(ViewCommandOptions opt) {
 
 std::function<int()> add_view_command(CLI::App& app) {
   auto opt = std::make_shared<ViewCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("view", "Write an interactive timeline and report as one self-contained HTML file (or an SVG picture)");
+  CLI::App* cmd = app.add_subcommand(
+      "view", "Write an interactive timeline and report as one self-contained HTML file (or an SVG picture)");
   cmd->add_option("inputs", opt->inputs, "Traces: nsys exports, PyTorch traces or rank directories (one page each)");
-  cmd->add_option("-o,--output", opt->output, "Output file (a directory with several inputs), written whole or not at all")->required();
+  cmd->add_option("-o,--output", opt->output,
+                  "Output file (a directory with several inputs), written whole or not at all")
+      ->required();
   add_format_option(cmd, opt->format, {{"html", ""}, {"svg", ""}});
   cmd->add_flag("--svg", opt->svg, "The same as -f svg: a static picture of the timeline (of --window when given)");
   cmd->add_option("--colors", opt->colors, "Colour scheme: critical, default, or a TOML / ColorPreferences XML file");
-  cmd->add_option("--window", opt->window, "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");
-  cmd->add_option("--max-events", opt->max_events, "Events embedded exactly (default 500000); the rest is drawn from aggregated levels of detail");
+  cmd->add_option("--window", opt->window,
+                  "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");
+  cmd->add_option("--max-events", opt->max_events,
+                  "Events embedded exactly (default 500000); the rest is drawn from aggregated levels of detail");
   cmd->add_option("--width", opt->width, "SVG width in pixels (default 1600)");
   add_rank_option(cmd, opt->rank, " (default: all ranks, merged)");
   cmd->add_flag("--no-findings", opt->no_findings, "Leave out the diagnose findings");

@@ -40,10 +40,11 @@ std::string& subject() {
 }
 
 std::string limit_message(std::string_view what, uint64_t max, uint64_t used, uint64_t extra) {
-  return fmt::format("{}: needs more memory than the limit of {} (in use: {}{}); raise --max-memory, or "
-                     "read less (fewer reports, --rank N)",
-                     what, format_memory_size(max), format_memory_size(used),
-                     extra ? fmt::format(", about to allocate {}", format_memory_size(extra)) : "");
+  return fmt::format(
+      "{}: needs more memory than the limit of {} (in use: {}{}); raise --max-memory, or "
+      "read less (fewer reports, --rank N)",
+      what, format_memory_size(max), format_memory_size(used),
+      extra ? fmt::format(", about to allocate {}", format_memory_size(extra)) : "");
 }
 
 // The watchdog's loop. /proc/self/statm is read through one descriptor (pread regenerates it), a
@@ -119,17 +120,23 @@ Result<uint64_t> parse_memory_size(std::string_view text) {
   const std::string original(text);
   double value = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value < 0) return UsageError(fmt::format("--max-memory: '{}' is not a size (e.g. 512M, 4G)", original));
+  if (ec != std::errc() || value < 0)
+    return UsageError(fmt::format("--max-memory: '{}' is not a size (e.g. 512M, 4G)", original));
   std::string unit(p, text.data() + text.size());
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
   if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
   double scale = 1;
-  if (unit == "K") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024;
-  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty()) return UsageError(fmt::format("--max-memory: unknown unit in '{}' (use K, M, G or T)", original));
+  if (unit == "K")
+    scale = 1024.0;
+  else if (unit == "M")
+    scale = 1024.0 * 1024;
+  else if (unit == "G")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty())
+    return UsageError(fmt::format("--max-memory: unknown unit in '{}' (use K, M, G or T)", original));
   return static_cast<uint64_t>(value * scale);
 }
 

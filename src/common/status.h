@@ -10,10 +10,10 @@ namespace tracedoc {
 
 enum class ErrorCode {
   kOk = 0,
-  kUsage,          // bad command line
-  kBadInput,       // the input file is not what we can read (structural corruption, wrong format)
-  kIo,             // cannot open, read or write a file
-  kNoData,         // the input lacks the data a report needs (not an error for the CLI)
+  kUsage,     // bad command line
+  kBadInput,  // the input file is not what we can read (structural corruption, wrong format)
+  kIo,        // cannot open, read or write a file
+  kNoData,    // the input lacks the data a report needs (not an error for the CLI)
   kInternal,
 };
 
@@ -35,8 +35,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}             // NOLINT: implicit by design
-  Result(Status error) : data_(std::move(error)) {}        // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}       // NOLINT: implicit by design
+  Result(Status error) : data_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   explicit operator bool() const { return ok(); }
@@ -62,10 +62,10 @@ inline Status IoError(std::string message) { return {ErrorCode::kIo, std::move(m
 inline Status UsageError(std::string message) { return {ErrorCode::kUsage, std::move(message)}; }
 inline Status NoData(std::string message) { return {ErrorCode::kNoData, std::move(message)}; }
 
-#define TRACEDOC_RETURN_IF_ERROR(expr)       \
-  do {                                        \
-    ::tracedoc::Status _st = (expr);          \
-    if (!_st.ok()) return _st;                \
+#define TRACEDOC_RETURN_IF_ERROR(expr) \
+  do {                                 \
+    ::tracedoc::Status _st = (expr);   \
+    if (!_st.ok()) return _st;         \
   } while (0)
 
 // TRACEDOC_ASSIGN_OR_RETURN(auto trace, read_trace(path)); declares `trace` as the value of a
@@ -73,8 +73,8 @@ inline Status NoData(std::string message) { return {ErrorCode::kNoData, std::mov
 #define TRACEDOC_ASSIGN_OR_RETURN(lhs, expr) \
   TRACEDOC_ASSIGN_OR_RETURN_IMPL_(TRACEDOC_STATUS_CONCAT_(tracedoc_result_, __LINE__), lhs, expr)
 #define TRACEDOC_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
-  auto result = (expr);                                     \
-  if (!result.ok()) return result.status();                 \
+  auto result = (expr);                                    \
+  if (!result.ok()) return result.status();                \
   lhs = std::move(result).value()
 #define TRACEDOC_STATUS_CONCAT_(a, b) TRACEDOC_STATUS_CONCAT_INNER_(a, b)
 #define TRACEDOC_STATUS_CONCAT_INNER_(a, b) a##b

@@ -23,10 +23,10 @@ namespace tracedoc::compare {
 namespace {
 
 using pytorch::GpuUnit;
-using pytorch::TimeParts;
-using pytorch::WorkClass;
 using pytorch::kTimePartNames;
 using pytorch::time_parts;
+using pytorch::TimeParts;
+using pytorch::WorkClass;
 
 int64_t duration_of(TimeNs start, TimeNs end) { return end > start ? sat_sub(end, start) : 0; }  // as cuda_gpu_kern_sum
 
@@ -52,21 +52,22 @@ Samples group_by_name(size_t rows, NameOf name_of, DurationOf duration_of_row, c
 
 Samples kernel_samples(const Trace& t) {
   const KernelTable& k = t.kernels;
-  return group_by_name(k.size(), [&](size_t i) { return k.name[i]; },
-                       [&](size_t i) { return duration_of(k.start[i], k.end[i]); }, t);
+  return group_by_name(
+      k.size(), [&](size_t i) { return k.name[i]; }, [&](size_t i) { return duration_of(k.start[i], k.end[i]); }, t);
 }
 
 Samples operator_samples(const Trace& t) {
   const OpTable& o = t.pytorch.ops;
-  return group_by_name(o.size(), [&](size_t i) { return o.name[i]; },
-                       [&](size_t i) { return duration_of(o.start[i], o.end[i]); }, t);
+  return group_by_name(
+      o.size(), [&](size_t i) { return o.name[i]; }, [&](size_t i) { return duration_of(o.start[i], o.end[i]); }, t);
 }
 
 // PyTorch's emit_nvtx names each operator's range "aten::mm, seq = 12, op_id = 4242, sizes = ..."
 // with ids that differ in every call and every run: ranges are compared by the operator name.
 std::string_view without_emit_nvtx_attributes(std::string_view name) {
   size_t cut = name.size();
-  for (std::string_view attr : {std::string_view(", seq = "), std::string_view(", op_id = "), std::string_view(", sizes = ")}) {
+  for (std::string_view attr :
+       {std::string_view(", seq = "), std::string_view(", op_id = "), std::string_view(", sizes = ")}) {
     cut = std::min(cut, name.find(attr));
   }
   return name.substr(0, cut);
@@ -174,12 +175,13 @@ void add_items(ItemKind kind, Samples base, Samples next, double base_steps, dou
     d.items.push_back(std::move(item));
   }
   // Largest change first: per step when both sides have steps, else in total.
-  std::stable_sort(d.items.begin() + static_cast<std::ptrdiff_t>(first), d.items.end(), [](const ItemDiff& x, const ItemDiff& y) {
-    const bool per_step = !std::isnan(x.base.per_step_ns);
-    const double dx = per_step ? x.next.per_step_ns - x.base.per_step_ns : static_cast<double>(x.delta_total_ns());
-    const double dy = per_step ? y.next.per_step_ns - y.base.per_step_ns : static_cast<double>(y.delta_total_ns());
-    return std::abs(dx) > std::abs(dy);
-  });
+  std::stable_sort(
+      d.items.begin() + static_cast<std::ptrdiff_t>(first), d.items.end(), [](const ItemDiff& x, const ItemDiff& y) {
+        const bool per_step = !std::isnan(x.base.per_step_ns);
+        const double dx = per_step ? x.next.per_step_ns - x.base.per_step_ns : static_cast<double>(x.delta_total_ns());
+        const double dy = per_step ? y.next.per_step_ns - y.base.per_step_ns : static_cast<double>(y.delta_total_ns());
+        return std::abs(dx) > std::abs(dy);
+      });
 }
 
 // The verdicts, once every item has its p-value (the adjustment needs them all).
@@ -206,9 +208,11 @@ void judge_items(TraceDiff& d) {
     }
     item.timing = timing_verdict(item.q_value, item.median_change_pct(), d.options);
     const bool per_step = !std::isnan(item.base.count_per_step);
-    const double count_change = per_step ? relative_pct(item.base.count_per_step, item.next.count_per_step)
-                                         : relative_pct(static_cast<double>(item.base.count), static_cast<double>(item.next.count));
-    if (std::abs(count_change) >= min_change) item.calls = count_change > 0 ? Verdict::kMoreCalls : Verdict::kFewerCalls;
+    const double count_change =
+        per_step ? relative_pct(item.base.count_per_step, item.next.count_per_step)
+                 : relative_pct(static_cast<double>(item.base.count), static_cast<double>(item.next.count));
+    if (std::abs(count_change) >= min_change)
+      item.calls = count_change > 0 ? Verdict::kMoreCalls : Verdict::kFewerCalls;
     item.verdict = item.calls != Verdict::kUnchanged ? item.calls : item.timing;
   }
 }
@@ -258,7 +262,7 @@ std::string scope_key(const std::string& scope, const Side& side) {
   if (!pid_scope && !rank_scope) return scope;
   const size_t digits = pid_scope ? 4 : 5;
   const size_t num_end = std::min(scope.find_first_not_of("0123456789", digits), scope.size());
-  if (num_end == digits) return scope;  // no number after the word
+  if (num_end == digits) return scope;                                    // no number after the word
   const std::string_view rest = std::string_view(scope).substr(num_end);  // " GPU 0 (...)" or empty
   if (side.gpu_owners <= 1) {
     const size_t text = rest.find_first_not_of(' ');
@@ -271,7 +275,8 @@ std::string scope_key(const std::string& scope, const Side& side) {
   return scope;
 }
 
-void compare_findings(const Side& base, const diagnose::Diagnosis& bd, const Side& next, const diagnose::Diagnosis& nd, TraceDiff& d) {
+void compare_findings(const Side& base, const diagnose::Diagnosis& bd, const Side& next, const diagnose::Diagnosis& nd,
+                      TraceDiff& d) {
   d.findings_compared = true;
   std::multimap<std::pair<std::string, std::string>, const diagnose::Finding*> before;
   for (const diagnose::Finding& f : bd.findings) before.emplace(std::make_pair(f.id, scope_key(f.scope, base)), &f);
@@ -287,7 +292,8 @@ void compare_findings(const Side& base, const diagnose::Diagnosis& bd, const Sid
       continue;
     }
     c.status = FindingStatus::kPersisted;
-    c.base_severity = it->second->severity, c.base_savings_ns = it->second->savings_ns, c.base_share = it->second->savings_share;
+    c.base_severity = it->second->severity, c.base_savings_ns = it->second->savings_ns,
+    c.base_share = it->second->savings_share;
     before.erase(it);
     persisted.push_back(std::move(c));
   }
@@ -327,7 +333,8 @@ SideRanks side_ranks(Side& side, std::vector<int64_t> unit_compute_ns) {
   for (size_t i = 0; i < work.units.size(); ++i) {
     const GpuUnit& u = work.units[i];
     RankFigures g;
-    g.key = u.rank >= 0 ? fmt::format("rank {}", u.rank) : fmt::format("process #{} GPU {}", side.place_of(u.pid), u.device);
+    g.key = u.rank >= 0 ? fmt::format("rank {}", u.rank)
+                        : fmt::format("process #{} GPU {}", side.place_of(u.pid), u.device);
     g.label = side.ctx.unit_label(u);
     std::vector<int64_t> steps;
     for (const Interval& w : side.ctx.windows_of(u.owner)) steps.push_back(w.length());
@@ -470,7 +477,8 @@ double ItemDiff::ratio() const {
 }
 
 std::string ItemDiff::verdict_label() const {
-  if (calls != Verdict::kUnchanged && timing != Verdict::kUnchanged) return fmt::format("{}, {}", verdict_words(calls), verdict_words(timing));
+  if (calls != Verdict::kUnchanged && timing != Verdict::kUnchanged)
+    return fmt::format("{}, {}", verdict_words(calls), verdict_words(timing));
   return verdict_words(verdict);
 }
 
@@ -479,7 +487,8 @@ double ItemDiff::median_change_pct() const { return relative_pct(base.median_ns,
 double StepDiff::median_change_pct() const { return relative_pct(base.median_ns, next.median_ns); }
 
 size_t TraceDiff::count(ItemKind kind, Verdict verdict) const {
-  return static_cast<size_t>(std::count_if(items.begin(), items.end(), [&](const ItemDiff& i) { return i.kind == kind && i.verdict == verdict; }));
+  return static_cast<size_t>(std::count_if(items.begin(), items.end(),
+                                           [&](const ItemDiff& i) { return i.kind == kind && i.verdict == verdict; }));
 }
 
 TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const DiffOptions& options) {
@@ -488,7 +497,8 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
   // Each side's steps first (whether both have steps decides what the parts split), then the rest
   // of each side's own work; both sides at once, each on its own Context.
   std::optional<Side> base_side, next_side;
-  side_by_side([&] { base_side.emplace(base_trace, options.steps); }, [&] { next_side.emplace(next_trace, options.steps); });
+  side_by_side([&] { base_side.emplace(base_trace, options.steps); },
+               [&] { next_side.emplace(next_trace, options.steps); });
   Side& base = *base_side;
   Side& next = *next_side;
   const bool both_steps = base.steps_per_owner > 0 && next.steps_per_owner > 0;
@@ -523,7 +533,8 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
   if (base_trace.pytorch.ops.size() && next_trace.pytorch.ops.size()) {
     add_items(ItemKind::kOperator, std::move(bw.operators), std::move(nw.operators), base_steps, new_steps, d);
   } else if (base_trace.pytorch.ops.size() || next_trace.pytorch.ops.size()) {
-    d.notes.push_back(fmt::format("operators: not compared, {} records none", base_trace.pytorch.ops.size() ? "NEW" : "BASE"));
+    d.notes.push_back(
+        fmt::format("operators: not compared, {} records none", base_trace.pytorch.ops.size() ? "NEW" : "BASE"));
   }
   if (!bw.ranges.empty() && !nw.ranges.empty()) {
     add_items(ItemKind::kRange, std::move(bw.ranges), std::move(nw.ranges), base_steps, new_steps, d);

@@ -19,10 +19,10 @@
 // the step time counts as slower or faster only when (1) the Mann-Whitney U test on its per-instance
 // durations rejects "same distribution" (analysis/rank_test.h) at q < alpha after the
 // Benjamini-Hochberg adjustment over every item tested in the diff (the step time, one test: p <
-// alpha), and (2) its median moved by at least min_change_pct percent. Otherwise its timing counts as unchanged, whatever its totals say.
-// Counts are exact, not noisy: more or fewer calls (per step where both sides have steps, since runs
-// are cut at different step counts, else per run) by min_change_pct percent or more is a change of
-// its own, and the item's verdict when it holds, since it moves the totals most.
+// alpha), and (2) its median moved by at least min_change_pct percent. Otherwise its timing counts as unchanged,
+// whatever its totals say. Counts are exact, not noisy: more or fewer calls (per step where both sides have steps,
+// since runs are cut at different step counts, else per run) by min_change_pct percent or more is a change of its own,
+// and the item's verdict when it holds, since it moves the totals most.
 #pragma once
 
 #include <cmath>
@@ -50,9 +50,9 @@ enum class ItemKind : uint8_t { kKernel, kOperator, kRange };
 const char* item_kind_name(ItemKind k);  // "kernel", "operator", "range"
 
 enum class Verdict : uint8_t { kUnchanged, kSlower, kFaster, kMoreCalls, kFewerCalls, kAdded, kRemoved };
-const char* verdict_name(Verdict v);  // "unchanged", "slower", "faster", "more", "fewer", "added", "removed"
+const char* verdict_name(Verdict v);   // "unchanged", "slower", "faster", "more", "fewer", "added", "removed"
 const char* verdict_words(Verdict v);  // for people: "more calls", "fewer calls", else verdict_name
-bool is_change(Verdict v);            // anything but unchanged
+bool is_change(Verdict v);             // anything but unchanged
 
 inline constexpr double kNotTested = std::numeric_limits<double>::quiet_NaN();
 
@@ -60,7 +60,7 @@ inline constexpr double kNotTested = std::numeric_limits<double>::quiet_NaN();
 struct SideFigures {
   int64_t count = 0;
   int64_t total_ns = 0;
-  double median_ns = 0;    // nsys's median (mean of the middle values), 0 when count is 0
+  double median_ns = 0;  // nsys's median (mean of the middle values), 0 when count is 0
   // Over the side's steps per process; NaN without steps on both sides.
   double per_step_ns = kNotTested, count_per_step = kNotTested;
 };
@@ -69,8 +69,8 @@ struct ItemDiff {
   ItemKind kind = ItemKind::kKernel;
   std::string name;
   SideFigures base, next;
-  double p_value = kNotTested;  // Mann-Whitney U, two-sided; NaN when the item is on one side only
-  double q_value = kNotTested;  // Benjamini-Hochberg adjusted
+  double p_value = kNotTested;            // Mann-Whitney U, two-sided; NaN when the item is on one side only
+  double q_value = kNotTested;            // Benjamini-Hochberg adjusted
   Verdict verdict = Verdict::kUnchanged;  // added / removed, else `calls` when changed, else `timing`
   Verdict timing = Verdict::kUnchanged;   // slower / faster / unchanged: the rank test and the median
   Verdict calls = Verdict::kUnchanged;    // more / fewer / unchanged calls
@@ -84,8 +84,8 @@ struct ItemDiff {
 
 // A part of the step time (or of the GPU span without steps).
 struct TimePart {
-  std::string name;              // "compute", "communication", "copies", "other", "idle"
-  int64_t base_ns = 0, new_ns = 0;  // summed over every GPU's windows
+  std::string name;                          // "compute", "communication", "copies", "other", "idle"
+  int64_t base_ns = 0, new_ns = 0;           // summed over every GPU's windows
   double base_mean_ns = 0, new_mean_ns = 0;  // per step (or span) and GPU
 };
 
@@ -103,8 +103,8 @@ const char* finding_status_name(FindingStatus s);  // "appeared", "disappeared",
 struct FindingChange {
   FindingStatus status = FindingStatus::kPersisted;
   std::string id;
-  std::string scope;      // as the newer side says it (the base's for disappeared findings)
-  std::string title;      // likewise
+  std::string scope;  // as the newer side says it (the base's for disappeared findings)
+  std::string title;  // likewise
   diagnose::Severity base_severity = diagnose::Severity::kInfo, new_severity = diagnose::Severity::kInfo;
   int64_t base_savings_ns = 0, new_savings_ns = 0;  // 0 on the side without the finding
   double base_share = 0, new_share = 0;
@@ -114,7 +114,7 @@ struct FindingChange {
 // rank (PyTorch) or by the process's place among the processes with GPU work and the device (nsys:
 // process ids change from run to run).
 struct RankChange {
-  std::string gpu;                 // as NEW labels it (BASE's when only there)
+  std::string gpu;  // as NEW labels it (BASE's when only there)
   bool in_base = false, in_new = false;
   int64_t base_steps = 0, new_steps = 0;                    // its owner's steps
   int64_t base_step_median_ns = 0, new_step_median_ns = 0;  // their median window; 0 (absent) without
@@ -125,8 +125,8 @@ struct RankChange {
 };
 
 struct RanksDiff {
-  std::vector<RankChange> gpus;   // in NEW's order, then BASE-only ones
-  double base_imbalance = 0, new_imbalance = 0;  // longest compute over the median GPU's (analysis/statistics.h)
+  std::vector<RankChange> gpus;                       // in NEW's order, then BASE-only ones
+  double base_imbalance = 0, new_imbalance = 0;       // longest compute over the median GPU's (analysis/statistics.h)
   int64_t base_skew_p50_ns = 0, new_skew_p50_ns = 0;  // median collective skew
   int64_t base_collectives = 0, new_collectives = 0;  // matched
 };
@@ -139,17 +139,17 @@ struct SideInfo {
 struct TraceDiff {
   SideInfo base, next;
   DiffOptions options;
-  std::optional<StepDiff> steps;    // both sides have steps
-  std::string steps_note;           // why not, when not: "only BASE has steps", ...
-  std::string time_basis;           // "step" or "span": what the time parts split
-  std::vector<TimePart> parts;      // compute, communication, copies, other, idle
+  std::optional<StepDiff> steps;                       // both sides have steps
+  std::string steps_note;                              // why not, when not: "only BASE has steps", ...
+  std::string time_basis;                              // "step" or "span": what the time parts split
+  std::vector<TimePart> parts;                         // compute, communication, copies, other, idle
   double base_time_mean_ns = 0, new_time_mean_ns = 0;  // the parts' sums
-  std::optional<RanksDiff> ranks;   // both traces have two or more GPUs
-  std::vector<ItemDiff> items;      // kernels, then operators, then ranges; each by |delta| descending
-  std::vector<std::string> notes;   // what was not compared, and why
+  std::optional<RanksDiff> ranks;                      // both traces have two or more GPUs
+  std::vector<ItemDiff> items;     // kernels, then operators, then ranges; each by |delta| descending
+  std::vector<std::string> notes;  // what was not compared, and why
   bool findings_compared = false;
   std::vector<FindingChange> findings;  // appeared, disappeared, persisted; each by savings
-  int64_t tested = 0;               // items that got a p-value (the Benjamini-Hochberg m)
+  int64_t tested = 0;                   // items that got a p-value (the Benjamini-Hochberg m)
 
   size_t count(ItemKind kind, Verdict verdict) const;
 };

@@ -21,7 +21,8 @@ bool declared(const RuleDef& rule, const std::string& name) {
 }
 
 bool selected(const DiagnoseOptions& options, const RuleDef& rule) {
-  if (!options.rules.empty()) return std::find(options.rules.begin(), options.rules.end(), rule.id) != options.rules.end();
+  if (!options.rules.empty())
+    return std::find(options.rules.begin(), options.rules.end(), rule.id) != options.rules.end();
   const auto it = options.settings.find(rule.id);
   return it == options.settings.end() || it->second.enabled;
 }
@@ -105,12 +106,15 @@ Status load_config(const std::string& path, DiagnoseOptions& options) {
         } else if (k.str() == "min_savings_ns" && value) {
           options.min_savings_ns = static_cast<int64_t>(*value);
         } else {
-          return BadInput(fmt::format("{}: diagnose.{}: expected min_savings_share or min_savings_ns = <number>", path, k.str()));
+          return BadInput(
+              fmt::format("{}: diagnose.{}: expected min_savings_share or min_savings_ns = <number>", path, k.str()));
         }
       }
       continue;
     }
-    if (section != "rules") return BadInput(fmt::format("{}: unknown section [{}] (expected [rules.<id>], [steps] or [diagnose])", path, section));
+    if (section != "rules")
+      return BadInput(
+          fmt::format("{}: unknown section [{}] (expected [rules.<id>], [steps] or [diagnose])", path, section));
     const toml::table* rules = node.as_table();
     if (!rules) return BadInput(fmt::format("{}: rules must be a table", path));
     for (const auto& [id_key, rule_node] : *rules) {
@@ -165,7 +169,8 @@ Diagnosis diagnose(Context& ctx, const DiagnoseOptions& options) {
     for (Finding& f : found) f.id = rule.id;  // the rules rate their findings (rule_support.h rate)
     out.rules_run.push_back(rule.id);
     for (Finding& f : found) {
-      if (f.time_based && (f.savings_share < options.min_savings_share || f.savings_ns < options.min_savings_ns)) continue;
+      if (f.time_based && (f.savings_share < options.min_savings_share || f.savings_ns < options.min_savings_ns))
+        continue;
       out.findings.push_back(std::move(f));
     }
   }

@@ -19,8 +19,8 @@ struct RuleSettings {
 };
 
 struct DiagnoseOptions {
-  std::vector<std::string> rules;                  // empty: every enabled rule
-  std::map<std::string, RuleSettings> settings;    // by rule id
+  std::vector<std::string> rules;                // empty: every enabled rule
+  std::map<std::string, RuleSettings> settings;  // by rule id
   StepOptions steps;
   // Time findings saving less than this share of the time basis, or less than this many ns, are
   // left out: too small to act on (and on toy traces, noise).
@@ -45,11 +45,11 @@ Status load_config(const std::string& path, DiagnoseOptions& options);
 
 struct Diagnosis {
   std::string input;
-  int64_t basis_ns = 0;               // the time basis of the shares (context.h)
-  std::string basis;                  // "steps" or "span"
+  int64_t basis_ns = 0;  // the time basis of the shares (context.h)
+  std::string basis;     // "steps" or "span"
   int64_t steps = 0;
   std::vector<std::string> rules_run;
-  std::vector<Finding> findings;      // by estimated savings, then severity, then rule id
+  std::vector<Finding> findings;  // by estimated savings, then severity, then rule id
 };
 
 Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options);

@@ -15,14 +15,14 @@
 namespace tracedoc::diagnose {
 
 enum class Severity : uint8_t { kInfo = 0, kWarning = 1, kCritical = 2 };
-const char* severity_name(Severity s);                 // "info", "warning", "critical"
+const char* severity_name(Severity s);  // "info", "warning", "critical"
 bool parse_severity(std::string_view text, Severity* out);
 // Severity from a share of the time basis: critical at `critical` or more, warning at `warning`.
 Severity severity_for(double share, double warning, double critical);
 
 // A number the finding rests on, with its unit ("ns", "%", "bytes", "count", "GB/s", "x").
 struct Figure {
-  std::string key;    // snake_case, stable (JSON key)
+  std::string key;  // snake_case, stable (JSON key)
   double value = 0;
   std::string unit;
 };
@@ -38,13 +38,13 @@ struct TimeRange {
 };
 
 struct Finding {
-  std::string id;      // the rule id
+  std::string id;  // the rule id
   Severity severity = Severity::kInfo;
-  double confidence = 0.5;  // 0..1; labelled low (< 0.5) / medium (< 0.8) / high
-  std::string scope;   // what it concerns: "rank 0 GPU 0", "pid 4242", "trace"
-  std::string title;   // one line with the key number
-  bool time_based = true;  // false: a problem of another kind (memory), rated by its own severity
-  int64_t savings_ns = 0;  // estimated time saved by the remedy (an upper bound, not additive)
+  double confidence = 0.5;   // 0..1; labelled low (< 0.5) / medium (< 0.8) / high
+  std::string scope;         // what it concerns: "rank 0 GPU 0", "pid 4242", "trace"
+  std::string title;         // one line with the key number
+  bool time_based = true;    // false: a problem of another kind (memory), rated by its own severity
+  int64_t savings_ns = 0;    // estimated time saved by the remedy (an upper bound, not additive)
   double savings_share = 0;  // savings over the time basis (steps, else span)
   std::vector<Figure> figures;
   std::vector<Offender> offenders;

@@ -34,9 +34,10 @@ void exposed_comm(Context& ctx, const Params& p, std::vector<Finding>& out) {
     }
     for (auto& [id, o] : kernels) f.offenders.push_back(o);
     keep_top(f.offenders, 5);
-    f.title = fmt::format("exposed communication: {} of collective time runs with no computation beside it ({} of the {}, {} hidden)",
-                          human_duration(exposed), human_percent(share), ctx.steps() ? "steps" : "run",
-                          human_percent(share_of(c.overlap, c.communication)));
+    f.title = fmt::format(
+        "exposed communication: {} of collective time runs with no computation beside it ({} of the {}, {} hidden)",
+        human_duration(exposed), human_percent(share), ctx.steps() ? "steps" : "run",
+        human_percent(share_of(c.overlap, c.communication)));
     f.confidence = 0.6;
     f.figures = {{"communication_ns", static_cast<double>(c.communication), "ns"},
                  {"overlap_ns", static_cast<double>(c.overlap), "ns"},
@@ -72,9 +73,8 @@ void straggler(Context& ctx, const Params& p, std::vector<Finding>& out) {
   std::vector<int64_t> compute;
   for (const auto& [owner, r] : ranks) compute.push_back(r.compute);
   const int64_t median = median_ns(compute);
-  const auto slowest = std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
-    return a.second.compute < b.second.compute;
-  });
+  const auto slowest = std::max_element(
+      ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.second.compute < b.second.compute; });
   if (median <= 0) return;
   const double ratio = static_cast<double>(slowest->second.compute) / static_cast<double>(median);
   if (ratio < p.get("min_ratio")) return;
@@ -83,12 +83,14 @@ void straggler(Context& ctx, const Params& p, std::vector<Finding>& out) {
   f.savings_ns = sat_sub(slowest->second.compute, median);
   rate(f, ctx, p.warning(), p.critical());
   for (const auto& [owner, r] : ranks) {
-    f.offenders.push_back({r.label, 1, r.compute, fmt::format("compute {}, communication {}", human_duration(r.compute),
-                                                               human_duration(r.communication))});
+    f.offenders.push_back(
+        {r.label, 1, r.compute,
+         fmt::format("compute {}, communication {}", human_duration(r.compute), human_duration(r.communication))});
   }
   keep_top(f.offenders, 8);
-  f.title = fmt::format("straggler: {} computes {:.2f}x as long as the median rank ({} more); the others wait in collectives",
-                        slowest->second.label, ratio, human_duration(f.savings_ns));
+  f.title =
+      fmt::format("straggler: {} computes {:.2f}x as long as the median rank ({} more); the others wait in collectives",
+                  slowest->second.label, ratio, human_duration(f.savings_ns));
   f.confidence = 0.7;
   f.figures = {{"ranks", static_cast<double>(ranks.size()), "count"},
                {"slowest_compute_ns", static_cast<double>(slowest->second.compute), "ns"},

@@ -40,8 +40,9 @@ void gpu_idle(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.scope = ctx.unit_label(u);
     f.savings_ns = total_length(long_gaps);
     rate(f, ctx, p.warning(), p.critical());
-    f.title = fmt::format("GPU idle {} of the {}: {} in {} gaps longer than {}", human_percent(idle_share), basis_word(ctx),
-                          human_duration(f.savings_ns), long_gaps.size(), human_duration(static_cast<int64_t>(p.get("min_gap_ns"))));
+    f.title = fmt::format("GPU idle {} of the {}: {} in {} gaps longer than {}", human_percent(idle_share),
+                          basis_word(ctx), human_duration(f.savings_ns), long_gaps.size(),
+                          human_duration(static_cast<int64_t>(p.get("min_gap_ns"))));
     f.confidence = 0.8;
     f.figures = {{"window_ns", static_cast<double>(window_ns), "ns"},
                  {"busy_ns", static_cast<double>(sat_sub(window_ns, idle_ns)), "ns"},
@@ -98,8 +99,8 @@ void comb_pattern(Context& ctx, const Params& p, std::vector<Finding>& out) {
     rate(f, ctx, p.warning(), p.critical());
     f.offenders = ctx.cpu_activity_during(IntervalSet::busy_union(regular), u.owner, 5);
     const int64_t median_gap = median_ns(lengths), median_step = median_ns(steps);
-    f.title = fmt::format("comb pattern: the GPU waits {} of each step in one gap of {} (every {})", human_percent(median_share),
-                          human_duration(median_gap), human_duration(median_step));
+    f.title = fmt::format("comb pattern: the GPU waits {} of each step in one gap of {} (every {})",
+                          human_percent(median_share), human_duration(median_gap), human_duration(median_step));
     if (!f.offenders.empty()) f.title += fmt::format("; the CPU is in {} meanwhile", f.offenders.front().name);
     f.confidence = cv < 0.25 ? 0.9 : 0.7;
     f.figures = {{"steps", static_cast<double>(windows.size()), "count"},
@@ -108,8 +109,9 @@ void comb_pattern(Context& ctx, const Params& p, std::vector<Finding>& out) {
                  {"median_gap_share", median_share, "fraction"},
                  {"steps_with_gap", regular_share, "fraction"},
                  {"gap_cv", cv, "ratio"}};
-    f.ranges = longest_ranges(std::vector<Interval>(regular.begin(), regular.begin() + std::min<size_t>(3, regular.size())), 3,
-                              ctx.unit_label(u), "idle gap");
+    f.ranges =
+        longest_ranges(std::vector<Interval>(regular.begin(), regular.begin() + std::min<size_t>(3, regular.size())), 3,
+                       ctx.unit_label(u), "idle gap");
     f.remedy =
         "The CPU prepares each batch while the GPU waits. Overlap them: DataLoader(num_workers>0, "
         "pin_memory=True, prefetch_factor, persistent_workers=True), move CPU preprocessing to the "
@@ -155,9 +157,10 @@ void dataloader_bound(Context& ctx, const Params& p, std::vector<Finding>& out) 
     f.scope = ctx.owner_label(owner);
     f.savings_ns = exposed;
     rate(f, ctx, p.warning(), p.critical());
-    f.title = fmt::format("data loading takes {} of the {} ({} per step, median){}", human_percent(share), basis_word(ctx),
-                          human_duration(median_ns(per_step)),
-                          has_gpu ? fmt::format("; the GPU idles through {} of it", human_duration(exposed)) : std::string());
+    f.title =
+        fmt::format("data loading takes {} of the {} ({} per step, median){}", human_percent(share), basis_word(ctx),
+                    human_duration(median_ns(per_step)),
+                    has_gpu ? fmt::format("; the GPU idles through {} of it", human_duration(exposed)) : std::string());
     f.confidence = 0.9;
     f.figures = {{"loading_ns", static_cast<double>(dl_ns), "ns"},
                  {"loading_share", share, "fraction"},
@@ -235,9 +238,11 @@ void launch_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.savings_ns = bubble_ns;
     rate(f, ctx, p.warning(), p.critical());
     const int64_t median_kernel = median_ns(kernel_ns), median_launch = median_ns(launch_ns);
-    f.title = fmt::format("launch-bound: {} of {} kernels shorter than {} (median {}, launch call {}); the GPU idles {} in {} gaps between them",
-                          short_kernels, kernel_ns.size(), human_duration(static_cast<int64_t>(p.get("short_kernel_ns"))),
-                          human_duration(median_kernel), human_duration(median_launch), human_percent(bubble_share), bubbles.size());
+    f.title = fmt::format(
+        "launch-bound: {} of {} kernels shorter than {} (median {}, launch call {}); the GPU idles {} in {} gaps "
+        "between them",
+        short_kernels, kernel_ns.size(), human_duration(static_cast<int64_t>(p.get("short_kernel_ns"))),
+        human_duration(median_kernel), human_duration(median_launch), human_percent(bubble_share), bubbles.size());
     f.confidence = median_launch >= median_kernel ? 0.85 : 0.6;
     f.figures = {{"kernels", static_cast<double>(kernel_ns.size()), "count"},
                  {"short_kernel_share", short_share, "fraction"},

@@ -21,8 +21,9 @@ namespace {
 bool is_blocking_call(std::string_view name) {
   if (is_sync_call(name)) return true;
   const std::string_view n = pytorch::api_base_name(name);
-  for (std::string_view c : {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
-                             "cuMemcpy", "cuMemcpyDtoH", "cuMemcpyHtoD", "hipMemcpy", "hipMemcpyDtoH", "hipMemcpyHtoD"}) {
+  for (std::string_view c :
+       {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cuMemcpy",
+        "cuMemcpyDtoH", "cuMemcpyHtoD", "hipMemcpy", "hipMemcpyDtoH", "hipMemcpyHtoD"}) {
     if (n == c) return true;
   }
   return false;
@@ -95,9 +96,10 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     keep_top(f.offenders, 5);
     f.scope = ctx.owner_label(owner);
     const int64_t steps = ctx.steps() ? static_cast<int64_t>(ctx.windows_of(owner).size()) : 0;
-    f.title = fmt::format("{} synchronizing calls{} stall the GPU: it idles {} after them ({} of the {})", calls,
-                          steps > 0 ? fmt::format(" ({:.1f} per step)", static_cast<double>(calls) / static_cast<double>(steps)) : "",
-                          human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run");
+    f.title = fmt::format(
+        "{} synchronizing calls{} stall the GPU: it idles {} after them ({} of the {})", calls,
+        steps > 0 ? fmt::format(" ({:.1f} per step)", static_cast<double>(calls) / static_cast<double>(steps)) : "",
+        human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run");
     f.confidence = 0.8;
     f.figures = {{"calls", static_cast<double>(calls), "count"},
                  {"host_blocked_ns", static_cast<double>(blocked), "ns"},
@@ -140,7 +142,8 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
   std::map<int64_t, OwnerWaits> owners;
   std::vector<int8_t> kind_of(t.strings.size(), -1);
   for (size_t i = 0; i < os.size(); ++i) {
-    if (os.nesting_level[i] != 0 || os.start[i] == kNoTime || os.end[i] == kNoTime || os.end[i] <= os.start[i]) continue;
+    if (os.nesting_level[i] != 0 || os.start[i] == kNoTime || os.end[i] == kNoTime || os.end[i] <= os.start[i])
+      continue;
     const StrId name = os.name[i];
     if (name == kNoStr || name >= kind_of.size() || !launchers.count(os.global_tid[i])) continue;
     if (kind_of[name] < 0) kind_of[name] = static_cast<int8_t>(os_wait_kind(t.str(name)));
@@ -179,21 +182,26 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
     for (const auto& [name, c] : w.by_call) {
       waited = sat_add(waited, c.wait_ns);
       const char* what = c.kind == OsWait::kLock ? "lock wait" : c.kind == OsWait::kIo ? "I/O or poll" : "sleep";
-      f.offenders.push_back({name, c.calls, c.idle_ns, fmt::format("{}; waited {} in all", what, human_duration(c.wait_ns))});
+      f.offenders.push_back(
+          {name, c.calls, c.idle_ns, fmt::format("{}; waited {} in all", what, human_duration(c.wait_ns))});
     }
     // Waits on several threads at once leave the GPU idle once.
     f.savings_ns = IntervalSet::busy_union(w.idle).total();
     rate(f, ctx, p.warning(), p.critical());
     if (f.savings_share < p.get("min_share") || f.savings_ns == 0) continue;
     keep_top(f.offenders, 5);
-    const int64_t lock = w.idle_by_kind[static_cast<int>(OsWait::kLock)], io = w.idle_by_kind[static_cast<int>(OsWait::kIo)],
+    const int64_t lock = w.idle_by_kind[static_cast<int>(OsWait::kLock)],
+                  io = w.idle_by_kind[static_cast<int>(OsWait::kIo)],
                   sleep = w.idle_by_kind[static_cast<int>(OsWait::kSleep)];
     const OsWait main = lock >= io && lock >= sleep ? OsWait::kLock : io >= sleep ? OsWait::kIo : OsWait::kSleep;
     f.scope = ctx.owner_label(owner);
-    f.title = fmt::format("the threads launching GPU work wait in the OS while the GPU idles: {} ({} of the {}), mostly {} ({})",
-                          human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run",
-                          main == OsWait::kLock ? "lock waits" : main == OsWait::kIo ? "waiting for I/O" : "sleeping",
-                          f.offenders.front().name);
+    f.title = fmt::format(
+        "the threads launching GPU work wait in the OS while the GPU idles: {} ({} of the {}), mostly {} ({})",
+        human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run",
+        main == OsWait::kLock ? "lock waits"
+        : main == OsWait::kIo ? "waiting for I/O"
+                              : "sleeping",
+        f.offenders.front().name);
     f.confidence = 0.7;
     f.figures = {{"os_wait_ns", static_cast<double>(waited), "ns"},
                  {"gpu_idle_during_waits_ns", static_cast<double>(f.savings_ns), "ns"},
@@ -217,8 +225,9 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
           "prefetch_factor, move decoding and augmentation off the main process, and read from local "
           "storage.";
     } else {
-      f.remedy = "The training loop sleeps while the GPU has nothing to do: remove time.sleep and polling "
-                 "back-offs from the hot path, and wait on events or queues instead.";
+      f.remedy =
+          "The training loop sleeps while the GPU has nothing to do: remove time.sleep and polling "
+          "back-offs from the hot path, and wait on events or queues instead.";
     }
     out.push_back(std::move(f));
   }
@@ -259,14 +268,16 @@ void memcpy_heavy(Context& ctx, const Params& p, std::vector<Finding>& out) {
     for (const auto& [name, d] : directions) {
       const double gbps = d.ns > 0 ? static_cast<double>(d.bytes) / static_cast<double>(d.ns) : 0;
       std::string detail = fmt::format("{}, {:.1f} GB/s", human_bytes(d.bytes), gbps);
-      if (link.known()) detail += fmt::format(" ({:.0f}% of {})", 100.0 * gbps * 1e9 / link.peak_bytes_per_s, link.name);
+      if (link.known())
+        detail += fmt::format(" ({:.0f}% of {})", 100.0 * gbps * 1e9 / link.peak_bytes_per_s, link.name);
       f.offenders.push_back({name, d.count, d.ns, detail});
     }
     keep_top(f.offenders, f.offenders.size());
     f.title = fmt::format("host<->device copies take {} of the {} with no kernel running ({})", human_percent(share),
                           ctx.steps() ? "steps" : "run", human_duration(exposed.total()));
     f.confidence = 0.75;
-    f.figures = {{"exposed_copy_ns", static_cast<double>(exposed.total()), "ns"}, {"exposed_copy_share", share, "fraction"}};
+    f.figures = {{"exposed_copy_ns", static_cast<double>(exposed.total()), "ns"},
+                 {"exposed_copy_share", share, "fraction"}};
     std::vector<Interval> longest(exposed.intervals().begin(), exposed.intervals().end());
     f.ranges = longest_ranges(std::move(longest), 3, ctx.unit_label(u), "copy, no kernel running");
     f.remedy =
@@ -306,13 +317,15 @@ void pageable_memcpy(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const HostLink link = host_link_for_gpu(ctx.device_name(g.device));
     // From pinned memory a copy runs near the link's peak (80% of it, as measured on PCIe 4 and 5);
     // without a known link, pinned copies are taken as twice as fast as the pageable ones were.
-    const int64_t pinned_ns = link.known() ? static_cast<int64_t>(static_cast<double>(g.bytes) / (0.8 * link.peak_bytes_per_s) * 1e9)
-                                           : g.ns / 2;
+    const int64_t pinned_ns =
+        link.known() ? static_cast<int64_t>(static_cast<double>(g.bytes) / (0.8 * link.peak_bytes_per_s) * 1e9)
+                     : g.ns / 2;
     f.savings_ns = std::max<int64_t>(0, sat_sub(g.ns, pinned_ns));
     rate(f, ctx, p.warning(), p.critical());
     const double gbps = static_cast<double>(g.bytes) / static_cast<double>(g.ns);
-    f.title = fmt::format("{} copies from or to pageable host memory: {} in {} at {:.1f} GB/s{}", g.count, human_bytes(g.bytes),
-                          human_duration(g.ns), gbps, g.sync ? fmt::format(", {} of them synchronous", g.sync) : "");
+    f.title = fmt::format("{} copies from or to pageable host memory: {} in {} at {:.1f} GB/s{}", g.count,
+                          human_bytes(g.bytes), human_duration(g.ns), gbps,
+                          g.sync ? fmt::format(", {} of them synchronous", g.sync) : "");
     f.confidence = link.known() ? 0.8 : 0.6;
     f.figures = {{"copies", static_cast<double>(g.count), "count"},
                  {"bytes", static_cast<double>(g.bytes), "bytes"},

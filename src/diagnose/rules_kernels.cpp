@@ -54,15 +54,16 @@ bool is_layout_kernel(const std::string& lname) {
 
 bool is_matrix_kernel(const std::string& lname) {
   if (lname.find("gemv") != std::string::npos) return false;  // matrix-vector: never on tensor cores
-  return contains_any(lname, {"gemm", "conv", "cutlass", "xmma", "cublas", "matmul", "wgrad", "dgrad", "fprop", "cijk_"});
+  return contains_any(lname,
+                      {"gemm", "conv", "cutlass", "xmma", "cublas", "matmul", "wgrad", "dgrad", "fprop", "cijk_"});
 }
 
 bool is_tensor_core_matrix_kernel(std::string_view name, const std::string& lname) {
   if (pytorch::is_tensor_core_kernel(name)) return true;
   // Later library names (CUTLASS tensorop, Hopper/Blackwell sm90_/sm100_ kernels, wgmma), and AMD
   // Tensile kernels using matrix-core instructions (_MI16x16x..., MFMA).
-  return contains_any(lname, {"tensorop", "wgmma", "sm80_", "sm86_", "sm89_", "sm90_", "sm100_", "hmma", "16816", "1688",
-                              "_mi16x16", "_mi32x32", "mfma", "bf16", "fp16", "f16"});
+  return contains_any(lname, {"tensorop", "wgmma", "sm80_", "sm86_", "sm89_", "sm90_", "sm100_", "hmma", "16816",
+                              "1688", "_mi16x16", "_mi32x32", "mfma", "bf16", "fp16", "f16"});
 }
 
 // GPUs with tensor (matrix) cores: compute capability 7.0 on, or a name of such a GPU.
@@ -71,8 +72,8 @@ bool has_tensor_cores(const Context& ctx, int32_t device) {
     if (d.id == device && d.compute_major > 0) return d.compute_major >= 7;
   }
   const std::string n = lower(ctx.device_name(device));
-  return contains_any(n, {"v100", "a100", "a10", "a30", "a40", "h100", "h200", "h800", "b100", "b200", "l4", "l40", "t4",
-                          "rtx", "mi100", "mi200", "mi210", "mi250", "mi300", "mi325", "mi355"});
+  return contains_any(n, {"v100", "a100", "a10", "a30",   "a40",   "h100",  "h200",  "h800",  "b100",  "b200", "l4",
+                          "l40",  "t4",   "rtx", "mi100", "mi200", "mi210", "mi250", "mi300", "mi325", "mi355"});
 }
 
 }  // namespace
@@ -105,7 +106,8 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
     std::vector<int64_t> dev;
     for (int64_t x : d) dev.push_back(sat_sub(x, med) == INT64_MIN ? INT64_MAX : std::llabs(sat_sub(x, med)));
     const int64_t mad = std::max<int64_t>(median_ns(dev), med / 20);
-    const double limit = std::max(static_cast<double>(med) + p.get("k") * static_cast<double>(mad), p.get("min_ratio") * static_cast<double>(med));
+    const double limit = std::max(static_cast<double>(med) + p.get("k") * static_cast<double>(mad),
+                                  p.get("min_ratio") * static_cast<double>(med));
     int64_t excess = 0, outliers = 0, longest = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (static_cast<double>(d[i]) <= limit) continue;
@@ -118,10 +120,10 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
     kernels_hit += outliers;
     f.savings_ns = sat_add(f.savings_ns, excess);
     f.offenders.push_back({clipped_name(t.str(std::get<0>(key))), outliers, excess,
-                           fmt::format("{} of {} instances above {}: median {}, max {}; grid {}x{}x{}, block {}x{}x{}", outliers,
-                                       rows.size(), human_duration(static_cast<int64_t>(limit)), human_duration(med),
-                                       human_duration(longest), std::get<1>(key), std::get<2>(key), std::get<3>(key),
-                                       std::get<4>(key), std::get<5>(key), std::get<6>(key))});
+                           fmt::format("{} of {} instances above {}: median {}, max {}; grid {}x{}x{}, block {}x{}x{}",
+                                       outliers, rows.size(), human_duration(static_cast<int64_t>(limit)),
+                                       human_duration(med), human_duration(longest), std::get<1>(key), std::get<2>(key),
+                                       std::get<3>(key), std::get<4>(key), std::get<5>(key), std::get<6>(key))});
   }
   if (f.offenders.empty()) return;
   rate(f, ctx, p.warning(), p.critical());
@@ -129,8 +131,9 @@ void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const size_t groups_hit = f.offenders.size();
   keep_top(f.offenders, 5);
   f.scope = "trace";
-  f.title = fmt::format("long tail: {} kernel instances run far longer than their median ({} kernels; {} above the median)",
-                        kernels_hit, groups_hit, human_duration(f.savings_ns));
+  f.title =
+      fmt::format("long tail: {} kernel instances run far longer than their median ({} kernels; {} above the median)",
+                  kernels_hit, groups_hit, human_duration(f.savings_ns));
   f.confidence = 0.7;
   f.figures = {{"outlier_instances", static_cast<double>(kernels_hit), "count"},
                {"kernels_with_outliers", static_cast<double>(groups_hit), "count"},
@@ -179,7 +182,8 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
       if (threads % 32 != 0) {
         const int64_t lanes = (threads + 31) / 32 * 32;
         waste = static_cast<double>(lanes - threads) / static_cast<double>(lanes);
-        why.push_back(fmt::format("{} threads per block, not a multiple of 32: {:.0f}% of each last warp idle", threads, 100.0 * waste));
+        why.push_back(fmt::format("{} threads per block, not a multiple of 32: {:.0f}% of each last warp idle", threads,
+                                  100.0 * waste));
       } else if (static_cast<double>(threads) < p.get("min_threads")) {
         why.push_back(fmt::format("{} threads per block: too few to fill an SM", threads));
       }
@@ -199,10 +203,12 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
     keep_top(f.offenders, f.offenders.size());
     f.scope = ctx.unit_label(u);
     rate(f, ctx, p.warning(), p.critical());
-    f.title = fmt::format("kernel configuration: {} kernel{} with {} of the kernel time use the GPU poorly ({})", f.offenders.size(),
-                          f.offenders.size() == 1 ? "" : "s", human_percent(share_of(affected, total)), f.offenders.front().detail);
+    f.title = fmt::format("kernel configuration: {} kernel{} with {} of the kernel time use the GPU poorly ({})",
+                          f.offenders.size(), f.offenders.size() == 1 ? "" : "s",
+                          human_percent(share_of(affected, total)), f.offenders.front().detail);
     f.confidence = 0.4;
-    f.figures = {{"affected_kernel_ns", static_cast<double>(affected), "ns"}, {"affected_share", share_of(affected, total), "fraction"}};
+    f.figures = {{"affected_kernel_ns", static_cast<double>(affected), "ns"},
+                 {"affected_share", share_of(affected, total), "fraction"}};
     f.remedy =
         "Launch blocks of a multiple of 32 threads (a warp), 128-256 threads as a start, enough blocks "
         "to fill every SM; for low occupancy reduce registers or shared memory per thread "
@@ -250,8 +256,8 @@ void layout_overhead(Context& ctx, const Params& p, std::vector<Finding>& out) {
     rate(f, ctx, p.warning(), p.critical());
     for (auto& [key, o] : by_site) f.offenders.push_back(o);
     keep_top(f.offenders, 5);
-    f.title = fmt::format("layout overhead: transpose / copy kernels take {} of the kernel time ({})", human_percent(share),
-                          human_duration(layout));
+    f.title = fmt::format("layout overhead: transpose / copy kernels take {} of the kernel time ({})",
+                          human_percent(share), human_duration(layout));
     f.confidence = 0.5;
     f.figures = {{"layout_kernel_ns", static_cast<double>(layout), "ns"}, {"layout_share", share, "fraction"}};
     f.ranges = longest_ranges(spans, 3, ctx.unit_label(u), "layout kernel");
@@ -299,8 +305,9 @@ void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& ou
     rate(f, ctx, p.warning(), p.critical());
     for (auto& [id, o] : slow) f.offenders.push_back(o);
     keep_top(f.offenders, 5);
-    f.title = fmt::format("tensor cores unused: {} of the matrix-multiply/convolution time ({}) runs on kernels without them",
-                          human_percent(1.0 - tc_share), human_duration(simt));
+    f.title =
+        fmt::format("tensor cores unused: {} of the matrix-multiply/convolution time ({}) runs on kernels without them",
+                    human_percent(1.0 - tc_share), human_duration(simt));
     f.confidence = 0.6;
     f.figures = {{"matrix_kernel_ns", static_cast<double>(matrix), "ns"},
                  {"matrix_share_of_kernels", share_of(matrix, total), "fraction"},

@@ -32,8 +32,9 @@ void staircase_memory(Context& ctx, const Params& p, std::vector<Finding>& out) 
     if (rising_share < p.get("min_rising") || static_cast<double>(growth) < p.get("min_growth_bytes")) continue;
 
     Finding f;
-    f.scope = ctx.pytorch() ? (t.rank_of(series.global_pid) >= 0 ? fmt::format("rank {} GPU {}", t.rank_of(series.global_pid), series.device)
-                                                                 : fmt::format("GPU {}", series.device))
+    f.scope = ctx.pytorch() ? (t.rank_of(series.global_pid) >= 0
+                                   ? fmt::format("rank {} GPU {}", t.rank_of(series.global_pid), series.device)
+                                   : fmt::format("GPU {}", series.device))
                             : fmt::format("pid {} GPU {}", pid_of(series.global_pid), series.device);
     const double per_step = static_cast<double>(growth) / static_cast<double>(peaks.size() - 1);
     int64_t capacity = 0;
@@ -41,13 +42,16 @@ void staircase_memory(Context& ctx, const Params& p, std::vector<Finding>& out) 
       if (d.id == series.device) capacity = d.total_memory;
     }
     double steps_left = -1;
-    if (capacity > peaks.back() && per_step > 0) steps_left = static_cast<double>(sat_sub(capacity, peaks.back())) / per_step;
+    if (capacity > peaks.back() && per_step > 0)
+      steps_left = static_cast<double>(sat_sub(capacity, peaks.back())) / per_step;
     f.severity = steps_left >= 0 && steps_left <= p.get("oom_steps") ? Severity::kCritical : Severity::kWarning;
     f.time_based = false;
     f.savings_ns = 0;  // memory, not time: ordered after the time findings
-    f.title = fmt::format("staircase memory: the step peak grows {} per step over {} steps ({} -> {}){}", human_bytes(static_cast<int64_t>(per_step)),
-                          peaks.size(), human_bytes(peaks.front()), human_bytes(peaks.back()),
-                          steps_left >= 0 ? fmt::format("; the GPU fills in about {:.0f} more steps", steps_left) : std::string());
+    f.title = fmt::format(
+        "staircase memory: the step peak grows {} per step over {} steps ({} -> {}){}",
+        human_bytes(static_cast<int64_t>(per_step)), peaks.size(), human_bytes(peaks.front()),
+        human_bytes(peaks.back()),
+        steps_left >= 0 ? fmt::format("; the GPU fills in about {:.0f} more steps", steps_left) : std::string());
     f.confidence = rising_share >= 0.95 ? 0.9 : 0.7;
     f.figures = {{"steps", static_cast<double>(peaks.size()), "count"},
                  {"first_step_peak_bytes", static_cast<double>(peaks.front()), "bytes"},
@@ -55,7 +59,8 @@ void staircase_memory(Context& ctx, const Params& p, std::vector<Finding>& out) 
                  {"growth_per_step_bytes", std::round(per_step), "bytes"},  // whole bytes
                  {"rising_share", rising_share, "fraction"}};
     if (capacity > 0) f.figures.push_back({"device_memory_bytes", static_cast<double>(capacity), "bytes"});
-    if (steps_left >= 0) f.figures.push_back({"steps_until_full", std::floor(steps_left), "count"});  // whole steps left
+    if (steps_left >= 0)
+      f.figures.push_back({"steps_until_full", std::floor(steps_left), "count"});  // whole steps left
     f.ranges = {{windows.front().start, windows.front().end, f.scope, "first step"},
                 {windows.back().start, windows.back().end, f.scope, "last step"}};
     f.remedy =

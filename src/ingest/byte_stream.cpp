@@ -24,7 +24,9 @@ namespace {
 class FileHandle {
  public:
   explicit FileHandle(int fd) : fd_(fd) {}
-  ~FileHandle() { if (fd_ >= 0) ::close(fd_); }
+  ~FileHandle() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   FileHandle(const FileHandle&) = delete;
   FileHandle& operator=(const FileHandle&) = delete;
   int fd() const { return fd_; }
@@ -165,20 +167,25 @@ class GzipStream final : public ByteStream {
     state->crc_flag = ISAL_GZIP;  // parse the gzip header and trailer, verify the CRC
     std::vector<uint8_t> in(1u << 20);
     std::vector<char> out(kBlock);
-    size_t fill = 0;            // bytes of `out` already inflated
-    bool member_done = false;   // the last call finished a gzip member (trailer included)
-    uint64_t consumed = 0;      // compressed bytes handed to the inflater
+    size_t fill = 0;           // bytes of `out` already inflated
+    bool member_done = false;  // the last call finished a gzip member (trailer included)
+    uint64_t consumed = 0;     // compressed bytes handed to the inflater
     Status status;
     for (;;) {
       if (state->avail_in == 0) {
         auto got = source_->read(reinterpret_cast<char*>(in.data()), in.size());
-        if (!got.ok()) { status = got.status(); break; }
+        if (!got.ok()) {
+          status = got.status();
+          break;
+        }
         const size_t n = *got;
         compressed_read_ += n;
         if (n == 0) {
           if (!member_done) {
-            status = BadInput(fmt::format("{}: truncated gzip data: the compressed stream ends after {} bytes, "
-                                          "in the middle of a member (was the file cut short?)", path_, consumed));
+            status =
+                BadInput(fmt::format("{}: truncated gzip data: the compressed stream ends after {} bytes, "
+                                     "in the middle of a member (was the file cut short?)",
+                                     path_, consumed));
           }
           break;
         }
@@ -187,7 +194,12 @@ class GzipStream final : public ByteStream {
       }
       if (member_done) {
         // Another member follows (concatenated gzip files are one stream), unless it is zero padding.
-        if (*state->next_in == 0) { state->next_in++; state->avail_in--; consumed++; continue; }
+        if (*state->next_in == 0) {
+          state->next_in++;
+          state->avail_in--;
+          consumed++;
+          continue;
+        }
         uint8_t* next = state->next_in;
         const uint32_t avail = state->avail_in;
         isal_inflate_reset(state.get());
@@ -203,7 +215,8 @@ class GzipStream final : public ByteStream {
       consumed += before_in - state->avail_in;
       fill = kBlock - state->avail_out;
       if (rc < 0) {
-        status = BadInput(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, consumed, isal_error(rc)));
+        status =
+            BadInput(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, consumed, isal_error(rc)));
         break;
       }
       if (state->block_state == ISAL_BLOCK_FINISH) member_done = true;
@@ -254,7 +267,8 @@ Result<std::unique_ptr<ByteStream>> open_byte_stream(const std::string& path) {
 
 std::unique_ptr<ByteStream> open_memory_stream(std::string_view bytes, const std::string& name) {
   std::unique_ptr<ByteStream> plain = std::make_unique<MemoryStream>(bytes);
-  const bool gz = bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
+  const bool gz =
+      bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
   if (gz) return std::make_unique<GzipStream>(name, std::move(plain));
   return plain;
 }

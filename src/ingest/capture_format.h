@@ -26,34 +26,34 @@
 namespace tracedoc::capture {
 
 inline constexpr char kFileMagic[8] = {'T', 'D', 'C', 'A', 'P', 0, 1, 0};  // version 1
-inline constexpr uint32_t kFrameMagic = 0x52464454;  // "TDFR"
+inline constexpr uint32_t kFrameMagic = 0x52464454;                        // "TDFR"
 inline constexpr size_t kFrameHeader = 12;
-inline constexpr uint32_t kMaxFrame = 64u << 20;     // larger lengths are corruption
+inline constexpr uint32_t kMaxFrame = 64u << 20;  // larger lengths are corruption
 
 enum class RecordType : uint16_t {
-  kProcess = 1,      // i64 pid, i64 ppid, i64 start_ns; name bytes (the command line's first word)
-  kThreadName = 2,   // i64 tid; name bytes
-  kString = 3,       // u32 id; bytes
-  kDomain = 4,       // u32 domain id; name bytes
-  kNvtxPush = 10,    // i64 tid, i64 time, u32 domain, u32 text, u32 argb, u32 category
-  kNvtxPop = 11,     // i64 tid, i64 time, u32 domain
-  kNvtxStart = 12,   // u64 range id, i64 tid, i64 time, u32 domain, u32 text, u32 argb, u32 category
-  kNvtxEnd = 13,     // u64 range id, i64 tid, i64 time
-  kNvtxMark = 14,    // i64 tid, i64 time, u32 domain, u32 text, u32 argb, u32 category
-  kKernel = 20,      // KernelBody
-  kMemcpy = 21,      // MemcpyBody
-  kMemset = 22,      // MemsetBody
-  kApi = 23,         // ApiBody
-  kSync = 24,        // SyncBody
-  kMemory = 25,      // MemoryBody
-  kOverhead = 26,    // i64 tid, i64 start, i64 end, u32 kind
-  kDevice = 27,      // DeviceBody
-  kDropped = 28,     // u64 records CUPTI dropped (buffers full)
-  kCaptureRange = 29, // i64 start, i64 end: the stretch the capture range recorded
-  kCudaEvent = 30,    // CudaEventBody
-  kGraphTrace = 31,   // GraphTraceBody
-  kOsCall = 32,       // OsCallBody
-  kOsThreadName = 33, // i64 tid; name bytes: the kernel's name of the thread (/proc/self/task/T/comm)
+  kProcess = 1,        // i64 pid, i64 ppid, i64 start_ns; name bytes (the command line's first word)
+  kThreadName = 2,     // i64 tid; name bytes
+  kString = 3,         // u32 id; bytes
+  kDomain = 4,         // u32 domain id; name bytes
+  kNvtxPush = 10,      // i64 tid, i64 time, u32 domain, u32 text, u32 argb, u32 category
+  kNvtxPop = 11,       // i64 tid, i64 time, u32 domain
+  kNvtxStart = 12,     // u64 range id, i64 tid, i64 time, u32 domain, u32 text, u32 argb, u32 category
+  kNvtxEnd = 13,       // u64 range id, i64 tid, i64 time
+  kNvtxMark = 14,      // i64 tid, i64 time, u32 domain, u32 text, u32 argb, u32 category
+  kKernel = 20,        // KernelBody
+  kMemcpy = 21,        // MemcpyBody
+  kMemset = 22,        // MemsetBody
+  kApi = 23,           // ApiBody
+  kSync = 24,          // SyncBody
+  kMemory = 25,        // MemoryBody
+  kOverhead = 26,      // i64 tid, i64 start, i64 end, u32 kind
+  kDevice = 27,        // DeviceBody
+  kDropped = 28,       // u64 records CUPTI dropped (buffers full)
+  kCaptureRange = 29,  // i64 start, i64 end: the stretch the capture range recorded
+  kCudaEvent = 30,     // CudaEventBody
+  kGraphTrace = 31,    // GraphTraceBody
+  kOsCall = 32,        // OsCallBody
+  kOsThreadName = 33,  // i64 tid; name bytes: the kernel's name of the thread (/proc/self/task/T/comm)
 };
 
 // Fixed-layout bodies of the CUDA activity records (what the CUPTI records carry that tracedoc's
@@ -63,83 +63,141 @@ enum class RecordType : uint16_t {
 // reader cannot disagree. A field added to a list is written and read with no other edit.
 #define TRACEDOC_CAPTURE_FIELD_MEMBER(type, name, init) type name = init;
 #define TRACEDOC_CAPTURE_FIELD_POINTER(type, name, init) &Self::name,
-#define TRACEDOC_CAPTURE_BODY(BodyType, FIELD_LIST)                                                    \
-  FIELD_LIST(TRACEDOC_CAPTURE_FIELD_MEMBER)                                                            \
-  static constexpr auto fields() {                                                                     \
-    using Self = BodyType;                                                                             \
-    return std::tuple{FIELD_LIST(TRACEDOC_CAPTURE_FIELD_POINTER)};                                     \
+#define TRACEDOC_CAPTURE_BODY(BodyType, FIELD_LIST)                \
+  FIELD_LIST(TRACEDOC_CAPTURE_FIELD_MEMBER)                        \
+  static constexpr auto fields() {                                 \
+    using Self = BodyType;                                         \
+    return std::tuple{FIELD_LIST(TRACEDOC_CAPTURE_FIELD_POINTER)}; \
   }
 
-#define TRACEDOC_KERNEL_BODY(F)                                                                         \
-  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, graph_node, 0)         \
-  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)                                   \
-  F(int32_t, grid_x, 0) F(int32_t, grid_y, 0) F(int32_t, grid_z, 0)                                    \
-  F(int32_t, block_x, 0) F(int32_t, block_y, 0) F(int32_t, block_z, 0)                                 \
-  F(int32_t, registers, 0) F(int32_t, static_smem, 0) F(int32_t, dynamic_smem, 0)                      \
+// One field per line (clang-format would join them).
+// clang-format off
+#define TRACEDOC_KERNEL_BODY(F)                               \
+  F(int64_t, start, 0)                                        \
+  F(int64_t, end, 0)                                          \
+  F(int64_t, correlation, 0)                                  \
+  F(int64_t, graph_node, 0)                                   \
+  F(int32_t, device, 0)                                       \
+  F(int32_t, context, 0)                                      \
+  F(int32_t, stream, 0)                                       \
+  F(int32_t, grid_x, 0)                                       \
+  F(int32_t, grid_y, 0)                                       \
+  F(int32_t, grid_z, 0)                                       \
+  F(int32_t, block_x, 0)                                      \
+  F(int32_t, block_y, 0)                                      \
+  F(int32_t, block_z, 0)                                      \
+  F(int32_t, registers, 0)                                    \
+  F(int32_t, static_smem, 0)                                  \
+  F(int32_t, dynamic_smem, 0)                                 \
   F(uint32_t, name, 0) /* kString id of the (mangled) name */
 struct KernelBody {
   TRACEDOC_CAPTURE_BODY(KernelBody, TRACEDOC_KERNEL_BODY)
 };
-#define TRACEDOC_MEMCPY_BODY(F)                                                                         \
-  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, bytes, 0)              \
-  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)                                   \
-  F(int32_t, src_device, -1) F(int32_t, dst_device, -1)                                                \
-  F(uint8_t, copy_kind, 0) F(uint8_t, src_kind, 0) F(uint8_t, dst_kind, 0)
+#define TRACEDOC_MEMCPY_BODY(F) \
+  F(int64_t, start, 0)          \
+  F(int64_t, end, 0)            \
+  F(int64_t, correlation, 0)    \
+  F(int64_t, bytes, 0)          \
+  F(int32_t, device, 0)         \
+  F(int32_t, context, 0)        \
+  F(int32_t, stream, 0)         \
+  F(int32_t, src_device, -1)    \
+  F(int32_t, dst_device, -1)    \
+  F(uint8_t, copy_kind, 0)      \
+  F(uint8_t, src_kind, 0)       \
+  F(uint8_t, dst_kind, 0)
 struct MemcpyBody {
   TRACEDOC_CAPTURE_BODY(MemcpyBody, TRACEDOC_MEMCPY_BODY)
 };
-#define TRACEDOC_MEMSET_BODY(F)                                                                         \
-  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, bytes, 0)              \
-  F(int64_t, value, 0) F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)              \
+#define TRACEDOC_MEMSET_BODY(F) \
+  F(int64_t, start, 0)          \
+  F(int64_t, end, 0)            \
+  F(int64_t, correlation, 0)    \
+  F(int64_t, bytes, 0)          \
+  F(int64_t, value, 0)          \
+  F(int32_t, device, 0)         \
+  F(int32_t, context, 0)        \
+  F(int32_t, stream, 0)         \
   F(uint8_t, mem_kind, 0)
 struct MemsetBody {
   TRACEDOC_CAPTURE_BODY(MemsetBody, TRACEDOC_MEMSET_BODY)
 };
-#define TRACEDOC_API_BODY(F)                                                                            \
-  F(int64_t, tid, 0) F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0)                \
-  F(int64_t, return_value, 0)                                                                          \
-  F(uint32_t, name, 0)     /* kString id ("cudaLaunchKernel_v7000") */                                 \
+#define TRACEDOC_API_BODY(F)                                       \
+  F(int64_t, tid, 0)                                               \
+  F(int64_t, start, 0)                                             \
+  F(int64_t, end, 0)                                               \
+  F(int64_t, correlation, 0)                                       \
+  F(int64_t, return_value, 0)                                      \
+  F(uint32_t, name, 0) /* kString id ("cudaLaunchKernel_v7000") */ \
   F(uint8_t, api_class, 0) /* ApiClass: 0 runtime, 1 driver */
 struct ApiBody {
   TRACEDOC_CAPTURE_BODY(ApiBody, TRACEDOC_API_BODY)
 };
-#define TRACEDOC_SYNC_BODY(F)                                                                           \
-  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, event, -1)             \
-  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0) F(int32_t, sync_type, 0)
+#define TRACEDOC_SYNC_BODY(F) \
+  F(int64_t, start, 0)        \
+  F(int64_t, end, 0)          \
+  F(int64_t, correlation, 0)  \
+  F(int64_t, event, -1)       \
+  F(int32_t, device, 0)       \
+  F(int32_t, context, 0)      \
+  F(int32_t, stream, 0)       \
+  F(int32_t, sync_type, 0)
 struct SyncBody {
   TRACEDOC_CAPTURE_BODY(SyncBody, TRACEDOC_SYNC_BODY)
 };
-#define TRACEDOC_MEMORY_BODY(F)                                                                         \
-  F(int64_t, time, 0) F(int64_t, address, 0) F(int64_t, bytes, 0) F(int64_t, correlation, 0)           \
-  F(int32_t, device, 0) F(int32_t, mem_kind, 0) F(int32_t, operation, 0) /* 0 allocation, 1 free */
+#define TRACEDOC_MEMORY_BODY(F)                       \
+  F(int64_t, time, 0)                                 \
+  F(int64_t, address, 0)                              \
+  F(int64_t, bytes, 0)                                \
+  F(int64_t, correlation, 0)                          \
+  F(int32_t, device, 0)                               \
+  F(int32_t, mem_kind, 0)                             \
+  F(int32_t, operation, 0) /* 0 allocation, 1 free */
 struct MemoryBody {
   TRACEDOC_CAPTURE_BODY(MemoryBody, TRACEDOC_MEMORY_BODY)
 };
-#define TRACEDOC_CUDA_EVENT_BODY(F)                                                                     \
-  F(int64_t, correlation, 0) F(int64_t, event, 0) F(int64_t, sync_id, -1)                              \
-  F(int64_t, device_time, 0) /* 0: not collected */                                                    \
-  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)
+#define TRACEDOC_CUDA_EVENT_BODY(F)                 \
+  F(int64_t, correlation, 0)                        \
+  F(int64_t, event, 0)                              \
+  F(int64_t, sync_id, -1)                           \
+  F(int64_t, device_time, 0) /* 0: not collected */ \
+  F(int32_t, device, 0)                             \
+  F(int32_t, context, 0)                            \
+  F(int32_t, stream, 0)
 struct CudaEventBody {
   TRACEDOC_CAPTURE_BODY(CudaEventBody, TRACEDOC_CUDA_EVENT_BODY)
 };
-#define TRACEDOC_GRAPH_TRACE_BODY(F)                                                                    \
-  F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, correlation, 0) F(int64_t, graph_id, 0)           \
-  F(int32_t, device, 0) F(int32_t, context, 0) F(int32_t, stream, 0)
+#define TRACEDOC_GRAPH_TRACE_BODY(F) \
+  F(int64_t, start, 0)               \
+  F(int64_t, end, 0)                 \
+  F(int64_t, correlation, 0)         \
+  F(int64_t, graph_id, 0)            \
+  F(int32_t, device, 0)              \
+  F(int32_t, context, 0)             \
+  F(int32_t, stream, 0)
 struct GraphTraceBody {
   TRACEDOC_CAPTURE_BODY(GraphTraceBody, TRACEDOC_GRAPH_TRACE_BODY)
 };
-#define TRACEDOC_OS_CALL_BODY(F)                                                                        \
-  F(int64_t, tid, 0) F(int64_t, start, 0) F(int64_t, end, 0) F(int64_t, return_value, 0)               \
+#define TRACEDOC_OS_CALL_BODY(F)                                 \
+  F(int64_t, tid, 0)                                             \
+  F(int64_t, start, 0)                                           \
+  F(int64_t, end, 0)                                             \
+  F(int64_t, return_value, 0)                                    \
   F(uint32_t, name, 0) /* kString id of the function ("poll") */
 struct OsCallBody {
   TRACEDOC_CAPTURE_BODY(OsCallBody, TRACEDOC_OS_CALL_BODY)
 };
-#define TRACEDOC_DEVICE_BODY(F)                                                                         \
-  F(int32_t, id, 0) F(int32_t, sm_count, 0) F(int32_t, compute_major, 0) F(int32_t, compute_minor, 0)  \
-  F(int64_t, total_memory, 0) F(uint32_t, name, 0)
+#define TRACEDOC_DEVICE_BODY(F) \
+  F(int32_t, id, 0)             \
+  F(int32_t, sm_count, 0)       \
+  F(int32_t, compute_major, 0)  \
+  F(int32_t, compute_minor, 0)  \
+  F(int64_t, total_memory, 0)   \
+  F(uint32_t, name, 0)
 struct DeviceBody {
   TRACEDOC_CAPTURE_BODY(DeviceBody, TRACEDOC_DEVICE_BODY)
 };
+// clang-format on
 
 // Appends little-endian values to a record body.
 class BodyWriter {
@@ -175,7 +233,8 @@ class BodyReader {
       return 0;
     }
     uint64_t v = 0;
-    for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(body_[at_ + i])) << (8 * i);
+    for (size_t i = 0; i < sizeof(T); ++i)
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(body_[at_ + i])) << (8 * i);
     at_ += sizeof(T);
     return static_cast<T>(v);
   }
@@ -234,8 +293,8 @@ inline uint32_t crc32_of(std::string_view data) {
   size_t n = data.size();
   for (; n >= 8; n -= 8, p += 8) {
     const uint32_t lo = crc ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
-    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^
-          t[1][p[6]] ^ t[0][p[7]];
+    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
+          t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
   }
   for (; n > 0; --n, ++p) crc = t[0][(crc ^ *p) & 0xFF] ^ (crc >> 8);
   return ~crc;

@@ -42,8 +42,8 @@ class FileReader {
       return BadInput(fmt::format("{}: not a tracedoc capture file (no TDCAP header)", path_));
     }
     if (bytes[6] != capture::kFileMagic[6]) {
-      return BadInput(fmt::format("{}: capture format version {} (this tracedoc reads version {})", path_, int(bytes[6]),
-                                  int(capture::kFileMagic[6])));
+      return BadInput(fmt::format("{}: capture format version {} (this tracedoc reads version {})", path_,
+                                  int(bytes[6]), int(capture::kFileMagic[6])));
     }
     size_t at = sizeof(capture::kFileMagic);
     while (at < bytes.size()) {
@@ -53,7 +53,8 @@ class FileReader {
       }
       BodyReader header(std::string_view(bytes).substr(at, capture::kFrameHeader));
       const uint32_t magic = header.get<uint32_t>(), length = header.get<uint32_t>(), crc = header.get<uint32_t>();
-      if (magic != capture::kFrameMagic || length > capture::kMaxFrame || length > bytes.size() - at - capture::kFrameHeader) {
+      if (magic != capture::kFrameMagic || length > capture::kMaxFrame ||
+          length > bytes.size() - at - capture::kFrameHeader) {
         ++t_.warnings.torn_frames;
         break;
       }
@@ -145,7 +146,8 @@ class FileReader {
         const uint64_t id = r.get<uint64_t>();
         const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
         const uint32_t domain = r.get<uint32_t>(), text = r.get<uint32_t>();
-        open_[id] = add_range(RangeKind::kNvtxStartEnd, time, kNoTime, tid, str(text), domain, static_cast<int64_t>(id));
+        open_[id] =
+            add_range(RangeKind::kNvtxStartEnd, time, kNoTime, tid, str(text), domain, static_cast<int64_t>(id));
         break;
       }
       case RecordType::kNvtxEnd: {
@@ -183,19 +185,19 @@ class FileReader {
         break;
       }
       case RecordType::kDropped:
-      case RecordType::kCaptureRange:
-        break;
-      default:
-        ++t_.warnings.unknown_events;  // a newer recorder's record: skipped by its size
+      case RecordType::kCaptureRange: break;
+      default: ++t_.warnings.unknown_events;  // a newer recorder's record: skipped by its size
     }
   }
 
-  size_t add_range(RangeKind kind, TimeNs start, TimeNs end, int64_t tid, StrId text, uint32_t domain, int64_t range_id) {
+  size_t add_range(RangeKind kind, TimeNs start, TimeNs end, int64_t tid, StrId text, uint32_t domain,
+                   int64_t range_id) {
     RangeTable& g = t_.ranges;
     g.start.push_back(start), g.end.push_back(end);
     g.global_tid.push_back(tid_of(tid)), g.end_global_tid.push_back(kNoValue);
     g.kind.push_back(static_cast<uint16_t>(kind)), g.text.push_back(text);
-    g.domain_id.push_back(domain), g.range_id.push_back(range_id), g.row_id.push_back(static_cast<int64_t>(g.start.size()));
+    g.domain_id.push_back(domain), g.range_id.push_back(range_id),
+        g.row_id.push_back(static_cast<int64_t>(g.start.size()));
     t_.source.tables.insert("NVTX_EVENTS");
     return g.start.size() - 1;
   }
@@ -215,67 +217,82 @@ class FileReader {
   void add_kernel(const capture::KernelBody& b) {
     KernelTable& k = t_.kernels;
     const StrId name = str(b.name);
-    k.start.push_back(b.start), k.end.push_back(b.end), k.global_pid.push_back(gpid()), k.correlation.push_back(b.correlation);
-    k.device.push_back(b.device), k.context.push_back(b.context), k.green_context.push_back(kNoGreen), k.stream.push_back(b.stream);
+    k.start.push_back(b.start), k.end.push_back(b.end), k.global_pid.push_back(gpid()),
+        k.correlation.push_back(b.correlation);
+    k.device.push_back(b.device), k.context.push_back(b.context), k.green_context.push_back(kNoGreen),
+        k.stream.push_back(b.stream);
     k.name.push_back(name), k.short_name.push_back(name), k.mangled_name.push_back(name);
     k.grid_x.push_back(b.grid_x), k.grid_y.push_back(b.grid_y), k.grid_z.push_back(b.grid_z);
     k.block_x.push_back(b.block_x), k.block_y.push_back(b.block_y), k.block_z.push_back(b.block_z);
-    k.registers_per_thread.push_back(b.registers), k.static_smem.push_back(b.static_smem), k.dynamic_smem.push_back(b.dynamic_smem);
+    k.registers_per_thread.push_back(b.registers), k.static_smem.push_back(b.static_smem),
+        k.dynamic_smem.push_back(b.dynamic_smem);
     k.graph_node_id.push_back(b.graph_node != 0 ? b.graph_node : kNoValue);
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_KERNEL");
   }
   void add_memcpy(const capture::MemcpyBody& b) {
     MemcpyTable& m = t_.memcpys;
-    m.start.push_back(b.start), m.end.push_back(b.end), m.global_pid.push_back(gpid()), m.correlation.push_back(b.correlation);
-    m.bytes.push_back(b.bytes), m.device.push_back(b.device), m.context.push_back(b.context), m.green_context.push_back(kNoGreen);
+    m.start.push_back(b.start), m.end.push_back(b.end), m.global_pid.push_back(gpid()),
+        m.correlation.push_back(b.correlation);
+    m.bytes.push_back(b.bytes), m.device.push_back(b.device), m.context.push_back(b.context),
+        m.green_context.push_back(kNoGreen);
     m.stream.push_back(b.stream), m.src_device.push_back(b.src_device), m.dst_device.push_back(b.dst_device);
     m.copy_kind.push_back(b.copy_kind), m.src_kind.push_back(b.src_kind), m.dst_kind.push_back(b.dst_kind);
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_MEMCPY");
   }
   void add_memset(const capture::MemsetBody& b) {
     MemsetTable& m = t_.memsets;
-    m.start.push_back(b.start), m.end.push_back(b.end), m.global_pid.push_back(gpid()), m.correlation.push_back(b.correlation);
-    m.bytes.push_back(b.bytes), m.value.push_back(b.value), m.device.push_back(b.device), m.context.push_back(b.context);
+    m.start.push_back(b.start), m.end.push_back(b.end), m.global_pid.push_back(gpid()),
+        m.correlation.push_back(b.correlation);
+    m.bytes.push_back(b.bytes), m.value.push_back(b.value), m.device.push_back(b.device),
+        m.context.push_back(b.context);
     m.green_context.push_back(kNoGreen), m.stream.push_back(b.stream), m.mem_kind.push_back(b.mem_kind);
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_MEMSET");
   }
   void add_api(const capture::ApiBody& b) {
     ApiTable& a = t_.api;
-    a.start.push_back(b.start), a.end.push_back(b.end), a.global_tid.push_back(tid_of(b.tid)), a.correlation.push_back(b.correlation);
+    a.start.push_back(b.start), a.end.push_back(b.end), a.global_tid.push_back(tid_of(b.tid)),
+        a.correlation.push_back(b.correlation);
     a.return_value.push_back(b.return_value), a.name.push_back(str(b.name));
     a.api_class.push_back(b.api_class <= 1 ? b.api_class : static_cast<uint8_t>(ApiClass::kOther));
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_RUNTIME");
   }
   void add_sync(const capture::SyncBody& b) {
     SyncTable& y = t_.syncs;
-    y.start.push_back(b.start), y.end.push_back(b.end), y.global_pid.push_back(gpid()), y.correlation.push_back(b.correlation);
-    y.event_id.push_back(b.event >= 0 ? b.event : kNoValue), y.device.push_back(b.device), y.context.push_back(b.context);
+    y.start.push_back(b.start), y.end.push_back(b.end), y.global_pid.push_back(gpid()),
+        y.correlation.push_back(b.correlation);
+    y.event_id.push_back(b.event >= 0 ? b.event : kNoValue), y.device.push_back(b.device),
+        y.context.push_back(b.context);
     y.stream.push_back(b.stream), y.sync_type.push_back(b.sync_type);
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
   }
   void add_memory(const capture::MemoryBody& b) {
     MemoryEventTable& m = t_.memory;
-    m.time.push_back(b.time), m.global_pid.push_back(gpid()), m.address.push_back(b.address), m.bytes.push_back(b.bytes);
-    m.correlation.push_back(b.correlation), m.device.push_back(b.device), m.mem_kind.push_back(b.mem_kind), m.operation.push_back(b.operation);
+    m.time.push_back(b.time), m.global_pid.push_back(gpid()), m.address.push_back(b.address),
+        m.bytes.push_back(b.bytes);
+    m.correlation.push_back(b.correlation), m.device.push_back(b.device), m.mem_kind.push_back(b.mem_kind),
+        m.operation.push_back(b.operation);
     t_.source.tables.insert("CUDA_GPU_MEMORY_USAGE_EVENTS");
   }
   void add_cuda_event(const capture::CudaEventBody& b) {
     CudaEventTable& e = t_.cuda_events;
     e.time.push_back(b.device_time != 0 ? b.device_time : kNoTime), e.global_pid.push_back(gpid());
-    e.correlation.push_back(b.correlation), e.event_id.push_back(b.event), e.sync_id.push_back(b.sync_id >= 0 ? b.sync_id : kNoValue);
+    e.correlation.push_back(b.correlation), e.event_id.push_back(b.event),
+        e.sync_id.push_back(b.sync_id >= 0 ? b.sync_id : kNoValue);
     e.device.push_back(b.device), e.context.push_back(b.context), e.stream.push_back(b.stream);
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_CUDA_EVENT");
   }
   void add_graph_trace(const capture::GraphTraceBody& b) {
     GraphTraceTable& g = t_.graph_traces;
-    g.start.push_back(b.start), g.end.push_back(b.end), g.global_pid.push_back(gpid()), g.correlation.push_back(b.correlation);
+    g.start.push_back(b.start), g.end.push_back(b.end), g.global_pid.push_back(gpid()),
+        g.correlation.push_back(b.correlation);
     g.graph_id.push_back(b.graph_id), g.graph_exec_id.push_back(kNoValue);
     g.device.push_back(b.device), g.context.push_back(b.context), g.stream.push_back(b.stream);
     t_.source.tables.insert("CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
   }
   void add_os_call(const capture::OsCallBody& b) {
     OsCallTable& o = t_.os_calls;
-    o.start.push_back(b.start), o.end.push_back(b.end), o.global_tid.push_back(tid_of(b.tid)), o.return_value.push_back(b.return_value);
+    o.start.push_back(b.start), o.end.push_back(b.end), o.global_tid.push_back(tid_of(b.tid)),
+        o.return_value.push_back(b.return_value);
     o.name.push_back(str(b.name)), o.event_class.push_back(kOsRuntimeEventClass), o.nesting_level.push_back(0);
     t_.source.tables.insert("OSRT_API");
   }
@@ -292,9 +309,9 @@ class FileReader {
   int64_t pid_ = kNoPid;
   int64_t start_ = std::numeric_limits<int64_t>::max();
   std::unordered_map<uint32_t, StrId> strings_;
-  std::map<int64_t, StrId> thread_names_, os_thread_names_;  // tid -> name
+  std::map<int64_t, StrId> thread_names_, os_thread_names_;             // tid -> name
   std::map<std::pair<int64_t, uint32_t>, std::vector<size_t>> stacks_;  // (tid, domain) -> open push rows
-  std::unordered_map<uint64_t, size_t> open_;                            // start/end range id -> row
+  std::unordered_map<uint64_t, size_t> open_;                           // start/end range id -> row
 };
 
 template <typename... Columns>
@@ -311,9 +328,10 @@ void shift(TimeNs origin, Columns&... columns) {
 
 // Every time relative to the session start, as nsys writes them.
 void shift_times(Trace& t, TimeNs origin) {
-  shift(origin, t.kernels.start, t.kernels.end, t.memcpys.start, t.memcpys.end, t.memsets.start, t.memsets.end, t.api.start,
-        t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time, t.overhead.start, t.overhead.end,
-        t.cuda_events.time, t.graph_traces.start, t.graph_traces.end, t.os_calls.start, t.os_calls.end);
+  shift(origin, t.kernels.start, t.kernels.end, t.memcpys.start, t.memcpys.end, t.memsets.start, t.memsets.end,
+        t.api.start, t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time,
+        t.overhead.start, t.overhead.end, t.cuda_events.time, t.graph_traces.start, t.graph_traces.end,
+        t.os_calls.start, t.os_calls.end);
 }
 
 // CUDA event records carry no host time: keep those whose cudaEventRecord call was captured (the
@@ -324,7 +342,8 @@ void drop_uncaptured_events(Trace& t) {
   CudaEventTable kept;
   for (size_t i = 0; i < e.size(); ++i) {
     if (calls.find_in_process(e.correlation[i], e.global_pid[i]) == CorrelationIndex::kNoCall) continue;
-    kept.time.push_back(e.time[i]), kept.global_pid.push_back(e.global_pid[i]), kept.correlation.push_back(e.correlation[i]);
+    kept.time.push_back(e.time[i]), kept.global_pid.push_back(e.global_pid[i]),
+        kept.correlation.push_back(e.correlation[i]);
     kept.event_id.push_back(e.event_id[i]), kept.sync_id.push_back(e.sync_id[i]), kept.device.push_back(e.device[i]);
     kept.context.push_back(e.context[i]), kept.stream.push_back(e.stream[i]);
   }

@@ -65,7 +65,10 @@ std::string unescape(std::string_view raw) {
       case 'f': out += '\f'; break;
       case 'u': {
         uint32_t cp = 0;
-        if (!read_hex4(raw, i + 1, &cp)) { out += "\\u"; break; }
+        if (!read_hex4(raw, i + 1, &cp)) {
+          out += "\\u";
+          break;
+        }
         i += 4;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
           uint32_t low = 0;
@@ -110,7 +113,8 @@ size_t UnitEnd::feed(const char* bytes, size_t n) {
         quote = static_cast<const char*>(std::memchr(bytes + i, '"', n - i));
         if (!quote) quote = bytes + n;
       }
-      const char* backslash = static_cast<const char*>(std::memchr(bytes + i, '\\', static_cast<size_t>(quote - bytes) - i));
+      const char* backslash =
+          static_cast<const char*>(std::memchr(bytes + i, '\\', static_cast<size_t>(quote - bytes) - i));
       if (backslash) {
         i = static_cast<size_t>(backslash - bytes);
         escape_ = true;
@@ -151,14 +155,19 @@ bool parse_micros_as_ns(std::string_view text, int64_t* out) {
   constexpr unsigned __int128 kLimit = static_cast<unsigned __int128>(1) << 100;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
     any = true;
-    if (mantissa < kLimit) mantissa = mantissa * 10 + static_cast<unsigned>(text[i] - '0');
-    else ++exponent;  // digits beyond 30 significant ones only scale
+    if (mantissa < kLimit)
+      mantissa = mantissa * 10 + static_cast<unsigned>(text[i] - '0');
+    else
+      ++exponent;  // digits beyond 30 significant ones only scale
   }
   if (i < text.size() && text[i] == '.') {
     ++i;
     for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
       any = true;
-      if (mantissa < kLimit) { mantissa = mantissa * 10 + static_cast<unsigned>(text[i] - '0'); --exponent; }
+      if (mantissa < kLimit) {
+        mantissa = mantissa * 10 + static_cast<unsigned>(text[i] - '0');
+        --exponent;
+      }
     }
   }
   if (!any) return false;
@@ -177,15 +186,19 @@ bool parse_micros_as_ns(std::string_view text, int64_t* out) {
   }
   if (i != text.size()) return false;
   exponent += 3;  // µs -> ns
-  if (mantissa == 0) { *out = 0; return true; }
+  if (mantissa == 0) {
+    *out = 0;
+    return true;
+  }
   while (exponent > 0) {
     if (mantissa > (static_cast<unsigned __int128>(1) << 64)) return false;
     mantissa *= 10;
     --exponent;
   }
   if (exponent < 0) {
-    if (exponent < -40) { mantissa = 0; }
-    else {
+    if (exponent < -40) {
+      mantissa = 0;
+    } else {
       unsigned __int128 divisor = 1;
       for (int k = 0; k < -exponent; ++k) divisor *= 10;
       const unsigned __int128 q = mantissa / divisor, r = mantissa % divisor;
@@ -213,8 +226,10 @@ std::string compact(std::string_view text) {
     const char c = text[i];
     if (in_string) {
       out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
       out += c;

@@ -38,7 +38,8 @@ inline constexpr int kMaxDepth = 512;
 struct DelimiterTable {
   bool table[256] = {};
   constexpr DelimiterTable() {
-    for (char c : {',', '}', ']', ' ', '\n', '\r', '\t', ':', '"', '{', '['}) table[static_cast<unsigned char>(c)] = true;
+    for (char c : {',', '}', ']', ' ', '\n', '\r', '\t', ':', '"', '{', '['})
+      table[static_cast<unsigned char>(c)] = true;
   }
 };
 inline constexpr DelimiterTable kDelimiters{};
@@ -63,7 +64,7 @@ class Cursor {
 
   // Skips whitespace and returns the next character without consuming it.
   __attribute__((always_inline)) char peek() {
-    if (p < end_ && static_cast<unsigned char>(*p) > ' ') return *p;
+    if (p<end_&& static_cast<unsigned char>(*p)> ' ') return *p;
     return peek_after_whitespace();
   }
   // Skips whitespace, 16 bytes at a time, up to the window's end; never asks for more input. Outside
@@ -75,7 +76,10 @@ class Cursor {
       const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       const __m128i visible = _mm_cmpeq_epi8(_mm_max_epu8(chunk, bang), chunk);  // chunk >= '!'
       const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(visible));
-      if (mask == 0) { p += 16; continue; }
+      if (mask == 0) {
+        p += 16;
+        continue;
+      }
       p += __builtin_ctz(mask);
       break;
     }
@@ -112,7 +116,10 @@ class Cursor {
       const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       unsigned mask = static_cast<unsigned>(
           _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash))));
-      if (mask == 0) { p += 16; continue; }
+      if (mask == 0) {
+        p += 16;
+        continue;
+      }
       p += __builtin_ctz(mask);
       if (p >= end_) out_of_input();
       if (*p == '"') break;
@@ -138,7 +145,10 @@ class Cursor {
   const char* skip_value(int depth = 0) {
     const char c = peek();
     const char* start = p;
-    if (c == '"') { string(); return start; }
+    if (c == '"') {
+      string();
+      return start;
+    }
     if (c == '{' || c == '[') {
       if (depth >= kMaxDepth) fail("JSON nested deeper than 512 levels");
       const char close = c == '{' ? '}' : ']';

@@ -83,11 +83,11 @@ class PackedStrings {
 // One rank's trace and how its rows change on the way into the merged trace.
 struct Rank {
   Trace trace;
-  PackedStrings strings;      // its string pool, packed
-  TimeNs shift = 0;           // its clock base less the earliest base of the directory
-  int64_t tag = 0;            // (rank + 1) << 48: keeps equal pids of different hosts apart
-  std::vector<StrId> remap;   // its string ids -> the merged pool's
-  uint32_t kernel_base = 0;   // its first row in the merged kernel table (collectives point there)
+  PackedStrings strings;     // its string pool, packed
+  TimeNs shift = 0;          // its clock base less the earliest base of the directory
+  int64_t tag = 0;           // (rank + 1) << 48: keeps equal pids of different hosts apart
+  std::vector<StrId> remap;  // its string ids -> the merged pool's
+  uint32_t kernel_base = 0;  // its first row in the merged kernel table (collectives point there)
 };
 
 // The rank's string ids in the order an append of the rank would meet them: the string columns
@@ -102,7 +102,8 @@ std::vector<StrId> strings_in_order(const Rank& r) {
   for_each_table(t, [&](const TableInfo&, const auto& table) {
     for_each_column(table, [&](const auto& column, const auto& values) {
       if constexpr (std::is_same_v<std::decay_t<decltype(values)>, std::vector<StrId>>) {
-        if (column.role == ColumnRole::kString) for (StrId id : values) visit(id);
+        if (column.role == ColumnRole::kString)
+          for (StrId id : values) visit(id);
       }
     });
   });
@@ -158,7 +159,9 @@ class RankMerger {
       auto rows = std::make_shared<std::vector<size_t>>();
       for (Rank& r : ranks_) rows->push_back(get(r.trace).size());
       using Table = std::decay_t<decltype(get(merged_))>;
-      for_each_column_of<Table>([&](const auto& column) { jobs_.push_back([this, get, column, rows] { merge_column(get, column, *rows); }); });
+      for_each_column_of<Table>([&](const auto& column) {
+        jobs_.push_back([this, get, column, rows] { merge_column(get, column, *rows); });
+      });
     });
     return std::move(jobs_);
   }
@@ -166,7 +169,8 @@ class RankMerger {
   // True once every `bytes` of rank columns freed (then it is time to give the pages back).
   bool freed_at_least(size_t bytes) {
     size_t freed = freed_.load();
-    while (freed >= bytes && !freed_.compare_exchange_weak(freed, 0)) {}
+    while (freed >= bytes && !freed_.compare_exchange_weak(freed, 0)) {
+    }
     return freed >= bytes;
   }
 
@@ -217,7 +221,8 @@ class RankMerger {
 Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks) {
   // Ranks started in different quarters have different bases: express all times on the earliest.
   int64_t base = INT64_MAX;
-  for (const auto& r : ranks) if (r.trace.pytorch.base_time_ns > 0) base = std::min(base, r.trace.pytorch.base_time_ns);
+  for (const auto& r : ranks)
+    if (r.trace.pytorch.base_time_ns > 0) base = std::min(base, r.trace.pytorch.base_time_ns);
   Trace merged;
   merged.source.path = dir;
   merged.source.format = "kineto-json";
@@ -277,7 +282,8 @@ std::vector<std::string> kineto_files_in(const std::string& dir) {
 
 Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, const KinetoReadOptions& options) {
   const auto files = kineto_files_in(dir);
-  if (files.empty()) return BadInput(fmt::format("{}: no PyTorch profiler traces (*.json, *.json.gz) in this directory", dir));
+  if (files.empty())
+    return BadInput(fmt::format("{}: no PyTorch profiler traces (*.json, *.json.gz) in this directory", dir));
 
   std::vector<Rank> read(files.size());
   std::vector<Status> errors(files.size());
@@ -314,7 +320,8 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, c
     t.source.path = dir;
     return t;
   }
-  std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) { return a.trace.pytorch.rank < b.trace.pytorch.rank; });
+  std::sort(ranks.begin(), ranks.end(),
+            [](const Rank& a, const Rank& b) { return a.trace.pytorch.rank < b.trace.pytorch.rank; });
   return merge_ranks(dir, std::move(ranks));
 }
 

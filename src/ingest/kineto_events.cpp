@@ -39,7 +39,8 @@ uint8_t mem_kind_from(std::string_view s) {
   };
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  for (const auto& [label, kind] : kKinds) if (s == label) return static_cast<uint8_t>(kind);
+  for (const auto& [label, kind] : kKinds)
+    if (s == label) return static_cast<uint8_t>(kind);
   return static_cast<uint8_t>(MemKind::kUnknown);
 }
 
@@ -51,7 +52,10 @@ CopyDescription describe_copy(std::string_view name) {
   };
   CopyDescription d;
   for (const auto& [label, kind] : kDirections) {
-    if (name.find(label) != std::string_view::npos) { d.kind = static_cast<uint8_t>(kind); break; }
+    if (name.find(label) != std::string_view::npos) {
+      d.kind = static_cast<uint8_t>(kind);
+      break;
+    }
   }
   const size_t open = name.find('('), arrow = name.find("->"), close = name.rfind(')');
   if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos &&
@@ -174,8 +178,21 @@ bool TraceBuilder::times(const RawEvent& e, TimeNs* start, TimeNs* end) {
 namespace {
 
 enum class Category {
-  kNone, kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kCpuOp, kUserAnnotation, kGpuUserAnnotation,
-  kCudaSync, kPythonFunction, kOperator2021, kFlow, kForwardBackwardFlow,
+  kNone,
+  kOther,
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kRuntime,
+  kDriver,
+  kCpuOp,
+  kUserAnnotation,
+  kGpuUserAnnotation,
+  kCudaSync,
+  kPythonFunction,
+  kOperator2021,
+  kFlow,
+  kForwardBackwardFlow,
 };
 
 // One look at the category string (sizes first: most events are decided without a full compare).
@@ -184,21 +201,38 @@ Category classify(const Value& cat, bool* capitalized) {
   const std::string_view c = cat.text;
   *capitalized = false;
   switch (c.size()) {
-    case 4: if (is(c, "ac2g")) return Category::kFlow; break;
+    case 4:
+      if (is(c, "ac2g")) return Category::kFlow;
+      break;
     case 6:
       if (is(c, "kernel")) return Category::kKernel;
-      if (is(c, "Kernel")) { *capitalized = true; return Category::kKernel; }
-      if (is(c, "Memcpy")) { *capitalized = true; return Category::kMemcpy; }
-      if (is(c, "Memset")) { *capitalized = true; return Category::kMemset; }
+      if (is(c, "Kernel")) {
+        *capitalized = true;
+        return Category::kKernel;
+      }
+      if (is(c, "Memcpy")) {
+        *capitalized = true;
+        return Category::kMemcpy;
+      }
+      if (is(c, "Memset")) {
+        *capitalized = true;
+        return Category::kMemset;
+      }
       if (is(c, "cpu_op")) return Category::kCpuOp;
       if (is(c, "fwdbwd")) return Category::kForwardBackwardFlow;
       break;
     case 7:
-      if (is(c, "Runtime")) { *capitalized = true; return Category::kRuntime; }
+      if (is(c, "Runtime")) {
+        *capitalized = true;
+        return Category::kRuntime;
+      }
       if (is(c, "fwd_bwd")) return Category::kForwardBackwardFlow;
       break;
     case 8:
-      if (is(c, "Operator")) { *capitalized = true; return Category::kOperator2021; }
+      if (is(c, "Operator")) {
+        *capitalized = true;
+        return Category::kOperator2021;
+      }
       break;
     case 9:
       if (is(c, "cuda_sync")) return Category::kCudaSync;
@@ -223,8 +257,7 @@ Category classify(const Value& cat, bool* capitalized) {
     case 19:
       if (is(c, "gpu_user_annotation")) return Category::kGpuUserAnnotation;
       break;
-    default:
-      break;
+    default: break;
   }
   return Category::kOther;
 }
@@ -269,8 +302,7 @@ void TraceBuilder::add_event(const RawEvent& e) {
           // enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__, ## backward ##.
           if (e.name.text.find('#') != std::string_view::npos) return add_range(e, start, end);
           return add_op(e, start, end);
-        default:
-          return;  // Trace spans, overhead, cuda_profiler_range, ...: not modelled
+        default: return;  // Trace spans, overhead, cuda_profiler_range, ...: not modelled
       }
     }
     case 'i':
@@ -285,10 +317,8 @@ void TraceBuilder::add_event(const RawEvent& e) {
       if (is(e.cat.text, "async") && is(e.name.text, "launch")) clues_.launch_flows = true;
       if (category == Category::kForwardBackwardFlow) add_forward_backward_flow(e);
       return;
-    case 'M':
-      return add_metadata(e);
-    default:
-      t_.warnings.unknown_events++;
+    case 'M': return add_metadata(e);
+    default: t_.warnings.unknown_events++;
   }
 }
 

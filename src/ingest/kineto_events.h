@@ -30,8 +30,8 @@ struct RawEvent {
   Value sequence_number, fwd_thread_id, input_dims;  // input_dims: the array's raw text
   Value total_allocated, total_reserved, addr, device_type, device_id;
   Value collective, dtype, in_nelems, out_nelems, group_size, group_name;
-  Value graph_node_id, arg_name;  // arg_name: args.name of metadata events
-  Value occupancy;                // kernels: "est. achieved occupancy %"
+  Value graph_node_id, arg_name;      // arg_name: args.name of metadata events
+  Value occupancy;                    // kernels: "est. achieved occupancy %"
   Value python_id, python_parent_id;  // python_function: "Python id", "Python parent id"
   int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   bool has_grid = false, has_block = false;
@@ -91,8 +91,8 @@ class TraceBuilder {
   Trace& t_;
   KinetoReadOptions options_;
   EraClues clues_;
-  std::unordered_map<std::string, int64_t> named_pids_;   // pid strings that are not numbers
-  std::unordered_map<int64_t, int64_t> compacted_;        // ids above 24 bits -> small ids
+  std::unordered_map<std::string, int64_t> named_pids_;  // pid strings that are not numbers
+  std::unordered_map<int64_t, int64_t> compacted_;       // ids above 24 bits -> small ids
   int64_t next_named_pid_ = 0xFFFF00, next_compact_ = 0xFFFE00;
   std::unordered_map<int64_t, StrId> thread_names_, process_names_;  // by global tid / global pid
   std::vector<int64_t> collective_kernel_rows_;

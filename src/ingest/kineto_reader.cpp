@@ -66,50 +66,81 @@ void read_args(Cursor& c, RawEvent& e) {
     bool consumed = false;
     switch (key.size()) {
       case 4:
-        if (is(key, "grid")) { e.has_grid = read_dim3(c, e.grid); consumed = true; break; }
-        if (is(key, "name")) target = &e.arg_name;
-        else if (is(key, "Addr")) target = &e.addr;
+        if (is(key, "grid")) {
+          e.has_grid = read_dim3(c, e.grid);
+          consumed = true;
+          break;
+        }
+        if (is(key, "name"))
+          target = &e.arg_name;
+        else if (is(key, "Addr"))
+          target = &e.addr;
         break;
       case 5:
-        if (is(key, "block")) { e.has_block = read_dim3(c, e.block); consumed = true; break; }
-        if (is(key, "bytes") || is(key, "Bytes")) target = &e.bytes;
-        else if (is(key, "dtype")) target = &e.dtype;
+        if (is(key, "block")) {
+          e.has_block = read_dim3(c, e.block);
+          consumed = true;
+          break;
+        }
+        if (is(key, "bytes") || is(key, "Bytes"))
+          target = &e.bytes;
+        else if (is(key, "dtype"))
+          target = &e.dtype;
         break;
       case 6:
-        if (is(key, "device")) target = &e.device;
-        else if (is(key, "stream")) target = &e.stream;
-        else if (is(key, "Ev Idx")) e.has_ev_idx = true;  // 2022-10 on (2022's "Profiler Event Index" before)
+        if (is(key, "device"))
+          target = &e.device;
+        else if (is(key, "stream"))
+          target = &e.stream;
+        else if (is(key, "Ev Idx"))
+          e.has_ev_idx = true;  // 2022-10 on (2022's "Profiler Event Index" before)
         break;
       case 7:
         if (is(key, "context")) target = &e.context;
         break;
       case 9:
-        if (is(key, "Device Id")) target = &e.device_id;
-        else if (is(key, "Python id")) target = &e.python_id;
+        if (is(key, "Device Id"))
+          target = &e.device_id;
+        else if (is(key, "Python id"))
+          target = &e.python_id;
         break;
       case 10:
-        if (is(key, "Input Dims")) target = &e.input_dims;
-        else if (is(key, "Group size")) target = &e.group_size;
+        if (is(key, "Input Dims"))
+          target = &e.input_dims;
+        else if (is(key, "Group size"))
+          target = &e.group_size;
         break;
       case 11:
-        if (is(key, "correlation")) target = &e.correlation;
-        else if (is(key, "External id") || is(key, "external id")) target = &e.external_id;
-        else if (is(key, "Device Type")) target = &e.device_type;
+        if (is(key, "correlation"))
+          target = &e.correlation;
+        else if (is(key, "External id") || is(key, "external id"))
+          target = &e.external_id;
+        else if (is(key, "Device Type"))
+          target = &e.device_type;
         break;
       case 13:
-        if (is(key, "shared memory")) target = &e.shared_memory;
-        else if (is(key, "Fwd thread id")) target = &e.fwd_thread_id;
-        else if (is(key, "In msg nelems")) target = &e.in_nelems;
-        else if (is(key, "graph node id")) target = &e.graph_node_id;
+        if (is(key, "shared memory"))
+          target = &e.shared_memory;
+        else if (is(key, "Fwd thread id"))
+          target = &e.fwd_thread_id;
+        else if (is(key, "In msg nelems"))
+          target = &e.in_nelems;
+        else if (is(key, "graph node id"))
+          target = &e.graph_node_id;
         break;
       case 14:
-        if (is(key, "Out msg nelems")) target = &e.out_nelems;
-        else if (is(key, "Total Reserved")) target = &e.total_reserved;
+        if (is(key, "Out msg nelems"))
+          target = &e.out_nelems;
+        else if (is(key, "Total Reserved"))
+          target = &e.total_reserved;
         break;
       case 15:
-        if (is(key, "Sequence number")) target = &e.sequence_number;
-        else if (is(key, "Total Allocated")) target = &e.total_allocated;
-        else if (is(key, "Collective name")) target = &e.collective;
+        if (is(key, "Sequence number"))
+          target = &e.sequence_number;
+        else if (is(key, "Total Allocated"))
+          target = &e.total_allocated;
+        else if (is(key, "Collective name"))
+          target = &e.collective;
         break;
       case 16:
         if (is(key, "Python parent id")) target = &e.python_parent_id;  // null for the outermost call
@@ -123,12 +154,16 @@ void read_args(Cursor& c, RawEvent& e) {
       case 25:
         if (is(key, "est. achieved occupancy %")) target = &e.occupancy;
         break;
-      default:
-        break;
+      default: break;
     }
-    if (target) *target = read_value(c);
-    else if (!consumed) c.skip_value(2);
-    if (!c.next_member('}')) { c.expect('}', "to close args"); break; }
+    if (target)
+      *target = read_value(c);
+    else if (!consumed)
+      c.skip_value(2);
+    if (!c.next_member('}')) {
+      c.expect('}', "to close args");
+      break;
+    }
   }
 }
 
@@ -140,32 +175,48 @@ void read_event(Cursor& c, RawEvent& e) {
     Value* target = nullptr;
     bool args = false;
     switch (key.size()) {
-      case 1: if (key[0] == 's') target = &e.scope; break;
+      case 1:
+        if (key[0] == 's') target = &e.scope;
+        break;
       case 2:
-        if (key[0] == 'p' && key[1] == 'h') target = &e.ph;
-        else if (key[0] == 't' && key[1] == 's') target = &e.ts;
-        else if (key[0] == 'i' && key[1] == 'd') target = &e.id;
+        if (key[0] == 'p' && key[1] == 'h')
+          target = &e.ph;
+        else if (key[0] == 't' && key[1] == 's')
+          target = &e.ts;
+        else if (key[0] == 'i' && key[1] == 'd')
+          target = &e.id;
         break;
       case 3:
-        if (is(key, "cat")) target = &e.cat;
-        else if (is(key, "pid")) target = &e.pid;
-        else if (is(key, "tid")) target = &e.tid;
-        else if (is(key, "dur")) target = &e.dur;
+        if (is(key, "cat"))
+          target = &e.cat;
+        else if (is(key, "pid"))
+          target = &e.pid;
+        else if (is(key, "tid"))
+          target = &e.tid;
+        else if (is(key, "dur"))
+          target = &e.dur;
         break;
       case 4:
-        if (is(key, "name")) target = &e.name;
+        if (is(key, "name"))
+          target = &e.name;
         else if (is(key, "args")) {
           args = true;
-          if (c.peek() == '{') read_args(c, e);
-          else c.skip_value(1);
+          if (c.peek() == '{')
+            read_args(c, e);
+          else
+            c.skip_value(1);
         }
         break;
-      default:
-        break;
+      default: break;
     }
-    if (target) *target = read_value(c);
-    else if (!args) c.skip_value(1);
-    if (!c.next_member('}')) { c.expect('}', "to close an event"); break; }
+    if (target)
+      *target = read_value(c);
+    else if (!args)
+      c.skip_value(1);
+    if (!c.next_member('}')) {
+      c.expect('}', "to close an event");
+      break;
+    }
   }
 }
 
@@ -188,13 +239,22 @@ void read_device_properties(Cursor& c, TopLevel& top) {
       const std::string_view key = c.string();
       c.expect(':', "after a device key");
       Value v = read_value(c);
-      if (is(key, "id")) id = v;
-      else if (is(key, "name")) name = v;
-      else if (is(key, "numSms")) sms = v;
-      else if (is(key, "totalGlobalMem")) mem = v;
-      else if (is(key, "computeMajor")) major = v;
-      else if (is(key, "computeMinor")) minor = v;
-      if (!c.next_member('}')) { c.expect('}', "to close a device"); break; }
+      if (is(key, "id"))
+        id = v;
+      else if (is(key, "name"))
+        name = v;
+      else if (is(key, "numSms"))
+        sms = v;
+      else if (is(key, "totalGlobalMem"))
+        mem = v;
+      else if (is(key, "computeMajor"))
+        major = v;
+      else if (is(key, "computeMinor"))
+        minor = v;
+      if (!c.next_member('}')) {
+        c.expect('}', "to close a device");
+        break;
+      }
     }
     auto num = [](const Value& v) {
       int64_t x = 0;
@@ -202,7 +262,10 @@ void read_device_properties(Cursor& c, TopLevel& top) {
     };
     top.builder.add_device(num(id), name.escaped ? json::unescape(name.text) : std::string(name.text), num(sms),
                            num(mem), num(major), num(minor));
-    if (!c.next_member(']')) { c.expect(']', "to close deviceProperties"); break; }
+    if (!c.next_member(']')) {
+      c.expect(']', "to close deviceProperties");
+      break;
+    }
   }
 }
 
@@ -213,10 +276,16 @@ void read_distributed_info(Cursor& c, TopLevel& top) {
     c.expect(':', "after a distributedInfo key");
     Value v = read_value(c);
     int64_t x = 0;
-    if (is(key, "rank") && json::parse_int64(v.text, &x)) top.trace.pytorch.rank = x;
-    else if (is(key, "world_size") && json::parse_int64(v.text, &x)) top.trace.pytorch.world_size = x;
-    else if (is(key, "backend") && v.is_string) top.trace.pytorch.backend = std::string(v.text);
-    if (!c.next_member('}')) { c.expect('}', "to close distributedInfo"); break; }
+    if (is(key, "rank") && json::parse_int64(v.text, &x))
+      top.trace.pytorch.rank = x;
+    else if (is(key, "world_size") && json::parse_int64(v.text, &x))
+      top.trace.pytorch.world_size = x;
+    else if (is(key, "backend") && v.is_string)
+      top.trace.pytorch.backend = std::string(v.text);
+    if (!c.next_member('}')) {
+      c.expect('}', "to close distributedInfo");
+      break;
+    }
   }
 }
 
@@ -226,7 +295,11 @@ void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
   switch (place) {
     case Place::kStart: {
       const char ch = c.peek();
-      if (ch == '{') { ++c.p; place = Place::kTopMembers; return; }
+      if (ch == '{') {
+        ++c.p;
+        place = Place::kTopMembers;
+        return;
+      }
       if (ch == '[') {
         ++c.p;  // PyTorch's legacy exporter: the document is the event array
         top.builder.clues().bare_array = true;
@@ -238,7 +311,10 @@ void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
     }
     case Place::kTopMembers: {
       if (c.consume(',')) return;
-      if (c.consume('}')) { place = Place::kAfterDocument; return; }
+      if (c.consume('}')) {
+        place = Place::kAfterDocument;
+        return;
+      }
       const std::string_view key = c.string();
       c.expect(':', "after a top-level key");
       if (is(key, "traceEvents")) {
@@ -281,8 +357,7 @@ void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
       if (!c.peek_end()) c.fail("unexpected data after the end of the JSON document, found " + Cursor::describe(*c.p));
       place = Place::kDone;
       return;
-    case Place::kDone:
-      return;
+    case Place::kDone: return;
   }
 }
 
@@ -415,7 +490,8 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
         const size_t capacity = buffer.size() - json::kPadding;
         // One huge event (or still ramping up): the window doubles, up to the largest unit read (past
         // it only when a unit that cannot be skipped fills the window).
-        if (((filled > capacity / 2 || capacity < kInitial) && capacity < options.max_unit_bytes) || filled == capacity) {
+        if (((filled > capacity / 2 || capacity < kInitial) && capacity < options.max_unit_bytes) ||
+            filled == capacity) {
           // The new window is allocated while the old one is still alive: both count.
           TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path, 2 * capacity));
           buffer.resize(capacity * 2 + json::kPadding);
@@ -433,7 +509,8 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
     return BadInput(fmt::format("{}: not a PyTorch profiler trace: the JSON has no traceEvents array", path));
   }
   if (top.builder.clues().bare_array && top.events_with_phase == 0 && trace.pytorch.event_count > 0) {
-    return BadInput(fmt::format("{}: not a PyTorch profiler trace: the JSON array holds no trace events (no \"ph\" keys)", path));
+    return BadInput(
+        fmt::format("{}: not a PyTorch profiler trace: the JSON array holds no trace events (no \"ph\" keys)", path));
   }
   if (trace.pytorch.rank < 0) {
     if (auto r = rank_from_file_name(path)) trace.pytorch.rank = *r;

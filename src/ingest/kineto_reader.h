@@ -59,7 +59,8 @@ Result<Trace> read_kineto_bytes(std::string_view bytes, const std::string& name,
 // is a trace, read as many at once as the task pool has threads (common/task_pool.h) and merged
 // into one Trace whose CPU thread ids carry the rank (global_tid's upper bits), with each rank's
 // clock aligned by its baseTimeNanoseconds. `only_rank` >= 0 keeps just that rank.
-Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank = -1, const KinetoReadOptions& options = {});
+Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank = -1,
+                                    const KinetoReadOptions& options = {});
 
 // The trace files of a rank directory, sorted by name (for tests and listings).
 std::vector<std::string> kineto_files_in(const std::string& dir);

@@ -38,7 +38,8 @@ class StringIdMap {
     for (auto& [k, v] : pending_) max_id = std::max(max_id, k);
     if (max_id >= 0 && max_id < static_cast<int64_t>(pending_.size()) * 4 + 4096) {
       dense_.assign(static_cast<size_t>(max_id) + 1, kNoStr);
-      for (auto& [k, v] : pending_) if (k >= 0) dense_[static_cast<size_t>(k)] = v;
+      for (auto& [k, v] : pending_)
+        if (k >= 0) dense_[static_cast<size_t>(k)] = v;
     } else {
       for (auto& [k, v] : pending_) {
         const uint32_t slot = sparse_ids_.id(static_cast<uint64_t>(k));
@@ -51,7 +52,8 @@ class StringIdMap {
   StrId map(int64_t nsys_id) const {
     if (nsys_id == kNone) return kNoStr;
     if (!sparse_) {
-      return nsys_id >= 0 && nsys_id < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(nsys_id)] : kNoStr;
+      return nsys_id >= 0 && nsys_id < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(nsys_id)]
+                                                                           : kNoStr;
     }
     const uint32_t slot = sparse_ids_.find(static_cast<uint64_t>(nsys_id));
     return slot == DenseIdMap::kEmpty ? kNoStr : sparse_values_[slot];
@@ -189,9 +191,10 @@ class Loader {
   // The record positions of `wanted` in `table`, its root page and its rowid-alias column.
   template <typename RowFn, typename PrepareFn>
   Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row, PrepareFn& prepare) {
-    auto stmt = db_.prepare(fmt::format(
-        "SELECT (SELECT rootpage FROM sqlite_master WHERE type='table' AND name='{}'), cid, name, "
-        "upper(type), pk FROM pragma_table_info('{}')", table, table));
+    auto stmt = db_.prepare(
+        fmt::format("SELECT (SELECT rootpage FROM sqlite_master WHERE type='table' AND name='{}'), cid, name, "
+                    "upper(type), pk FROM pragma_table_info('{}')",
+                    table, table));
     if (!stmt.ok()) return stmt.status();
     int64_t root = 0;
     int pk_count = 0, pk_position = -1;
@@ -223,12 +226,15 @@ class Loader {
     std::vector<int> value_index(wanted.size(), static_cast<int>(record_columns.size()));
     for (size_t w = 0; w < wanted.size(); ++w) {
       if (wanted_position[w] < 0) continue;
-      value_index[w] = static_cast<int>(std::lower_bound(record_columns.begin(), record_columns.end(),
-                                                         wanted_position[w]) - record_columns.begin());
+      value_index[w] = static_cast<int>(
+          std::lower_bound(record_columns.begin(), record_columns.end(), wanted_position[w]) - record_columns.begin());
     }
-    return fast_->scan(static_cast<uint32_t>(root), record_columns, rowid_column,
-                       [&](std::span<const SqlValue> values) { row(FastRow{values, value_index, &wrong_type_}); },
-                       prepare);
+    return fast_->scan(
+        static_cast<uint32_t>(root), record_columns, rowid_column,
+        [&](std::span<const SqlValue> values) {
+          row(FastRow{values, value_index, &wrong_type_});
+        },
+        prepare);
   }
 
   // The fast scanner's row, with the accessors of SqliteStatement.
@@ -274,32 +280,36 @@ class Loader {
                 block_y = in("blockY"), block_z = in("blockZ"), registers_per_thread = in("registersPerThread"),
                 static_shared_memory = in("staticSharedMemory"), dynamic_shared_memory = in("dynamicSharedMemory"),
                 graph_node_id = in("graphNodeId");
-    return scan("CUPTI_ACTIVITY_KIND_KERNEL", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  k.start.push_back(s.int64_or(start, kNoTime));
-                  k.end.push_back(s.int64_or(end, kNoTime));
-                  k.global_pid.push_back(s.int64_or(global_pid, 0));
-                  k.correlation.push_back(s.int64_or(correlation_id, kNone));
-                  k.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                  k.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-                  k.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
-                  k.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-                  k.name.push_back(raw_id(s.int64_or(demangled_name, kNone)));
-                  k.short_name.push_back(raw_id(s.int64_or(short_name, kNone)));
-                  k.mangled_name.push_back(raw_id(s.int64_or(mangled_name, kNone)));
-                  k.grid_x.push_back(static_cast<int32_t>(s.int64(grid_x)));
-                  k.grid_y.push_back(static_cast<int32_t>(s.int64(grid_y)));
-                  k.grid_z.push_back(static_cast<int32_t>(s.int64(grid_z)));
-                  k.block_x.push_back(static_cast<int32_t>(s.int64(block_x)));
-                  k.block_y.push_back(static_cast<int32_t>(s.int64(block_y)));
-                  k.block_z.push_back(static_cast<int32_t>(s.int64(block_z)));
-                  k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(registers_per_thread)));
-                  k.static_smem.push_back(static_cast<int32_t>(s.int64(static_shared_memory)));
-                  k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(dynamic_shared_memory)));
-                  k.graph_node_id.push_back(s.int64_or(graph_node_id, kNone));
-                },
-                [&](size_t n) { k = KernelTable{}; k.reserve(n); });
+    return scan(
+        "CUPTI_ACTIVITY_KIND_KERNEL", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          k.start.push_back(s.int64_or(start, kNoTime));
+          k.end.push_back(s.int64_or(end, kNoTime));
+          k.global_pid.push_back(s.int64_or(global_pid, 0));
+          k.correlation.push_back(s.int64_or(correlation_id, kNone));
+          k.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          k.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          k.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+          k.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          k.name.push_back(raw_id(s.int64_or(demangled_name, kNone)));
+          k.short_name.push_back(raw_id(s.int64_or(short_name, kNone)));
+          k.mangled_name.push_back(raw_id(s.int64_or(mangled_name, kNone)));
+          k.grid_x.push_back(static_cast<int32_t>(s.int64(grid_x)));
+          k.grid_y.push_back(static_cast<int32_t>(s.int64(grid_y)));
+          k.grid_z.push_back(static_cast<int32_t>(s.int64(grid_z)));
+          k.block_x.push_back(static_cast<int32_t>(s.int64(block_x)));
+          k.block_y.push_back(static_cast<int32_t>(s.int64(block_y)));
+          k.block_z.push_back(static_cast<int32_t>(s.int64(block_z)));
+          k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(registers_per_thread)));
+          k.static_smem.push_back(static_cast<int32_t>(s.int64(static_shared_memory)));
+          k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(dynamic_shared_memory)));
+          k.graph_node_id.push_back(s.int64_or(graph_node_id, kNone));
+        },
+        [&](size_t n) {
+          k = KernelTable{};
+          k.reserve(n);
+        });
   }
 
   Status load_memcpy() {
@@ -310,25 +320,29 @@ class Loader {
                 context_id = in("contextId"), green_context_id = in("greenContextId"), stream_id = in("streamId"),
                 src_device_id = in("srcDeviceId"), dst_device_id = in("dstDeviceId"), copy_kind = in("copyKind"),
                 src_kind = in("srcKind"), dst_kind = in("dstKind");
-    return scan("CUPTI_ACTIVITY_KIND_MEMCPY", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  m.start.push_back(s.int64_or(start, kNoTime));
-                  m.end.push_back(s.int64_or(end, kNoTime));
-                  m.global_pid.push_back(s.int64_or(global_pid, 0));
-                  m.correlation.push_back(s.int64_or(correlation_id, kNone));
-                  m.bytes.push_back(s.int64_or(bytes, 0));
-                  m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                  m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-                  m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
-                  m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-                  m.src_device.push_back(to_i32(s.int64_or(src_device_id, kNone)));
-                  m.dst_device.push_back(to_i32(s.int64_or(dst_device_id, kNone)));
-                  m.copy_kind.push_back(to_kind(s.int64_or(copy_kind, kNone)));
-                  m.src_kind.push_back(to_kind(s.int64_or(src_kind, kNone)));
-                  m.dst_kind.push_back(to_kind(s.int64_or(dst_kind, kNone)));
-                },
-                [&](size_t n) { m = MemcpyTable{}; m.reserve(n); });
+    return scan(
+        "CUPTI_ACTIVITY_KIND_MEMCPY", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          m.start.push_back(s.int64_or(start, kNoTime));
+          m.end.push_back(s.int64_or(end, kNoTime));
+          m.global_pid.push_back(s.int64_or(global_pid, 0));
+          m.correlation.push_back(s.int64_or(correlation_id, kNone));
+          m.bytes.push_back(s.int64_or(bytes, 0));
+          m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+          m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          m.src_device.push_back(to_i32(s.int64_or(src_device_id, kNone)));
+          m.dst_device.push_back(to_i32(s.int64_or(dst_device_id, kNone)));
+          m.copy_kind.push_back(to_kind(s.int64_or(copy_kind, kNone)));
+          m.src_kind.push_back(to_kind(s.int64_or(src_kind, kNone)));
+          m.dst_kind.push_back(to_kind(s.int64_or(dst_kind, kNone)));
+        },
+        [&](size_t n) {
+          m = MemcpyTable{};
+          m.reserve(n);
+        });
   }
 
   Status load_memset() {
@@ -338,22 +352,26 @@ class Loader {
                 correlation_id = in("correlationId"), bytes = in("bytes"), value = in("value"),
                 device_id = in("deviceId"), context_id = in("contextId"), green_context_id = in("greenContextId"),
                 stream_id = in("streamId"), mem_kind = in("memKind");
-    return scan("CUPTI_ACTIVITY_KIND_MEMSET", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  m.start.push_back(s.int64_or(start, kNoTime));
-                  m.end.push_back(s.int64_or(end, kNoTime));
-                  m.global_pid.push_back(s.int64_or(global_pid, 0));
-                  m.correlation.push_back(s.int64_or(correlation_id, kNone));
-                  m.bytes.push_back(s.int64_or(bytes, 0));
-                  m.value.push_back(s.int64_or(value, 0));
-                  m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                  m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-                  m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
-                  m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-                  m.mem_kind.push_back(to_kind(s.int64_or(mem_kind, kNone)));
-                },
-                [&](size_t n) { m = MemsetTable{}; m.reserve(n); });
+    return scan(
+        "CUPTI_ACTIVITY_KIND_MEMSET", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          m.start.push_back(s.int64_or(start, kNoTime));
+          m.end.push_back(s.int64_or(end, kNoTime));
+          m.global_pid.push_back(s.int64_or(global_pid, 0));
+          m.correlation.push_back(s.int64_or(correlation_id, kNone));
+          m.bytes.push_back(s.int64_or(bytes, 0));
+          m.value.push_back(s.int64_or(value, 0));
+          m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+          m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          m.mem_kind.push_back(to_kind(s.int64_or(mem_kind, kNone)));
+        },
+        [&](size_t n) {
+          m = MemsetTable{};
+          m.reserve(n);
+        });
   }
 
   Status load_api() {
@@ -362,19 +380,23 @@ class Loader {
     const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
                 correlation_id = in("correlationId"), name_id = in("nameId"), return_value = in("returnValue"),
                 event_class = in("eventClass");
-    return scan("CUPTI_ACTIVITY_KIND_RUNTIME", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  a.start.push_back(s.int64_or(start, kNoTime));
-                  a.end.push_back(s.int64_or(end, kNoTime));
-                  a.global_tid.push_back(s.int64_or(global_tid, 0));
-                  a.correlation.push_back(s.int64_or(correlation_id, kNone));
-                  a.name.push_back(raw_id(s.int64_or(name_id, kNone)));
-                  a.return_value.push_back(s.int64_or(return_value, kNone));
-                  int64_t cls = s.int64_or(event_class, 0);
-                  a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
-                },
-                [&](size_t n) { a = ApiTable{}; a.reserve(n); });
+    return scan(
+        "CUPTI_ACTIVITY_KIND_RUNTIME", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          a.start.push_back(s.int64_or(start, kNoTime));
+          a.end.push_back(s.int64_or(end, kNoTime));
+          a.global_tid.push_back(s.int64_or(global_tid, 0));
+          a.correlation.push_back(s.int64_or(correlation_id, kNone));
+          a.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+          a.return_value.push_back(s.int64_or(return_value, kNone));
+          int64_t cls = s.int64_or(event_class, 0);
+          a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
+        },
+        [&](size_t n) {
+          a = ApiTable{};
+          a.reserve(n);
+        });
   }
 
   Status load_os_calls() {
@@ -382,18 +404,22 @@ class Loader {
     Fields in;
     const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId"),
                 return_value = in("returnValue"), event_class = in("eventClass"), nesting_level = in("nestingLevel");
-    return scan("OSRT_API", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  o.start.push_back(s.int64_or(start, kNoTime));
-                  o.end.push_back(s.int64_or(end, kNoTime));
-                  o.global_tid.push_back(s.int64_or(global_tid, 0));
-                  o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
-                  o.return_value.push_back(s.int64_or(return_value, kNone));
-                  o.event_class.push_back(static_cast<int32_t>(s.int64_or(event_class, 27)));
-                  o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(nesting_level, 0)));
-                },
-                [&](size_t n) { o = OsCallTable{}; o.reserve(n); });
+    return scan(
+        "OSRT_API", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          o.start.push_back(s.int64_or(start, kNoTime));
+          o.end.push_back(s.int64_or(end, kNoTime));
+          o.global_tid.push_back(s.int64_or(global_tid, 0));
+          o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+          o.return_value.push_back(s.int64_or(return_value, kNone));
+          o.event_class.push_back(static_cast<int32_t>(s.int64_or(event_class, 27)));
+          o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(nesting_level, 0)));
+        },
+        [&](size_t n) {
+          o = OsCallTable{};
+          o.reserve(n);
+        });
   }
 
   // Thread switches and CPU samples: the running / waiting state of CPU threads.
@@ -403,27 +429,35 @@ class Loader {
       Fields in;
       const Field start = in("start"), global_tid = in("globalTid"), cpu = in("cpu"), is_sched_in = in("isSchedIn"),
                   thread_state = in("threadState");
-      TRACEDOC_RETURN_IF_ERROR(scan("SCHED_EVENTS", in,
-                                    [&](const auto& s) {
-                                      d.time.push_back(s.int64_or(start, kNoTime));
-                                      d.global_tid.push_back(s.int64_or(global_tid, 0));
-                                      d.cpu.push_back(static_cast<int32_t>(s.int64_or(cpu, -1)));
-                                      d.sched_in.push_back(s.int64_or(is_sched_in, 0) != 0);
-                                      d.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
-                                    },
-                                    [&](size_t n) { d = SchedTable{}; d.reserve(n); }));
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "SCHED_EVENTS", in,
+          [&](const auto& s) {
+            d.time.push_back(s.int64_or(start, kNoTime));
+            d.global_tid.push_back(s.int64_or(global_tid, 0));
+            d.cpu.push_back(static_cast<int32_t>(s.int64_or(cpu, -1)));
+            d.sched_in.push_back(s.int64_or(is_sched_in, 0) != 0);
+            d.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
+          },
+          [&](size_t n) {
+            d = SchedTable{};
+            d.reserve(n);
+          }));
     }
     auto& c = trace_.cpu_samples;
     {
       Fields in;
       const Field start = in("start"), global_tid = in("globalTid"), thread_state = in("threadState");
-      return scan("COMPOSITE_EVENTS", in,
-                  [&](const auto& s) {
-                    c.time.push_back(s.int64_or(start, kNoTime));
-                    c.global_tid.push_back(s.int64_or(global_tid, 0));
-                    c.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
-                  },
-                  [&](size_t n) { c = CpuSampleTable{}; c.reserve(n); });
+      return scan(
+          "COMPOSITE_EVENTS", in,
+          [&](const auto& s) {
+            c.time.push_back(s.int64_or(start, kNoTime));
+            c.global_tid.push_back(s.int64_or(global_tid, 0));
+            c.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
+          },
+          [&](size_t n) {
+            c = CpuSampleTable{};
+            c.reserve(n);
+          });
     }
   }
 
@@ -433,20 +467,24 @@ class Loader {
     const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
                 correlation_id = in("correlationId"), event_id = in("eventId"), device_id = in("deviceId"),
                 context_id = in("contextId"), stream_id = in("streamId"), sync_type = in("syncType");
-    return scan("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  y.start.push_back(s.int64_or(start, kNoTime));
-                  y.end.push_back(s.int64_or(end, kNoTime));
-                  y.global_pid.push_back(s.int64_or(global_pid, 0));
-                  y.correlation.push_back(s.int64_or(correlation_id, kNone));
-                  y.event_id.push_back(s.int64_or(event_id, kNone));
-                  y.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                  y.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-                  y.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-                  y.sync_type.push_back(static_cast<int32_t>(s.int64_or(sync_type, 0)));
-                },
-                [&](size_t n) { y = SyncTable{}; y.reserve(n); });
+    return scan(
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          y.start.push_back(s.int64_or(start, kNoTime));
+          y.end.push_back(s.int64_or(end, kNoTime));
+          y.global_pid.push_back(s.int64_or(global_pid, 0));
+          y.correlation.push_back(s.int64_or(correlation_id, kNone));
+          y.event_id.push_back(s.int64_or(event_id, kNone));
+          y.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          y.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          y.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          y.sync_type.push_back(static_cast<int32_t>(s.int64_or(sync_type, 0)));
+        },
+        [&](size_t n) {
+          y = SyncTable{};
+          y.reserve(n);
+        });
   }
 
   // Graph-level GPU blocks and CUDA event records. Old exports' CUDA_EVENT tables have neither
@@ -458,20 +496,24 @@ class Loader {
       const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
                   correlation_id = in("correlationId"), graph_id = in("graphId"), graph_exec_id = in("graphExecId"),
                   device_id = in("deviceId"), context_id = in("contextId"), stream_id = in("streamId");
-      TRACEDOC_RETURN_IF_ERROR(scan("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", in,
-                                    [&](const auto& s) {
-                                      if (!timed(s, start, end)) return;
-                                      g.start.push_back(s.int64_or(start, kNoTime));
-                                      g.end.push_back(s.int64_or(end, kNoTime));
-                                      g.global_pid.push_back(s.int64_or(global_pid, 0));
-                                      g.correlation.push_back(s.int64_or(correlation_id, kNone));
-                                      g.graph_id.push_back(s.int64_or(graph_id, kNone));
-                                      g.graph_exec_id.push_back(s.int64_or(graph_exec_id, kNone));
-                                      g.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                                      g.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-                                      g.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-                                    },
-                                    [&](size_t n) { g = GraphTraceTable{}; g.reserve(n); }));
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", in,
+          [&](const auto& s) {
+            if (!timed(s, start, end)) return;
+            g.start.push_back(s.int64_or(start, kNoTime));
+            g.end.push_back(s.int64_or(end, kNoTime));
+            g.global_pid.push_back(s.int64_or(global_pid, 0));
+            g.correlation.push_back(s.int64_or(correlation_id, kNone));
+            g.graph_id.push_back(s.int64_or(graph_id, kNone));
+            g.graph_exec_id.push_back(s.int64_or(graph_exec_id, kNone));
+            g.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+            g.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+            g.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          },
+          [&](size_t n) {
+            g = GraphTraceTable{};
+            g.reserve(n);
+          }));
     }
     auto& e = trace_.cuda_events;
     {
@@ -479,19 +521,23 @@ class Loader {
       const Field timestamp = in("timestamp"), global_pid = in("globalPid"), correlation_id = in("correlationId"),
                   event_id = in("eventId"), event_sync_id = in("eventSyncId"), device_id = in("deviceId"),
                   context_id = in("contextId"), stream_id = in("streamId");
-      return scan("CUPTI_ACTIVITY_KIND_CUDA_EVENT", in,
-                  [&](const auto& s) {
-                    const int64_t t = s.int64_or(timestamp, 0);
-                    e.time.push_back(t != 0 ? t : kNoTime);  // 0: not collected
-                    e.global_pid.push_back(s.int64_or(global_pid, 0));
-                    e.correlation.push_back(s.int64_or(correlation_id, kNone));
-                    e.event_id.push_back(s.int64_or(event_id, kNone));
-                    e.sync_id.push_back(s.int64_or(event_sync_id, kNone));
-                    e.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                    e.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-                    e.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-                  },
-                  [&](size_t n) { e = CudaEventTable{}; e.reserve(n); });
+      return scan(
+          "CUPTI_ACTIVITY_KIND_CUDA_EVENT", in,
+          [&](const auto& s) {
+            const int64_t t = s.int64_or(timestamp, 0);
+            e.time.push_back(t != 0 ? t : kNoTime);  // 0: not collected
+            e.global_pid.push_back(s.int64_or(global_pid, 0));
+            e.correlation.push_back(s.int64_or(correlation_id, kNone));
+            e.event_id.push_back(s.int64_or(event_id, kNone));
+            e.sync_id.push_back(s.int64_or(event_sync_id, kNone));
+            e.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+            e.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+            e.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          },
+          [&](size_t n) {
+            e = CudaEventTable{};
+            e.reserve(n);
+          });
     }
   }
 
@@ -501,33 +547,41 @@ class Loader {
     const Field start = in("start"), global_pid = in("globalPid"), address = in("address"), bytes = in("bytes"),
                 correlation_id = in("correlationId"), device_id = in("deviceId"), mem_kind = in("memKind"),
                 memory_operation_type = in("memoryOperationType");
-    return scan("CUDA_GPU_MEMORY_USAGE_EVENTS", in,
-                [&](const auto& s) {
-                  m.time.push_back(s.int64_or(start, kNoTime));
-                  m.global_pid.push_back(s.int64_or(global_pid, 0));
-                  m.address.push_back(s.int64_or(address, 0));
-                  m.bytes.push_back(s.int64_or(bytes, 0));
-                  m.correlation.push_back(s.int64_or(correlation_id, kNone));
-                  m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-                  m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(mem_kind, 0)));
-                  m.operation.push_back(static_cast<int32_t>(s.int64_or(memory_operation_type, 0)));
-                },
-                [&](size_t n) { m = MemoryEventTable{}; m.reserve(n); });
+    return scan(
+        "CUDA_GPU_MEMORY_USAGE_EVENTS", in,
+        [&](const auto& s) {
+          m.time.push_back(s.int64_or(start, kNoTime));
+          m.global_pid.push_back(s.int64_or(global_pid, 0));
+          m.address.push_back(s.int64_or(address, 0));
+          m.bytes.push_back(s.int64_or(bytes, 0));
+          m.correlation.push_back(s.int64_or(correlation_id, kNone));
+          m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          m.mem_kind.push_back(static_cast<int32_t>(s.int64_or(mem_kind, 0)));
+          m.operation.push_back(static_cast<int32_t>(s.int64_or(memory_operation_type, 0)));
+        },
+        [&](size_t n) {
+          m = MemoryEventTable{};
+          m.reserve(n);
+        });
   }
 
   Status load_overhead() {
     auto& o = trace_.overhead;
     Fields in;
     const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId");
-    return scan("PROFILER_OVERHEAD", in,
-                [&](const auto& s) {
-                  if (!timed(s, start, end)) return;
-                  o.start.push_back(s.int64_or(start, kNoTime));
-                  o.end.push_back(s.int64_or(end, kNoTime));
-                  o.global_tid.push_back(s.int64_or(global_tid, 0));
-                  o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
-                },
-                [&](size_t n) { o = OverheadTable{}; o.reserve(n); });
+    return scan(
+        "PROFILER_OVERHEAD", in,
+        [&](const auto& s) {
+          if (!timed(s, start, end)) return;
+          o.start.push_back(s.int64_or(start, kNoTime));
+          o.end.push_back(s.int64_or(end, kNoTime));
+          o.global_tid.push_back(s.int64_or(global_tid, 0));
+          o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+        },
+        [&](size_t n) {
+          o = OverheadTable{};
+          o.reserve(n);
+        });
   }
 
   // Unified Memory: the UVM migrations (memcpy rows with a Unified copy kind; ordinary copies are
@@ -624,33 +678,37 @@ class Loader {
   Status load_ranges(const StringIdMap& ids) {
     auto& r = trace_.ranges;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
-                end_global_tid = in("endGlobalTid"), event_type = in("eventType"), text_id = in("textId"),
-                text_column = in("text"), domain_id = in("domainId"), range_id = in("rangeId");
-    return scan("NVTX_EVENTS", in,
-                [&](const auto& s) {
-                  r.start.push_back(s.int64_or(start, kNoTime));
-                  r.end.push_back(s.int64_or(end, kNoTime));
-                  r.global_tid.push_back(s.int64_or(global_tid, 0));
-                  r.end_global_tid.push_back(s.int64_or(end_global_tid, kNone));
-                  r.kind.push_back(static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
-                  StrId text = kNoStr;
-                  if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
-                  if (text == kNoStr && !s.is_null(text_column)) text = trace_.strings.intern(s.text(text_column));
-                  r.text.push_back(text);
-                  r.domain_id.push_back(s.int64_or(domain_id, kNone));
-                  r.range_id.push_back(s.int64_or(range_id, kNone));
-                  r.row_id.push_back(static_cast<int64_t>(r.row_id.size()) + 1);
-                },
-                [&](size_t n) { r = RangeTable{}; r.reserve(n); });
+    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), end_global_tid = in("endGlobalTid"),
+                event_type = in("eventType"), text_id = in("textId"), text_column = in("text"),
+                domain_id = in("domainId"), range_id = in("rangeId");
+    return scan(
+        "NVTX_EVENTS", in,
+        [&](const auto& s) {
+          r.start.push_back(s.int64_or(start, kNoTime));
+          r.end.push_back(s.int64_or(end, kNoTime));
+          r.global_tid.push_back(s.int64_or(global_tid, 0));
+          r.end_global_tid.push_back(s.int64_or(end_global_tid, kNone));
+          r.kind.push_back(static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
+          StrId text = kNoStr;
+          if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
+          if (text == kNoStr && !s.is_null(text_column)) text = trace_.strings.intern(s.text(text_column));
+          r.text.push_back(text);
+          r.domain_id.push_back(s.int64_or(domain_id, kNone));
+          r.range_id.push_back(s.int64_or(range_id, kNone));
+          r.row_id.push_back(static_cast<int64_t>(r.row_id.size()) + 1);
+        },
+        [&](size_t n) {
+          r = RangeTable{};
+          r.reserve(n);
+        });
   }
 
   Status load_strings(StringIdMap& ids) {
     Fields in;
     const Field id = in("id"), value = in("value");
-    Status st = scan("StringIds", in, [&](const auto& s) {
-      ids.add(s.int64(id), trace_.strings.intern(s.text(value)));
-    }, [&](size_t) { ids = StringIdMap{}; });
+    Status st = scan(
+        "StringIds", in, [&](const auto& s) { ids.add(s.int64(id), trace_.strings.intern(s.text(value))); },
+        [&](size_t) { ids = StringIdMap{}; });
     ids.finish();
     return st;
   }
@@ -670,35 +728,42 @@ class Loader {
     {
       Fields in;
       const Field global_pid = in("globalPid"), pid = in("pid"), name = in("name");
-      TRACEDOC_RETURN_IF_ERROR(scan("PROCESSES", in, [&](const auto& s) {
-        trace_.processes.push_back({s.int64_or(global_pid, 0), s.int64_or(pid, 0),
-                                    s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name))});
-      }, [&](size_t) { trace_.processes.clear(); }));
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "PROCESSES", in,
+          [&](const auto& s) {
+            trace_.processes.push_back({s.int64_or(global_pid, 0), s.int64_or(pid, 0),
+                                        s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name))});
+          },
+          [&](size_t) { trace_.processes.clear(); }));
     }
     {
       Fields in;
       const Field id = in("id"), name = in("name"), sm_count = in("smCount"), total_memory = in("totalMemory"),
                   compute_major = in("computeMajor"), compute_minor = in("computeMinor");
-      TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU", in,
-                                    [&](const auto& s) {
-                                      trace_.devices.push_back(
-                                          {static_cast<int32_t>(s.int64_or(id, 0)),
-                                           s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name)),
-                                           static_cast<int32_t>(s.int64_or(sm_count, 0)), s.int64_or(total_memory, 0),
-                                           static_cast<int32_t>(s.int64_or(compute_major, 0)),
-                                           static_cast<int32_t>(s.int64_or(compute_minor, 0))});
-                                    }, [&](size_t) { trace_.devices.clear(); }));
+      TRACEDOC_RETURN_IF_ERROR(scan(
+          "TARGET_INFO_GPU", in,
+          [&](const auto& s) {
+            trace_.devices.push_back({static_cast<int32_t>(s.int64_or(id, 0)),
+                                      s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name)),
+                                      static_cast<int32_t>(s.int64_or(sm_count, 0)), s.int64_or(total_memory, 0),
+                                      static_cast<int32_t>(s.int64_or(compute_major, 0)),
+                                      static_cast<int32_t>(s.int64_or(compute_minor, 0))});
+          },
+          [&](size_t) { trace_.devices.clear(); }));
     }
     auto load_enum = [&](const std::string& table, std::vector<std::string>& labels) {
       {
         Fields in;
         const Field id_column = in("id"), label = in("label");
-        return scan(table, in, [&](const auto& s) {
-          int64_t id = s.int64_or(id_column, -1);
-          if (id < 0 || id > 255) return;
-          if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
-          labels[static_cast<size_t>(id)] = std::string(s.text(label));
-        }, [&](size_t) { labels.clear(); });
+        return scan(
+            table, in,
+            [&](const auto& s) {
+              int64_t id = s.int64_or(id_column, -1);
+              if (id < 0 || id > 255) return;
+              if (labels.size() <= static_cast<size_t>(id)) labels.resize(static_cast<size_t>(id) + 1);
+              labels[static_cast<size_t>(id)] = std::string(s.text(label));
+            },
+            [&](size_t) { labels.clear(); });
       }
     };
     TRACEDOC_RETURN_IF_ERROR(load_enum("ENUM_CUDA_MEMCPY_OPER", trace_.copy_kind_labels));
@@ -721,9 +786,8 @@ class Loader {
     {
       Fields in;
       const Field utc_epoch_ns = in("utcEpochNs");
-      return scan("TARGET_INFO_SESSION_START_TIME", in, [&](const auto& s) {
-        src.session_start_utc_ns = s.int64_or(utc_epoch_ns, 0);
-      });
+      return scan("TARGET_INFO_SESSION_START_TIME", in,
+                  [&](const auto& s) { src.session_start_utc_ns = s.int64_or(utc_epoch_ns, 0); });
     }
   }
 
@@ -786,8 +850,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   }
   if (!is_nsys_export(*tables)) {
     return BadInput(fmt::format(
-        "{}: SQLite file without Nsight Systems tables (no StringIds / META_DATA_EXPORT): not an nsys export",
-        path));
+        "{}: SQLite file without Nsight Systems tables (no StringIds / META_DATA_EXPORT): not an nsys export", path));
   }
 
   Trace trace;
@@ -821,10 +884,10 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     Status (Loader::*load)();
   };
   static constexpr TableJob kGpuSide[] = {
-      {kLoadApi, &Loader::load_api},         {kLoadKernels, &Loader::load_kernels},
-      {kLoadMemcpy, &Loader::load_memcpy},   {kLoadMemset, &Loader::load_memset},
-      {kLoadSyncs, &Loader::load_syncs},     {kLoadGraphsAndEvents, &Loader::load_graphs_and_events},
-      {kLoadMemory, &Loader::load_memory},   {kLoadUnifiedMemory, &Loader::load_unified_memory},
+      {kLoadApi, &Loader::load_api},       {kLoadKernels, &Loader::load_kernels},
+      {kLoadMemcpy, &Loader::load_memcpy}, {kLoadMemset, &Loader::load_memset},
+      {kLoadSyncs, &Loader::load_syncs},   {kLoadGraphsAndEvents, &Loader::load_graphs_and_events},
+      {kLoadMemory, &Loader::load_memory}, {kLoadUnifiedMemory, &Loader::load_unified_memory},
       {kLoadOpenMp, &Loader::load_openmp},
   };
   constexpr size_t kJobs = 1 + std::size(kGpuSide);
@@ -875,16 +938,17 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   }
   if (std::getenv("TRACEDOC_TIMING")) {
     std::fprintf(stderr, "timing: tables read in %.3f s on %d threads\n",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), parallel ? thread_count() : 1);
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 parallel ? thread_count() : 1);
   }
   for (const Status& st : statuses) {
     if (!st.ok()) return explain(st);
   }
-  for (size_t j = 0; j < kJobs; ++j) trace.warnings.bad_values += wrong_type[j], trace.warnings.missing_times += untimed[j];
+  for (size_t j = 0; j < kJobs; ++j)
+    trace.warnings.bad_values += wrong_type[j], trace.warnings.missing_times += untimed[j];
 
-
-  for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name,
-                    &trace.api.name, &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
+  for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name, &trace.api.name,
+                    &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
     trace.warnings.unknown_string_ids += ids.remap(*col);
   }
 
@@ -894,7 +958,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
 
 void count_reversed_rows(Trace& trace) {
   auto count = [&](const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
-    for (size_t i = 0; i < start.size(); ++i) trace.warnings.negative_durations += end[i] != kNoTime && end[i] < start[i];
+    for (size_t i = 0; i < start.size(); ++i)
+      trace.warnings.negative_durations += end[i] != kNoTime && end[i] < start[i];
   };
   count(trace.kernels.start, trace.kernels.end);
   count(trace.memcpys.start, trace.memcpys.end);

@@ -12,7 +12,6 @@
 
 namespace tracedoc {
 
-
 struct NsysReadOptions {
   uint32_t tables = kLoadAll;
   bool parallel = true;   // load independent tables at once, on the task pool (common/task_pool.h)

@@ -28,7 +28,8 @@ std::string find_on_path(const std::string& program) {
     size_t next = p.find(':', pos);
     const std::string dir = p.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
     // An empty PATH entry means the current directory.
-    const std::string candidate = fmt::format("{}/{}", dir.empty() ? std::string_view(".") : std::string_view(dir), program);
+    const std::string candidate =
+        fmt::format("{}/{}", dir.empty() ? std::string_view(".") : std::string_view(dir), program);
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     if (next == std::string::npos) break;
     pos = next + 1;
@@ -40,21 +41,25 @@ std::string find_on_path(const std::string& program) {
 Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options) {
   const std::string nsys = find_on_path("nsys");
   if (nsys.empty()) {
-    return BadInput(fmt::format(
-        "{}: an Nsight Systems report (.nsys-rep) needs exporting first and no `nsys` is on PATH; run "
-        "`nsys export --type sqlite --output report.sqlite {}` and pass the .sqlite file",
-        path, path));
+    return BadInput(
+        fmt::format("{}: an Nsight Systems report (.nsys-rep) needs exporting first and no `nsys` is on PATH; run "
+                    "`nsys export --type sqlite --output report.sqlite {}` and pass the .sqlite file",
+                    path, path));
   }
   std::string dir_template = (std::filesystem::temp_directory_path() / "tracedoc-XXXXXX").string();
-  if (!::mkdtemp(dir_template.data())) return IoError(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  if (!::mkdtemp(dir_template.data()))
+    return IoError(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   const std::string out = dir_template + "/export.sqlite";
   const std::string log = dir_template + "/nsys.log";
   pid_t pid = ::fork();
   if (pid == 0) {
     int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (logfd >= 0) { ::dup2(logfd, 1); ::dup2(logfd, 2); }
-    ::execl(nsys.c_str(), "nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output",
-            out.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    if (logfd >= 0) {
+      ::dup2(logfd, 1);
+      ::dup2(logfd, 2);
+    }
+    ::execl(nsys.c_str(), "nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out.c_str(),
+            path.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   int status = 0;
@@ -64,13 +69,14 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
     std::string reason;
     std::ifstream in(log);
     for (std::string line; std::getline(in, line);) {
-      if (line.find("Processing") != std::string::npos || line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (line.find("Processing") != std::string::npos || line.find_first_not_of(" \t\r") == std::string::npos)
+        continue;
       reason = line;
       break;
     }
     std::filesystem::remove_all(dir_template);
-    return BadInput(fmt::format("{}: `nsys export` could not export this report{}{}", path,
-                                reason.empty() ? "" : ": ", reason));
+    return BadInput(
+        fmt::format("{}: `nsys export` could not export this report{}{}", path, reason.empty() ? "" : ": ", reason));
   }
   auto trace = read_nsys_sqlite(out, options.nsys);
   std::filesystem::remove_all(dir_template);
@@ -120,8 +126,9 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
       struct stat js {};
       if (::stat((path + suffix).c_str(), &js) == 0 && js.st_size > 0) {
         if (sqlite_writer_alive(path)) {
-          return BadInput(fmt::format(
-              "{}: locked: another program is writing it ({}{} exists); retry when it has finished", path, path, suffix));
+          return BadInput(
+              fmt::format("{}: locked: another program is writing it ({}{} exists); retry when it has finished", path,
+                          path, suffix));
         }
         return BadInput(fmt::format(
             "{}: a {} file exists beside it ({}{}) but no program is writing: the export was left unfinished; open it "
@@ -140,9 +147,10 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     }
     return trace;
   }
-  return BadInput(fmt::format(
-      "{}: unrecognized input: not an Nsight Systems export (.sqlite, .nsys-rep), a PyTorch profiler trace "
-      "(.json, .json.gz) or a tracedoc capture (.tdcap)", path));
+  return BadInput(
+      fmt::format("{}: unrecognized input: not an Nsight Systems export (.sqlite, .nsys-rep), a PyTorch profiler trace "
+                  "(.json, .json.gz) or a tracedoc capture (.tdcap)",
+                  path));
 }
 
 }  // namespace tracedoc

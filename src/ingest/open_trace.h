@@ -13,7 +13,7 @@ namespace tracedoc {
 
 struct OpenOptions {
   NsysReadOptions nsys;  // its `tables` also picks the opt-in tables of PyTorch traces (kLoadPythonFunctions)
-  int64_t rank = -1;  // PyTorch traces: keep only this rank (-1: all ranks)
+  int64_t rank = -1;     // PyTorch traces: keep only this rank (-1: all ranks)
 };
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options = {});

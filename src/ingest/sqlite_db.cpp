@@ -22,8 +22,7 @@ bool SqliteStatement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc != SQLITE_DONE) {
-    status_ = BadInput(fmt::format("SQLite error while reading: {}",
-                                   sqlite3_errmsg(sqlite3_db_handle(stmt_))));
+    status_ = BadInput(fmt::format("SQLite error while reading: {}", sqlite3_errmsg(sqlite3_db_handle(stmt_))));
   }
   return false;
 }

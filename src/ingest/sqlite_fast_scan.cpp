@@ -80,7 +80,8 @@ Result<std::unique_ptr<SqlitePageFile>> SqlitePageFile::open(const std::string& 
   f->size_ = static_cast<size_t>(st.st_size);
   ::posix_fadvise(f->fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   uint8_t h[100];
-  if (::pread(f->fd_, h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h))) return IoError(path + ": cannot read the header");
+  if (::pread(f->fd_, h, sizeof(h), 0) != static_cast<ssize_t>(sizeof(h)))
+    return IoError(path + ": cannot read the header");
   if (std::memcmp(h, "SQLite format 3\0", 16) != 0) return BadInput(path + ": not an SQLite database");
   uint32_t page_size = (uint32_t{h[16]} << 8) | h[17];
   if (page_size == 1) page_size = 65536;
@@ -203,20 +204,26 @@ bool SqlitePageFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const s
       if (type == 0) {
         v.type = SqlValue::Type::kNull;
         v.i = 0;
-        if (position == rowid_column) { v.type = SqlValue::Type::kInt; v.i = static_cast<int64_t>(rowid); }
+        if (position == rowid_column) {
+          v.type = SqlValue::Type::kInt;
+          v.i = static_cast<int64_t>(rowid);
+        }
       } else if (type <= 6) {
-        v.type = SqlValue::Type::kInt; v.i = read_int(body, size);
+        v.type = SqlValue::Type::kInt;
+        v.i = read_int(body, size);
       } else if (type == 7) {
         uint64_t bits = static_cast<uint64_t>(read_int(body, 8));
-        v.type = SqlValue::Type::kReal; std::memcpy(&v.d, &bits, 8);
+        v.type = SqlValue::Type::kReal;
+        std::memcpy(&v.d, &bits, 8);
         // As sqlite3_column_int64: clamped to the int64 range, NaN as 0 (a plain cast of an
         // out-of-range double is undefined behaviour; damaged pages hold any bits).
-        v.i = !(v.d == v.d) ? 0
-              : v.d >= 9223372036854775807.0 ? INT64_MAX
+        v.i = !(v.d == v.d)                   ? 0
+              : v.d >= 9223372036854775807.0  ? INT64_MAX
               : v.d <= -9223372036854775808.0 ? INT64_MIN
-                                               : static_cast<int64_t>(v.d);
+                                              : static_cast<int64_t>(v.d);
       } else if (type == 8 || type == 9) {
-        v.type = SqlValue::Type::kInt; v.i = type == 9;
+        v.type = SqlValue::Type::kInt;
+        v.i = type == 9;
       } else if (type >= 12) {
         v.type = (type & 1) ? SqlValue::Type::kText : SqlValue::Type::kBlob;
         v.i = 0;

@@ -83,8 +83,8 @@ class SqlitePageFile {
 };
 
 template <typename RowFn, typename CountFn>
-Status SqlitePageFile::scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column,
-                            RowFn&& row, CountFn&& on_count) const {
+Status SqlitePageFile::scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
+                            CountFn&& on_count) const {
   std::vector<uint32_t> leaves;
   TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
   // Runs of consecutive leaves: [begin, end) into `leaves`.

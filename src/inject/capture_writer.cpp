@@ -32,13 +32,13 @@ using capture::RecordType;
 constexpr size_t kFlushBytes = 256 * 1024;
 constexpr int kFlushEveryMs = 100;
 
-std::mutex g_mutex;                            // the buffer, the string table, the file
+std::mutex g_mutex;  // the buffer, the string table, the file
 std::unordered_map<std::string, uint32_t> g_strings;
 std::atomic<bool> g_flusher_started{false};
-int g_wake[2] = {-1, -1};                      // the flusher's self-pipe (signals write to it)
+int g_wake[2] = {-1, -1};  // the flusher's self-pipe (signals write to it)
 std::atomic<int> g_pending_signal{0};
-std::atomic<uint64_t> g_fork_generation{0};  // bumped in a forked child: thread-local caches start over
-std::atomic<CaptureWriter*> g_writer{nullptr};  // set once CaptureWriter::get() has made it
+std::atomic<uint64_t> g_fork_generation{0};               // bumped in a forked child: thread-local caches start over
+std::atomic<CaptureWriter*> g_writer{nullptr};            // set once CaptureWriter::get() has made it
 std::unordered_map<int64_t, std::string> g_thread_names;  // tid -> name last recorded (record_thread_names)
 uint64_t g_thread_names_generation = 0;
 std::atomic<int64_t> g_flusher_tid{-1};  // the recorder's own thread: not named in the capture
@@ -86,8 +86,10 @@ void on_fatal_signal(int sig) {
   RecorderScope busy;
   g_pending_signal.store(sig);
   const char byte = 1;
-  if (g_wake[1] >= 0) (void)!::syscall(SYS_write, g_wake[1], &byte, 1);
-  else CaptureWriter::get().flush_from_signal();
+  if (g_wake[1] >= 0)
+    (void)!::syscall(SYS_write, g_wake[1], &byte, 1);
+  else
+    CaptureWriter::get().flush_from_signal();
 }
 
 void install_signal_handlers() {
@@ -199,7 +201,7 @@ int64_t current_tid() noexcept {
 
 CaptureWriter& CaptureWriter::get() noexcept {
   static CaptureWriter* writer = [] {
-    RecorderScope busy;  // opening the file must not record (and re-enter this initialization)
+    RecorderScope busy;             // opening the file must not record (and re-enter this initialization)
     auto* w = new CaptureWriter();  // never destroyed: threads may still record during exit
     g_writer.store(w);
     if (w->enabled()) {
@@ -242,7 +244,8 @@ CaptureWriter::CaptureWriter() noexcept {
 void CaptureWriter::open_file() noexcept {
   const int64_t pid = ::getpid();
   std::string name = "pid" + std::to_string(pid);
-  if (const char* rank = std::getenv("RANK"); rank != nullptr && *rank != 0) name = "rank" + std::string(rank) + "." + name;
+  if (const char* rank = std::getenv("RANK"); rank != nullptr && *rank != 0)
+    name = "rank" + std::string(rank) + "." + name;
   const std::string path = dir_ + "/" + name + ".tdcap";
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return;
@@ -420,8 +423,10 @@ bool CaptureWriter::nvtx_range_ends(std::string_view text, std::string_view doma
 
 void CaptureWriter::profiler_api(bool start, int64_t t) noexcept {
   if (range_kind_ != RangeKind::kProfilerApi) return;
-  if (start) open_range(t);
-  else close_range(t);
+  if (start)
+    open_range(t);
+  else
+    close_range(t);
 }
 
 void CaptureWriter::reopen_in_child() noexcept {

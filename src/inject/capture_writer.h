@@ -26,7 +26,7 @@
 
 namespace tracedoc::inject {
 
-int64_t now_ns() noexcept;       // CLOCK_REALTIME, the clock of every record
+int64_t now_ns() noexcept;  // CLOCK_REALTIME, the clock of every record
 // An integer environment variable (the capture command's settings); `fallback` when unset or not
 // a whole number.
 int64_t env_int(const char* name, int64_t fallback) noexcept;

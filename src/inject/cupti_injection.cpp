@@ -72,7 +72,8 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   RecorderScope busy;
   CUpti_Activity* record = nullptr;
-  while (g_converter != nullptr && g_cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) g_converter->convert(record);
+  while (g_converter != nullptr && g_cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS)
+    g_converter->convert(record);
   size_t dropped = 0;
   if (g_cupti.dropped != nullptr && g_cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
     std::string body;
@@ -126,11 +127,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (!writer.enabled()) return 1;
   void* lib = open_cupti();
   if (lib == nullptr) {
-    say(std::string("CUDA activity is not recorded: libcupti could not be loaded (") + dlerror() + "); set TRACEDOC_CUPTI_LIB");
+    say(std::string("CUDA activity is not recorded: libcupti could not be loaded (") + dlerror() +
+        "); set TRACEDOC_CUPTI_LIB");
     return 1;
   }
   Cupti& c = g_cupti;
-  const bool bound = bind(lib, c.get_version, "cuptiGetVersion") && bind(lib, c.register_callbacks, "cuptiActivityRegisterCallbacks") &&
+  const bool bound = bind(lib, c.get_version, "cuptiGetVersion") &&
+                     bind(lib, c.register_callbacks, "cuptiActivityRegisterCallbacks") &&
                      bind(lib, c.enable, "cuptiActivityEnable") && bind(lib, c.flush_all, "cuptiActivityFlushAll") &&
                      bind(lib, c.next_record, "cuptiActivityGetNextRecord");
   if (!bound) {
@@ -144,8 +147,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   bind(lib, c.enable_callback, "cuptiEnableCallback");
   uint32_t version = 0;
   if (c.get_version(&version) != CUPTI_SUCCESS || version / 10000 != CUPTI_API_VERSION / 10000) {
-    say("CUDA activity is not recorded: libcupti API version " + std::to_string(version) + ", built for " + std::to_string(CUPTI_API_VERSION) +
-        " (use the CUPTI of the same CUDA major version: TRACEDOC_CUPTI_LIB)");
+    say("CUDA activity is not recorded: libcupti API version " + std::to_string(version) + ", built for " +
+        std::to_string(CUPTI_API_VERSION) + " (use the CUPTI of the same CUDA major version: TRACEDOC_CUPTI_LIB)");
     return 1;
   }
   static ActivityConverter converter(g_sink, api_name);
@@ -157,12 +160,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   }
   auto enable = [&](CUpti_ActivityKind kind, const char* what) {
     if (const CUptiResult rc = c.enable(kind); rc != CUPTI_SUCCESS) {
-      say(std::string(what) + " not recorded: CUPTI refused activity kind " + std::to_string(static_cast<int>(kind)) + " (error " +
-          std::to_string(static_cast<int>(rc)) + ")");
+      say(std::string(what) + " not recorded: CUPTI refused activity kind " + std::to_string(static_cast<int>(kind)) +
+          " (error " + std::to_string(static_cast<int>(rc)) + ")");
     }
   };
   // Graph-level tracing first: it replaces the per-node records of graph launches.
-  if (env_int("TRACEDOC_CAPTURE_GRAPH_TRACE", 0) == 1) enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graph launches are");
+  if (env_int("TRACEDOC_CAPTURE_GRAPH_TRACE", 0) == 1)
+    enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "CUDA graph launches are");
   enable(CUPTI_ACTIVITY_KIND_DEVICE, "GPU devices are");
   enable(CUPTI_ACTIVITY_KIND_CONTEXT, "CUDA contexts are");
   enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels are");
@@ -174,7 +178,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations are");
   enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA event records are");
   enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "profiler overhead is");
-  if (env_int("TRACEDOC_CAPTURE_CUDA_MEMORY", 0) == 1) enable(CUPTI_ACTIVITY_KIND_MEMORY2, "GPU memory allocations are");
+  if (env_int("TRACEDOC_CAPTURE_CUDA_MEMORY", 0) == 1)
+    enable(CUPTI_ACTIVITY_KIND_MEMORY2, "GPU memory allocations are");
   if (writer.uses_profiler_api() && c.subscribe != nullptr && c.enable_callback != nullptr) {
     CUpti_SubscriberHandle subscriber = nullptr;
     if (c.subscribe(&subscriber, on_runtime_api, nullptr) == CUPTI_SUCCESS) {

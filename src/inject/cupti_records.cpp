@@ -31,7 +31,8 @@ uint32_t ActivityConverter::api_name_id(bool driver, uint32_t cbid) {
     if (auto it = api_names_.find(key); it != api_names_.end()) return it->second;
   }
   const char* name = api_name_ != nullptr ? api_name_(driver, cbid) : nullptr;
-  const std::string text = name != nullptr ? std::string(name) : (driver ? "cuDriverCall_" : "cudaRuntimeCall_") + std::to_string(cbid);
+  const std::string text =
+      name != nullptr ? std::string(name) : (driver ? "cuDriverCall_" : "cudaRuntimeCall_") + std::to_string(cbid);
   const uint32_t id = sink_.intern(text);
   std::lock_guard<std::mutex> lock(mutex_);
   api_names_[key] = id;
@@ -45,7 +46,8 @@ template <typename Copy>
 capture::MemcpyBody copy_body(const Copy& m) {
   capture::MemcpyBody b;
   b.start = static_cast<int64_t>(m.start), b.end = static_cast<int64_t>(m.end), b.correlation = m.correlationId;
-  b.bytes = static_cast<int64_t>(m.bytes), b.device = static_cast<int32_t>(m.deviceId), b.context = static_cast<int32_t>(m.contextId);
+  b.bytes = static_cast<int64_t>(m.bytes), b.device = static_cast<int32_t>(m.deviceId),
+  b.context = static_cast<int32_t>(m.contextId);
   b.stream = static_cast<int32_t>(m.streamId), b.copy_kind = m.copyKind;
   b.src_kind = nsys_mem_kind(m.srcKind), b.dst_kind = nsys_mem_kind(m.dstKind);
   return b;
@@ -67,10 +69,12 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       capture::KernelBody b;
       b.start = static_cast<int64_t>(k->start), b.end = static_cast<int64_t>(k->end);
       b.correlation = k->correlationId, b.graph_node = static_cast<int64_t>(k->graphNodeId);
-      b.device = static_cast<int32_t>(k->deviceId), b.context = static_cast<int32_t>(k->contextId), b.stream = static_cast<int32_t>(k->streamId);
+      b.device = static_cast<int32_t>(k->deviceId), b.context = static_cast<int32_t>(k->contextId),
+      b.stream = static_cast<int32_t>(k->streamId);
       b.grid_x = k->gridX, b.grid_y = k->gridY, b.grid_z = k->gridZ;
       b.block_x = k->blockX, b.block_y = k->blockY, b.block_z = k->blockZ;
-      b.registers = k->registersPerThread, b.static_smem = k->staticSharedMemory, b.dynamic_smem = k->dynamicSharedMemory;
+      b.registers = k->registersPerThread, b.static_smem = k->staticSharedMemory,
+      b.dynamic_smem = k->dynamicSharedMemory;
       b.name = sink_.intern(k->name != nullptr ? k->name : "");
       capture::put_body(w, b);
       sink_.emit(RecordType::kKernel, body);
@@ -159,8 +163,10 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
       capture::MemoryBody b;
-      b.time = static_cast<int64_t>(m->timestamp), b.address = static_cast<int64_t>(m->address), b.bytes = static_cast<int64_t>(m->bytes);
-      b.correlation = m->correlationId, b.device = static_cast<int32_t>(m->deviceId), b.mem_kind = nsys_mem_kind(m->memoryKind);
+      b.time = static_cast<int64_t>(m->timestamp), b.address = static_cast<int64_t>(m->address),
+      b.bytes = static_cast<int64_t>(m->bytes);
+      b.correlation = m->correlationId, b.device = static_cast<int32_t>(m->deviceId),
+      b.mem_kind = nsys_mem_kind(m->memoryKind);
       b.operation = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE ? 1 : 0;
       capture::put_body(w, b);
       sink_.emit(RecordType::kMemory, body);
@@ -168,8 +174,12 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
-      const int64_t tid = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? static_cast<int64_t>(o->objectId.pt.threadId) : 0;
-      w.put(tid).put(static_cast<int64_t>(o->start)).put(static_cast<int64_t>(o->end)).put(static_cast<uint32_t>(o->overheadKind));
+      const int64_t tid =
+          o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? static_cast<int64_t>(o->objectId.pt.threadId) : 0;
+      w.put(tid)
+          .put(static_cast<int64_t>(o->start))
+          .put(static_cast<int64_t>(o->end))
+          .put(static_cast<uint32_t>(o->overheadKind));
       sink_.emit(RecordType::kOverhead, body);
       break;
     }
@@ -177,8 +187,10 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
       capture::DeviceBody b;
       b.id = static_cast<int32_t>(d->id), b.sm_count = static_cast<int32_t>(d->numMultiprocessors);
-      b.compute_major = static_cast<int32_t>(d->computeCapabilityMajor), b.compute_minor = static_cast<int32_t>(d->computeCapabilityMinor);
-      b.total_memory = static_cast<int64_t>(d->globalMemorySize), b.name = sink_.intern(d->name != nullptr ? d->name : "");
+      b.compute_major = static_cast<int32_t>(d->computeCapabilityMajor),
+      b.compute_minor = static_cast<int32_t>(d->computeCapabilityMinor);
+      b.total_memory = static_cast<int64_t>(d->globalMemorySize),
+      b.name = sink_.intern(d->name != nullptr ? d->name : "");
       capture::put_body(w, b);
       sink_.emit(RecordType::kDevice, body);
       break;
@@ -188,9 +200,7 @@ bool ActivityConverter::convert(const CUpti_Activity* record) {
       learn_context(c->contextId, c->deviceId);
       break;
     }
-    default:
-      ++skipped_;
-      return false;
+    default: ++skipped_; return false;
   }
   ++converted_;
   return true;

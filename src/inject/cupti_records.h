@@ -47,7 +47,7 @@ class ActivityConverter {
 
   RecordSink& sink_;
   ApiNameLookup api_name_;
-  std::mutex mutex_;  // CUPTI may complete buffers on several threads
+  std::mutex mutex_;                                  // CUPTI may complete buffers on several threads
   std::atomic<uint64_t> last_learned_{~uint64_t{0}};  // (context << 32 | device) last put in context_device_
   std::unordered_map<uint32_t, int32_t> context_device_;
   std::unordered_map<uint64_t, uint32_t> api_names_;  // (driver << 32 | cbid) -> string id
@@ -55,6 +55,8 @@ class ActivityConverter {
 };
 
 // CUPTI's memory kind (0 unknown, 1 pageable, ...) as nsys numbers it (0 pageable, ..., 7 unknown).
-inline uint8_t nsys_mem_kind(uint32_t cupti_kind) { return cupti_kind == 0 || cupti_kind > 7 ? 7 : static_cast<uint8_t>(cupti_kind - 1); }
+inline uint8_t nsys_mem_kind(uint32_t cupti_kind) {
+  return cupti_kind == 0 || cupti_kind > 7 ? 7 : static_cast<uint8_t>(cupti_kind - 1);
+}
 
 }  // namespace tracedoc::inject

@@ -52,9 +52,9 @@ std::string domain_name(uint32_t id) {
 }
 
 struct Message {
-  uint32_t text = 0;            // kString id
-  std::string_view ascii;       // the application's text, valid during the NVTX call
-  std::string registered;       // a registered string's text (a copy: the table may grow), or a wide text in UTF-8
+  uint32_t text = 0;       // kString id
+  std::string_view ascii;  // the application's text, valid during the NVTX call
+  std::string registered;  // a registered string's text (a copy: the table may grow), or a wide text in UTF-8
   uint32_t argb = 0, category = 0;
   std::string_view name() const { return registered.empty() ? ascii : std::string_view(registered); }
 };
@@ -250,9 +250,13 @@ void NVTX_API NameOsThreadW(uint32_t tid, const wchar_t* name) {
 }
 
 void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { mark(domain_id(d), message_of(a)); }
-nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { return start(domain_id(d), message_of(a)); }
+nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  return start(domain_id(d), message_of(a));
+}
 void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { end(id); }
-int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { return push(domain_id(d), message_of(a)); }
+int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  return push(domain_id(d), message_of(a));
+}
 int NVTX_API DomainRangePop(nvtxDomainHandle_t d) { return pop(domain_id(d)); }
 
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* text) {
@@ -268,7 +272,9 @@ nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char
 
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* text);
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name);
-nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text) { return DomainRegisterStringA(d, utf8_of(text).c_str()); }
+nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text) {
+  return DomainRegisterStringA(d, utf8_of(text).c_str());
+}
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) { return DomainCreateA(utf8_of(name).c_str()); }
 
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
@@ -295,7 +301,8 @@ void NVTX_API DomainDestroy(nvtxDomainHandle_t) {}
 
 }  // namespace tracedoc::inject
 
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) {
   using namespace tracedoc::inject;
   if (get_export_table == nullptr) return 0;
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
@@ -311,18 +318,28 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
     }
   };
   const auto fn = [](auto f) { return reinterpret_cast<NvtxFunctionPointer>(f); };
-  fill(NVTX_CB_MODULE_CORE, {{NVTX_CBID_CORE_MarkEx, fn(MarkEx)}, {NVTX_CBID_CORE_MarkA, fn(MarkA)}, {NVTX_CBID_CORE_MarkW, fn(MarkW)},
-                             {NVTX_CBID_CORE_RangeStartEx, fn(RangeStartEx)}, {NVTX_CBID_CORE_RangeStartA, fn(RangeStartA)},
-                             {NVTX_CBID_CORE_RangeStartW, fn(RangeStartW)}, {NVTX_CBID_CORE_RangePushW, fn(RangePushW)},
+  fill(NVTX_CB_MODULE_CORE, {{NVTX_CBID_CORE_MarkEx, fn(MarkEx)},
+                             {NVTX_CBID_CORE_MarkA, fn(MarkA)},
+                             {NVTX_CBID_CORE_MarkW, fn(MarkW)},
+                             {NVTX_CBID_CORE_RangeStartEx, fn(RangeStartEx)},
+                             {NVTX_CBID_CORE_RangeStartA, fn(RangeStartA)},
+                             {NVTX_CBID_CORE_RangeStartW, fn(RangeStartW)},
+                             {NVTX_CBID_CORE_RangePushW, fn(RangePushW)},
                              {NVTX_CBID_CORE_NameOsThreadW, fn(NameOsThreadW)},
-                             {NVTX_CBID_CORE_RangeEnd, fn(RangeEnd)}, {NVTX_CBID_CORE_RangePushEx, fn(RangePushEx)},
-                             {NVTX_CBID_CORE_RangePushA, fn(RangePushA)}, {NVTX_CBID_CORE_RangePop, fn(RangePop)},
+                             {NVTX_CBID_CORE_RangeEnd, fn(RangeEnd)},
+                             {NVTX_CBID_CORE_RangePushEx, fn(RangePushEx)},
+                             {NVTX_CBID_CORE_RangePushA, fn(RangePushA)},
+                             {NVTX_CBID_CORE_RangePop, fn(RangePop)},
                              {NVTX_CBID_CORE_NameOsThreadA, fn(NameOsThreadA)}});
-  fill(NVTX_CB_MODULE_CORE2, {{NVTX_CBID_CORE2_DomainMarkEx, fn(DomainMarkEx)}, {NVTX_CBID_CORE2_DomainRangeStartEx, fn(DomainRangeStartEx)},
-                              {NVTX_CBID_CORE2_DomainRangeEnd, fn(DomainRangeEnd)}, {NVTX_CBID_CORE2_DomainRangePushEx, fn(DomainRangePushEx)},
+  fill(NVTX_CB_MODULE_CORE2, {{NVTX_CBID_CORE2_DomainMarkEx, fn(DomainMarkEx)},
+                              {NVTX_CBID_CORE2_DomainRangeStartEx, fn(DomainRangeStartEx)},
+                              {NVTX_CBID_CORE2_DomainRangeEnd, fn(DomainRangeEnd)},
+                              {NVTX_CBID_CORE2_DomainRangePushEx, fn(DomainRangePushEx)},
                               {NVTX_CBID_CORE2_DomainRangePop, fn(DomainRangePop)},
                               {NVTX_CBID_CORE2_DomainRegisterStringA, fn(DomainRegisterStringA)},
-                              {NVTX_CBID_CORE2_DomainRegisterStringW, fn(DomainRegisterStringW)}, {NVTX_CBID_CORE2_DomainCreateW, fn(DomainCreateW)},
-                              {NVTX_CBID_CORE2_DomainCreateA, fn(DomainCreateA)}, {NVTX_CBID_CORE2_DomainDestroy, fn(DomainDestroy)}});
+                              {NVTX_CBID_CORE2_DomainRegisterStringW, fn(DomainRegisterStringW)},
+                              {NVTX_CBID_CORE2_DomainCreateW, fn(DomainCreateW)},
+                              {NVTX_CBID_CORE2_DomainCreateA, fn(DomainCreateA)},
+                              {NVTX_CBID_CORE2_DomainDestroy, fn(DomainDestroy)}});
   return 1;
 }

@@ -70,7 +70,8 @@ Fn next_definition(std::atomic<Fn>& slot, const char* name, const char* version 
 // One call: start and end times around the real call, recorded when it lasted long enough.
 class OsCall {
  public:
-  explicit OsCall(const char* name) noexcept : name_(name), active_(osrt_enabled() && recorder_ready() && !in_recorder()) {
+  explicit OsCall(const char* name) noexcept
+      : name_(name), active_(osrt_enabled() && recorder_ready() && !in_recorder()) {
     if (!active_) return;
     // The process's first call opens the capture file now, not after the call, which would then
     // have started before the capture.
@@ -109,24 +110,25 @@ class OsCall {
 }  // namespace
 }  // namespace tracedoc::inject
 
-using tracedoc::inject::OsCall;
 using tracedoc::inject::next_definition;
+using tracedoc::inject::OsCall;
 
 // The interposers: one line each, the real call wrapped in an OsCall named as nsys names it.
-#define TRACEDOC_OSRT(ret, name, params, args)                                         \
-  extern "C" __attribute__((visibility("default"))) ret name params {                   \
-    static std::atomic<ret(*) params> real{nullptr};                                    \
-    auto fn = next_definition(real, #name);                                             \
-    if (fn == nullptr) {                                                                \
-      errno = ENOSYS;                                                                   \
-      return static_cast<ret>(-1);                                                      \
-    }                                                                                   \
-    OsCall call(#name);                                                                 \
-    return call.done(fn args);                                                          \
+#define TRACEDOC_OSRT(ret, name, params, args)                        \
+  extern "C" __attribute__((visibility("default"))) ret name params { \
+    static std::atomic<ret(*) params> real{nullptr};                  \
+    auto fn = next_definition(real, #name);                           \
+    if (fn == nullptr) {                                              \
+      errno = ENOSYS;                                                 \
+      return static_cast<ret>(-1);                                    \
+    }                                                                 \
+    OsCall call(#name);                                               \
+    return call.done(fn args);                                        \
   }
 
-TRACEDOC_OSRT(int, poll, (struct pollfd* fds, nfds_t n, int timeout), (fds, n, timeout))
-TRACEDOC_OSRT(int, ppoll, (struct pollfd* fds, nfds_t n, const struct timespec* t, const sigset_t* mask), (fds, n, t, mask))
+TRACEDOC_OSRT(int, poll, (struct pollfd * fds, nfds_t n, int timeout), (fds, n, timeout))
+TRACEDOC_OSRT(int, ppoll, (struct pollfd * fds, nfds_t n, const struct timespec* t, const sigset_t* mask),
+              (fds, n, t, mask))
 TRACEDOC_OSRT(int, select, (int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* t), (n, r, w, e, t))
 TRACEDOC_OSRT(int, pselect, (int n, fd_set* r, fd_set* w, fd_set* e, const struct timespec* t, const sigset_t* mask),
               (n, r, w, e, t, mask))
@@ -153,12 +155,13 @@ TRACEDOC_OSRT(int, accept, (int fd, struct sockaddr* a, socklen_t* len), (fd, a,
 TRACEDOC_OSRT(int, accept4, (int fd, struct sockaddr* a, socklen_t* len, int flags), (fd, a, len, flags))
 TRACEDOC_OSRT(int, connect, (int fd, const struct sockaddr* a, socklen_t len), (fd, a, len))
 TRACEDOC_OSRT(int, nanosleep, (const struct timespec* t, struct timespec* rest), (t, rest))
-TRACEDOC_OSRT(int, clock_nanosleep, (clockid_t c, int flags, const struct timespec* t, struct timespec* rest), (c, flags, t, rest))
+TRACEDOC_OSRT(int, clock_nanosleep, (clockid_t c, int flags, const struct timespec* t, struct timespec* rest),
+              (c, flags, t, rest))
 TRACEDOC_OSRT(int, usleep, (useconds_t us), (us))
 TRACEDOC_OSRT(unsigned int, sleep, (unsigned int s), (s))
-TRACEDOC_OSRT(int, sem_wait, (sem_t* s), (s))
-TRACEDOC_OSRT(int, sem_timedwait, (sem_t* s, const struct timespec* t), (s, t))
-TRACEDOC_OSRT(int, sem_clockwait, (sem_t* s, clockid_t c, const struct timespec* t), (s, c, t))
+TRACEDOC_OSRT(int, sem_wait, (sem_t * s), (s))
+TRACEDOC_OSRT(int, sem_timedwait, (sem_t * s, const struct timespec* t), (s, t))
+TRACEDOC_OSRT(int, sem_clockwait, (sem_t * s, clockid_t c, const struct timespec* t), (s, c, t))
 TRACEDOC_OSRT(int, pthread_join, (pthread_t t, void** result), (t, result))
 TRACEDOC_OSRT(pid_t, waitpid, (pid_t pid, int* status, int options), (pid, status, options))
 TRACEDOC_OSRT(int, fsync, (int fd), (fd))
@@ -168,17 +171,18 @@ TRACEDOC_OSRT(int, fdatasync, (int fd), (fd))
 
 // Condition variables have two symbol versions in glibc: the current one (GLIBC_2.3.2) is the one
 // programs link against, and the one plain dlsym might not return.
-#define TRACEDOC_OSRT_VERSIONED(name, params, args)                                    \
-  extern "C" __attribute__((visibility("default"))) int name params {                   \
-    static std::atomic<int(*) params> real{nullptr};                                    \
-    auto fn = next_definition(real, #name, "GLIBC_2.3.2");                              \
-    if (fn == nullptr) return ENOSYS;                                                   \
-    OsCall call(#name);                                                                 \
-    return call.done(fn args);                                                          \
+#define TRACEDOC_OSRT_VERSIONED(name, params, args)                   \
+  extern "C" __attribute__((visibility("default"))) int name params { \
+    static std::atomic<int(*) params> real{nullptr};                  \
+    auto fn = next_definition(real, #name, "GLIBC_2.3.2");            \
+    if (fn == nullptr) return ENOSYS;                                 \
+    OsCall call(#name);                                               \
+    return call.done(fn args);                                        \
   }
 
-TRACEDOC_OSRT_VERSIONED(pthread_cond_wait, (pthread_cond_t* c, pthread_mutex_t* m), (c, m))
-TRACEDOC_OSRT_VERSIONED(pthread_cond_timedwait, (pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* t), (c, m, t))
+TRACEDOC_OSRT_VERSIONED(pthread_cond_wait, (pthread_cond_t * c, pthread_mutex_t* m), (c, m))
+TRACEDOC_OSRT_VERSIONED(pthread_cond_timedwait, (pthread_cond_t * c, pthread_mutex_t* m, const struct timespec* t),
+                        (c, m, t))
 
 #undef TRACEDOC_OSRT_VERSIONED
 

@@ -65,13 +65,13 @@ struct Column {
   ::tracedoc::Column<Self, type>{#name, &Self::name, ::tracedoc::ColumnRole::role, absent, description},
 // The members and columns() of a table from its column list; size() is the first column's length
 // (never an optional one), reserve(n) makes room for n rows in every column that every row fills.
-#define TRACEDOC_TABLE(TableType, COLUMN_LIST)                                  \
-  COLUMN_LIST(TRACEDOC_COLUMN_MEMBER)                                           \
-  static constexpr auto columns() {                                             \
-    using Self = TableType;                                                     \
-    return std::tuple{COLUMN_LIST(TRACEDOC_COLUMN_ENTRY)};                      \
-  }                                                                             \
-  size_t size() const { return std::get<0>(columns()).of(*this).size(); }       \
+#define TRACEDOC_TABLE(TableType, COLUMN_LIST)                            \
+  COLUMN_LIST(TRACEDOC_COLUMN_MEMBER)                                     \
+  static constexpr auto columns() {                                       \
+    using Self = TableType;                                               \
+    return std::tuple{COLUMN_LIST(TRACEDOC_COLUMN_ENTRY)};                \
+  }                                                                       \
+  size_t size() const { return std::get<0>(columns()).of(*this).size(); } \
   void reserve(size_t n) { ::tracedoc::reserve_rows(*this, n); }
 
 // f(column, values) for every column of a table, in declaration order (values const for a const table).
@@ -108,7 +108,8 @@ const std::vector<TimeNs>* first_time_column(const Table& table) {
 template <typename Table>
 size_t bytes_per_row() {
   size_t bytes = 0;
-  for_each_column_of<Table>([&](const auto& column) { bytes += sizeof(typename std::decay_t<decltype(column)>::value_type); });
+  for_each_column_of<Table>(
+      [&](const auto& column) { bytes += sizeof(typename std::decay_t<decltype(column)>::value_type); });
   return bytes;
 }
 
@@ -173,10 +174,10 @@ void renumber_kernel_rows(Table& table, const std::vector<uint32_t>& new_row) {
 // How the rows of one trace change when they are appended to another's (a rank merged into the
 // rank directory's trace).
 struct RowMove {
-  TimeNs time_shift = 0;                 // added to every time (the source's clock base less the target's)
-  int64_t id_tag = 0;                    // ORed into owner ids and file ids
+  TimeNs time_shift = 0;                        // added to every time (the source's clock base less the target's)
+  int64_t id_tag = 0;                           // ORed into owner ids and file ids
   const std::vector<StrId>* strings = nullptr;  // the source's string ids -> the target's; null: the same pool
-  uint32_t kernel_row_base = 0;          // where the source's kernels start in the target's table
+  uint32_t kernel_row_base = 0;                 // where the source's kernels start in the target's table
 };
 
 // One value of a column as the target stores it.
@@ -204,11 +205,10 @@ void append_values(const Column<Table, T>& column, std::vector<T>& target, const
     return;
   }
   const ColumnRole r = column.role;
-  const bool unchanged = r == ColumnRole::kValue || r == ColumnRole::kOptionalValue ||
-                         (r == ColumnRole::kTime && move.time_shift == 0) ||
-                         ((r == ColumnRole::kOwner || r == ColumnRole::kFileId) && move.id_tag == 0) ||
-                         (r == ColumnRole::kString && !move.strings) ||
-                         (r == ColumnRole::kKernelRow && move.kernel_row_base == 0);
+  const bool unchanged =
+      r == ColumnRole::kValue || r == ColumnRole::kOptionalValue || (r == ColumnRole::kTime && move.time_shift == 0) ||
+      ((r == ColumnRole::kOwner || r == ColumnRole::kFileId) && move.id_tag == 0) ||
+      (r == ColumnRole::kString && !move.strings) || (r == ColumnRole::kKernelRow && move.kernel_row_base == 0);
   if (unchanged) {
     target.insert(target.end(), source.begin(), source.end());
     return;

@@ -8,8 +8,12 @@ std::string_view short_kernel_name(std::string_view s) {
     if (s.empty() || s.back() != close) return;
     int depth = 0;
     for (size_t i = s.size(); i-- > 0;) {
-      if (s[i] == close) ++depth;
-      else if (s[i] == open && --depth == 0) { s = s.substr(0, i); return; }
+      if (s[i] == close)
+        ++depth;
+      else if (s[i] == open && --depth == 0) {
+        s = s.substr(0, i);
+        return;
+      }
     }
   };
   strip_group('(', ')');

@@ -17,7 +17,8 @@ std::vector<uint32_t> stable_time_order(const std::vector<TimeNs>& start) {
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   std::vector<size_t> bounds = {0};
-  for (size_t i = 1; i < n; ++i) if (start[i] < start[i - 1]) bounds.push_back(i);
+  for (size_t i = 1; i < n; ++i)
+    if (start[i] < start[i - 1]) bounds.push_back(i);
   bounds.push_back(n);
   const auto earlier = [&](uint32_t a, uint32_t b) { return start[a] < start[b]; };
   if ((bounds.size() - 1) * 16 > n) {
@@ -29,7 +30,8 @@ std::vector<uint32_t> stable_time_order(const std::vector<TimeNs>& start) {
     std::vector<size_t> next = {0};
     for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
       const size_t lo = bounds[r], mid = bounds[r + 1], hi = r + 2 < bounds.size() ? bounds[r + 2] : mid;
-      std::merge(order.begin() + lo, order.begin() + mid, order.begin() + mid, order.begin() + hi, merged.begin() + lo, earlier);
+      std::merge(order.begin() + lo, order.begin() + mid, order.begin() + mid, order.begin() + hi, merged.begin() + lo,
+                 earlier);
       next.push_back(hi);
     }
     order.swap(merged);
@@ -57,13 +59,13 @@ void sort_by_time(Trace& t_) {
   for_each_table(t_, [&](const TableInfo& info, auto& table) {
     if (info.order != TableOrder::kByTime) return;
     const std::vector<uint32_t>& order = tables[sorted++].order;
-    for_each_column(table, [&](const auto&, auto& values) {
-      jobs.push_back([&values, &order] { gather_values(values, order); });
-    });
+    for_each_column(
+        table, [&](const auto&, auto& values) { jobs.push_back([&values, &order] { gather_values(values, order); }); });
   });
   parallel_for(jobs.size(), [&](size_t i) { jobs[i](); });
 
-  const auto kernels = std::find_if(tables.begin(), tables.end(), [&](const TableSort& t) { return t.key == &t_.kernels.start; });
+  const auto kernels =
+      std::find_if(tables.begin(), tables.end(), [&](const TableSort& t) { return t.key == &t_.kernels.start; });
   const std::vector<uint32_t>& kernel_order = kernels->order;
   std::vector<uint32_t> new_row(kernel_order.size());
   for (uint32_t i = 0; i < kernel_order.size(); ++i) new_row[kernel_order[i]] = i;

@@ -8,10 +8,20 @@ namespace tracedoc {
 
 namespace {
 constexpr const char* kCopyLabels[] = {
-    "Unknown",        "Host-to-Device", "Device-to-Host",         "Host-to-Array",
-    "Array-to-Host",  "Array-to-Array", "Array-to-Device",        "Device-to-Array",
-    "Device-to-Device", "Host-to-Host", "Peer-to-Peer",           "Unified Host-to-Device",
-    "Unified Device-to-Host", "Unified Device-to-Device",
+    "Unknown",
+    "Host-to-Device",
+    "Device-to-Host",
+    "Host-to-Array",
+    "Array-to-Host",
+    "Array-to-Array",
+    "Array-to-Device",
+    "Device-to-Array",
+    "Device-to-Device",
+    "Host-to-Host",
+    "Peer-to-Peer",
+    "Unified Host-to-Device",
+    "Unified Device-to-Host",
+    "Unified Device-to-Device",
 };
 constexpr const char* kMemKindLabels[] = {
     "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown",
@@ -26,12 +36,8 @@ void advise_huge_pages(const void* data, size_t bytes) {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-const char* copy_kind_label(uint8_t kind) {
-  return kind < std::size(kCopyLabels) ? kCopyLabels[kind] : nullptr;
-}
-const char* mem_kind_label(uint8_t kind) {
-  return kind < std::size(kMemKindLabels) ? kMemKindLabels[kind] : nullptr;
-}
+const char* copy_kind_label(uint8_t kind) { return kind < std::size(kCopyLabels) ? kCopyLabels[kind] : nullptr; }
+const char* mem_kind_label(uint8_t kind) { return kind < std::size(kMemKindLabels) ? kMemKindLabels[kind] : nullptr; }
 
 std::string Trace::copy_label(uint8_t kind) const {
   if (kind < copy_kind_labels.size() && !copy_kind_labels[kind].empty()) return copy_kind_labels[kind];

@@ -30,7 +30,11 @@ std::string value_text(double v, const std::string& unit) {
 }
 
 std::string limit_text(const CheckResult& r, const char* at_most, const char* at_least) {
-  const std::string unit = r.unit == "us" ? " µs" : r.unit == "%" ? "%" : r.unit == "count" ? "" : r.unit == "x" ? "x" : " " + r.unit;
+  const std::string unit = r.unit == "us"      ? " µs"
+                           : r.unit == "%"     ? "%"
+                           : r.unit == "count" ? ""
+                           : r.unit == "x"     ? "x"
+                                               : " " + r.unit;
   return fmt::format("{} {:g}{}", r.at_most ? at_most : at_least, r.limit, unit);
 }
 
@@ -42,7 +46,6 @@ std::string headline(const CheckReport& report) {
   if (failed == 0) return fmt::format("{}: all {} check{} passed ({})", report.input, n, n == 1 ? "" : "s", against);
   return fmt::format("{}: {} of {} check{} failed ({})", report.input, failed, n, n == 1 ? "" : "s", against);
 }
-
 
 }  // namespace
 
@@ -98,8 +101,9 @@ std::string check_markdown(const CheckReport& report) {
   if (report.results.empty()) return out;
   out += "| Result | Check | Scope | Actual | Limit | Detail |\n|---|---|---|---|---|---|\n";
   for (const CheckResult& r : report.results) {
-    out += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", r.pass ? "pass" : "**FAIL**", r.check, markdown_cell(r.scope),
-                       value_text(r.actual, r.unit), limit_text(r, "≤", "≥"), markdown_cell(r.detail));
+    out += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", r.pass ? "pass" : "**FAIL**", r.check,
+                       markdown_cell(r.scope), value_text(r.actual, r.unit), limit_text(r, "≤", "≥"),
+                       markdown_cell(r.detail));
   }
   out += "\n";
   return out;

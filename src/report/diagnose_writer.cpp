@@ -41,10 +41,9 @@ std::string header(const Diagnosis& d) {
   for (const Finding& f : d.findings) total = std::max(total, f.savings_ns);
   std::string basis = d.basis == "steps" ? fmt::format("{} steps, {}", d.steps, human_duration(d.basis_ns))
                                          : fmt::format("span {}", human_duration(d.basis_ns));
-  return fmt::format("{}: {} finding{} ({}; {} rules run)", d.input, d.findings.size(), d.findings.size() == 1 ? "" : "s", basis,
-                     d.rules_run.size());
+  return fmt::format("{}: {} finding{} ({}; {} rules run)", d.input, d.findings.size(),
+                     d.findings.size() == 1 ? "" : "s", basis, d.rules_run.size());
 }
-
 
 }  // namespace
 
@@ -60,9 +59,11 @@ std::string diagnose_text(const std::vector<Diagnosis>& diagnoses) {
     for (const Finding& f : d.findings) {
       out += fmt::format("\n{:<8} {}  [{}]  {}\n", upper(diagnose::severity_name(f.severity)), f.id, f.scope, f.title);
       if (f.time_based) {
-        out += fmt::format("  saves up to {}, confidence {}\n", savings_text(f), diagnose::confidence_label(f.confidence));
+        out +=
+            fmt::format("  saves up to {}, confidence {}\n", savings_text(f), diagnose::confidence_label(f.confidence));
       } else {
-        out += fmt::format("  a memory problem (no time estimate), confidence {}\n", diagnose::confidence_label(f.confidence));
+        out += fmt::format("  a memory problem (no time estimate), confidence {}\n",
+                           diagnose::confidence_label(f.confidence));
       }
       if (!f.figures.empty()) {
         std::string line = "  evidence:";
@@ -76,7 +77,8 @@ std::string diagnose_text(const std::vector<Diagnosis>& diagnoses) {
                            o.detail.empty() ? "" : " — " + o.detail);
       }
       for (const diagnose::TimeRange& r : f.ranges) {
-        out += fmt::format("    at {} .. {} ns ({}) on {}: {}\n", r.start, r.end, human_duration(r.end - r.start), r.where, r.label);
+        out += fmt::format("    at {} .. {} ns ({}) on {}: {}\n", r.start, r.end, human_duration(r.end - r.start),
+                           r.where, r.label);
       }
       out += "  remedy: " + f.remedy + "\n";
     }
@@ -152,8 +154,9 @@ std::string diagnose_markdown(const std::vector<Diagnosis>& diagnoses) {
     }
     out += "| Severity | Rule | Where | Finding | Saves up to |\n|---|---|---|---|---|\n";
     for (const Finding& f : d.findings) {
-      out += fmt::format("| {} | `{}` | {} | {} | {} |\n", diagnose::severity_name(f.severity), f.id, markdown_cell(f.scope),
-                         markdown_cell(f.title), f.time_based ? savings_text(f) : std::string("(memory)"));
+      out += fmt::format("| {} | `{}` | {} | {} | {} |\n", diagnose::severity_name(f.severity), f.id,
+                         markdown_cell(f.scope), markdown_cell(f.title),
+                         f.time_based ? savings_text(f) : std::string("(memory)"));
     }
     out += "\n";
     for (const Finding& f : d.findings) {

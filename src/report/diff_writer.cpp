@@ -23,7 +23,7 @@ using compare::Verdict;
 namespace {
 
 constexpr ItemKind kKinds[] = {ItemKind::kKernel, ItemKind::kOperator, ItemKind::kRange};
-constexpr Verdict kVerdicts[] = {Verdict::kSlower, Verdict::kFaster, Verdict::kAdded, Verdict::kRemoved,
+constexpr Verdict kVerdicts[] = {Verdict::kSlower,    Verdict::kFaster,     Verdict::kAdded,    Verdict::kRemoved,
                                  Verdict::kMoreCalls, Verdict::kFewerCalls, Verdict::kUnchanged};
 
 std::string dur(double ns) { return std::isnan(ns) ? "-" : human_duration(std::llround(ns)); }
@@ -102,22 +102,24 @@ std::string count_text(const TraceDiff& d, const compare::SideFigures& f) {
 }
 
 std::string settings_line(const TraceDiff& d) {
-  return fmt::format("a change counts when the Mann-Whitney U test gives q < {:g} (Benjamini-Hochberg over {} tested) "
-                     "and the median moves by {:g}% or more",
-                     d.options.alpha, d.tested, d.options.min_change_pct);
+  return fmt::format(
+      "a change counts when the Mann-Whitney U test gives q < {:g} (Benjamini-Hochberg over {} tested) "
+      "and the median moves by {:g}% or more",
+      d.options.alpha, d.tested, d.options.min_change_pct);
 }
 
 std::string step_line(const TraceDiff& d) {
   if (!d.steps) return "Steps: not compared (" + d.steps_note + ")";
   const compare::StepDiff& s = *d.steps;
   std::string source = s.base_source == s.new_source ? s.base_source : s.base_source + " / " + s.new_source;
-  return fmt::format("Step time: median {} -> {} ({}), {} (p {}; {} -> {} steps, {})", dur(s.base.median_ns), dur(s.next.median_ns),
-                     signed_pct(s.median_change_pct()), compare::verdict_name(s.verdict), p_text(s.p_value), s.base.count,
-                     s.next.count, source);
+  return fmt::format("Step time: median {} -> {} ({}), {} (p {}; {} -> {} steps, {})", dur(s.base.median_ns),
+                     dur(s.next.median_ns), signed_pct(s.median_change_pct()), compare::verdict_name(s.verdict),
+                     p_text(s.p_value), s.base.count, s.next.count, source);
 }
 
 std::string parts_title(const TraceDiff& d) {
-  return d.time_basis == "step" ? "Where the step time went (mean per step and GPU)" : "Where the GPU time went (mean span per GPU)";
+  return d.time_basis == "step" ? "Where the step time went (mean per step and GPU)"
+                                : "Where the GPU time went (mean span per GPU)";
 }
 
 std::string finding_severity(const FindingChange& f) {
@@ -133,7 +135,8 @@ std::string finding_savings(const FindingChange& f) {
   using compare::FindingStatus;
   if (f.status == FindingStatus::kAppeared) return "saves up to " + dur(static_cast<double>(f.new_savings_ns));
   if (f.status == FindingStatus::kDisappeared) return "saved up to " + dur(static_cast<double>(f.base_savings_ns));
-  return fmt::format("savings {} -> {}", dur(static_cast<double>(f.base_savings_ns)), dur(static_cast<double>(f.new_savings_ns)));
+  return fmt::format("savings {} -> {}", dur(static_cast<double>(f.base_savings_ns)),
+                     dur(static_cast<double>(f.new_savings_ns)));
 }
 
 std::string findings_counts(const TraceDiff& d) {
@@ -143,15 +146,18 @@ std::string findings_counts(const TraceDiff& d) {
 }
 
 std::string side_line(const char* label, const compare::SideInfo& s) {
-  return fmt::format("  {:<4}  {}  ({}; {} kernels, {} operators, {} ranges, {} GPUs)\n", label, s.input, s.format, s.kernels,
-                     s.operators, s.ranges, s.gpus);
+  return fmt::format("  {:<4}  {}  ({}; {} kernels, {} operators, {} ranges, {} GPUs)\n", label, s.input, s.format,
+                     s.kernels, s.operators, s.ranges, s.gpus);
 }
 
 std::string ranks_headline(const compare::RanksDiff& r) {
-  auto skew = [](int64_t matched, int64_t p50) { return matched > 0 ? dur(static_cast<double>(p50)) : std::string("-"); };
-  return fmt::format("{} GPUs: compute imbalance {:.2f}x -> {:.2f}x, collective skew p50 {} -> {} ({} -> {} collectives matched)",
-                     r.gpus.size(), r.base_imbalance, r.new_imbalance, skew(r.base_collectives, r.base_skew_p50_ns),
-                     skew(r.new_collectives, r.new_skew_p50_ns), r.base_collectives, r.new_collectives);
+  auto skew = [](int64_t matched, int64_t p50) {
+    return matched > 0 ? dur(static_cast<double>(p50)) : std::string("-");
+  };
+  return fmt::format(
+      "{} GPUs: compute imbalance {:.2f}x -> {:.2f}x, collective skew p50 {} -> {} ({} -> {} collectives matched)",
+      r.gpus.size(), r.base_imbalance, r.new_imbalance, skew(r.base_collectives, r.base_skew_p50_ns),
+      skew(r.new_collectives, r.new_skew_p50_ns), r.base_collectives, r.new_collectives);
 }
 
 // The GPUs a listing shows: many ranks, the ones whose computation time changed most.
@@ -170,8 +176,8 @@ std::vector<const compare::RankChange*> shown_ranks(const compare::RanksDiff& r)
 
 // "16.7 ms -> 16.9 ms": a side without the GPU, or without the figure (`known` false), shows "-",
 // as summary shows a figure a trace cannot give.
-std::string side_pair(const compare::RankChange& g, int64_t base, int64_t next, bool base_known = true, bool new_known = true,
-                      const char* arrow = "->") {
+std::string side_pair(const compare::RankChange& g, int64_t base, int64_t next, bool base_known = true,
+                      bool new_known = true, const char* arrow = "->") {
   auto side = [](bool present, int64_t v) { return present ? dur(static_cast<double>(v)) : std::string("-"); };
   return fmt::format("{} {} {}", side(g.in_base && base_known, base), arrow, side(g.in_new && new_known, next));
 }
@@ -207,10 +213,11 @@ std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
     out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", "GPU", "step p50 base -> new", "compute base -> new",
                        "waited base -> new", "last at");
     for (const compare::RankChange* g : shown_ranks(r)) {
-      out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", clip_text(g->gpu, 44),
-                         step_pair(*g), side_pair(*g, g->base_compute_ns, g->new_compute_ns), wait_pair(*g), last_pair(*g, "->"));
+      out += fmt::format("  {:<44} {:>21} {:>21} {:>21} {:>9}\n", clip_text(g->gpu, 44), step_pair(*g),
+                         side_pair(*g, g->base_compute_ns, g->new_compute_ns), wait_pair(*g), last_pair(*g, "->"));
     }
-    if (r.gpus.size() > kRanksShown) out += fmt::format("  ({} more GPUs; -f json lists every one)\n", r.gpus.size() - kRanksShown);
+    if (r.gpus.size() > kRanksShown)
+      out += fmt::format("  ({} more GPUs; -f json lists every one)\n", r.gpus.size() - kRanksShown);
   }
   const char* time_head = per_step(d) ? "per step" : "in total";
   for (ItemKind kind : kKinds) {
@@ -219,22 +226,23 @@ std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
     const auto rows = listed(d, kind, o, &hidden);
     out += fmt::format("\n{} ({}): {}\n", kind_title(kind), time_head, verdict_counts(d, kind));
     if (rows.empty()) continue;
-    out += fmt::format("  {:<20} {:>10} {:>10} {:>11} {:>7}  {:>21}  {:>17} {:>7}  {}\n", "verdict", "base", "new", "delta", "ratio",
-                       "median base -> new", "count base -> new", "q", "name");
+    out += fmt::format("  {:<20} {:>10} {:>10} {:>11} {:>7}  {:>21}  {:>17} {:>7}  {}\n", "verdict", "base", "new",
+                       "delta", "ratio", "median base -> new", "count base -> new", "q", "name");
     for (const ItemDiff* i : rows) {
       const double b = shown_time(d, i->base), n = shown_time(d, i->next);
-      out += fmt::format("  {:<20} {:>10} {:>10} {:>11} {:>7}  {:>21}  {:>17} {:>7}  {}\n", i->verdict_label(), dur(b), dur(n),
-                         signed_dur(n - b), ratio_text(i->ratio()),
+      out += fmt::format("  {:<20} {:>10} {:>10} {:>11} {:>7}  {:>21}  {:>17} {:>7}  {}\n", i->verdict_label(), dur(b),
+                         dur(n), signed_dur(n - b), ratio_text(i->ratio()),
                          fmt::format("{} -> {}", dur(i->base.median_ns), dur(i->next.median_ns)),
-                         fmt::format("{} -> {}", count_text(d, i->base), count_text(d, i->next)), p_text(i->q_value), short_name(i->name));
+                         fmt::format("{} -> {}", count_text(d, i->base), count_text(d, i->next)), p_text(i->q_value),
+                         short_name(i->name));
     }
     if (hidden) out += fmt::format("  ({} more changed; --top N or --all lists them)\n", hidden);
   }
   if (d.findings_compared) {
     out += fmt::format("\nFindings (tracedoc diagnose): {}\n", findings_counts(d));
     for (const FindingChange& f : d.findings) {
-      out += fmt::format("  {:<11} {:<19} {:<20} [{}]  {}; {}\n", compare::finding_status_name(f.status), finding_severity(f), f.id,
-                         f.scope, f.title, finding_savings(f));
+      out += fmt::format("  {:<11} {:<19} {:<20} [{}]  {}; {}\n", compare::finding_status_name(f.status),
+                         finding_severity(f), f.id, f.scope, f.title, finding_savings(f));
     }
   }
   if (!d.notes.empty()) out += "\n";
@@ -243,17 +251,21 @@ std::string diff_text(const TraceDiff& d, const DiffTextOptions& o) {
 }
 
 std::string diff_markdown(const TraceDiff& d, const DiffTextOptions& o) {
-  std::string out = fmt::format("### tracedoc diff: `{}` → `{}`\n\n", markdown_cell(d.base.input), markdown_cell(d.next.input));
+  std::string out =
+      fmt::format("### tracedoc diff: `{}` → `{}`\n\n", markdown_cell(d.base.input), markdown_cell(d.next.input));
   out += markdown_cell(step_line(d)) + "\n\n";
   out += fmt::format("**{}**\n\n| Part | Base | New | Delta |\n|---|---:|---:|---:|\n", parts_title(d));
   for (const TimePart& p : d.parts) {
-    out += fmt::format("| {} | {} | {} | {} |\n", p.name, dur(p.base_mean_ns), dur(p.new_mean_ns), signed_dur(p.new_mean_ns - p.base_mean_ns));
+    out += fmt::format("| {} | {} | {} | {} |\n", p.name, dur(p.base_mean_ns), dur(p.new_mean_ns),
+                       signed_dur(p.new_mean_ns - p.base_mean_ns));
   }
-  out += fmt::format("| **{}** | **{}** | **{}** | **{}** |\n", d.time_basis, dur(d.base_time_mean_ns), dur(d.new_time_mean_ns),
-                     signed_dur(d.new_time_mean_ns - d.base_time_mean_ns));
+  out += fmt::format("| **{}** | **{}** | **{}** | **{}** |\n", d.time_basis, dur(d.base_time_mean_ns),
+                     dur(d.new_time_mean_ns), signed_dur(d.new_time_mean_ns - d.base_time_mean_ns));
   if (d.ranks) {
-    out += fmt::format("\n**Ranks**: {}\n\n| GPU | Step p50 | Compute | Waited at collectives | Started last |\n|---|---:|---:|---:|---:|\n",
-                       ranks_headline(*d.ranks));
+    out += fmt::format(
+        "\n**Ranks**: {}\n\n| GPU | Step p50 | Compute | Waited at collectives | Started last "
+        "|\n|---|---:|---:|---:|---:|\n",
+        ranks_headline(*d.ranks));
     for (const compare::RankChange* g : shown_ranks(*d.ranks)) {
       out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(g->gpu), step_pair(*g),
                          side_pair(*g, g->base_compute_ns, g->new_compute_ns), wait_pair(*g), last_pair(*g, "→"));
@@ -266,21 +278,24 @@ std::string diff_markdown(const TraceDiff& d, const DiffTextOptions& o) {
     const auto rows = listed(d, kind, o, &hidden);
     out += fmt::format("\n**{}**: {}\n", kind_title(kind), verdict_counts(d, kind));
     if (rows.empty()) continue;
-    out += fmt::format("\n| Verdict | Base ({}) | New | Delta | Ratio | Median | Count | q | Name |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
-                       time_head);
+    out += fmt::format(
+        "\n| Verdict | Base ({}) | New | Delta | Ratio | Median | Count | q | Name "
+        "|\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        time_head);
     for (const ItemDiff* i : rows) {
       const double b = shown_time(d, i->base), n = shown_time(d, i->next);
-      out += fmt::format("| {} | {} | {} | {} | {} | {} → {} | {} → {} | {} | `{}` |\n", i->verdict_label(), dur(b), dur(n),
-                         signed_dur(n - b), ratio_text(i->ratio()), dur(i->base.median_ns), dur(i->next.median_ns),
-                         count_text(d, i->base), count_text(d, i->next), p_text(i->q_value), markdown_cell(short_name(i->name)));
+      out += fmt::format("| {} | {} | {} | {} | {} | {} → {} | {} → {} | {} | `{}` |\n", i->verdict_label(), dur(b),
+                         dur(n), signed_dur(n - b), ratio_text(i->ratio()), dur(i->base.median_ns),
+                         dur(i->next.median_ns), count_text(d, i->base), count_text(d, i->next), p_text(i->q_value),
+                         markdown_cell(short_name(i->name)));
     }
     if (hidden) out += fmt::format("\n{} more changed.\n", hidden);
   }
   if (d.findings_compared) {
     out += fmt::format("\n**Findings** (tracedoc diagnose): {}\n\n", findings_counts(d));
     for (const FindingChange& f : d.findings) {
-      out += fmt::format("- **{}** `{}` ({}) [{}]: {}; {}\n", compare::finding_status_name(f.status), f.id, finding_severity(f),
-                         markdown_cell(f.scope), markdown_cell(f.title), finding_savings(f));
+      out += fmt::format("- **{}** `{}` ({}) [{}]: {}; {}\n", compare::finding_status_name(f.status), f.id,
+                         finding_severity(f), markdown_cell(f.scope), markdown_cell(f.title), finding_savings(f));
     }
   }
   out += "\n<sub>" + markdown_cell(settings_line(d)) + "</sub>\n";
@@ -454,17 +469,30 @@ std::string real_cell(double v, std::string_view spec) {
 
 void emit(RowSink& sink, const CsvRow& r) {
   auto count = [](const std::optional<int64_t>& c) { return c ? Cell::integer(*c) : Cell::null(); };
-  const Cell cells[] = {Cell::text(r.kind), Cell::text(r.name), Cell::text(r.verdict), Cell::text(r.timing), Cell::text(r.calls),
-                        count(r.base_count), count(r.new_count), Cell::integer(r.base_total), Cell::integer(r.new_total),
-                        Cell::integer(sat_sub(r.new_total, r.base_total)), Cell::text(r.ratio), Cell::text(r.base_median),
-                        Cell::text(r.new_median), Cell::text(r.change), Cell::text(r.base_per_step), Cell::text(r.new_per_step),
-                        Cell::text(r.p), Cell::text(r.q)};
+  const Cell cells[] = {Cell::text(r.kind),
+                        Cell::text(r.name),
+                        Cell::text(r.verdict),
+                        Cell::text(r.timing),
+                        Cell::text(r.calls),
+                        count(r.base_count),
+                        count(r.new_count),
+                        Cell::integer(r.base_total),
+                        Cell::integer(r.new_total),
+                        Cell::integer(sat_sub(r.new_total, r.base_total)),
+                        Cell::text(r.ratio),
+                        Cell::text(r.base_median),
+                        Cell::text(r.new_median),
+                        Cell::text(r.change),
+                        Cell::text(r.base_per_step),
+                        Cell::text(r.new_per_step),
+                        Cell::text(r.p),
+                        Cell::text(r.q)};
   sink.row(cells);
 }
 
 // A step or item row: counts, totals, medians, per step and the test.
-CsvRow figures_row(std::string_view kind, std::string_view name, const compare::SideFigures& b, const compare::SideFigures& n,
-                   double ratio, double change, double p, double q) {
+CsvRow figures_row(std::string_view kind, std::string_view name, const compare::SideFigures& b,
+                   const compare::SideFigures& n, double ratio, double change, double p, double q) {
   CsvRow r;
   r.kind = kind, r.name = name;
   r.base_count = b.count, r.new_count = n.count;
@@ -480,12 +508,28 @@ CsvRow figures_row(std::string_view kind, std::string_view name, const compare::
 }  // namespace
 
 void diff_rows(const TraceDiff& d, RowSink& sink) {
-  sink.begin({{"Kind"}, {"Name"}, {"Verdict"}, {"Timing"}, {"Calls"}, {"Base Count"}, {"New Count"}, {"Base Total (ns)"}, {"New Total (ns)"},
-              {"Delta Total (ns)"}, {"Ratio"}, {"Base Median (ns)"}, {"New Median (ns)"}, {"Median Change (%)"},
-              {"Base Per Step (ns)"}, {"New Per Step (ns)"}, {"p-value"}, {"q-value"}});
+  sink.begin({{"Kind"},
+              {"Name"},
+              {"Verdict"},
+              {"Timing"},
+              {"Calls"},
+              {"Base Count"},
+              {"New Count"},
+              {"Base Total (ns)"},
+              {"New Total (ns)"},
+              {"Delta Total (ns)"},
+              {"Ratio"},
+              {"Base Median (ns)"},
+              {"New Median (ns)"},
+              {"Median Change (%)"},
+              {"Base Per Step (ns)"},
+              {"New Per Step (ns)"},
+              {"p-value"},
+              {"q-value"}});
   if (d.steps) {
     const compare::StepDiff& s = *d.steps;
-    const double ratio = s.base.total_ns > 0 ? static_cast<double>(s.next.total_ns) / static_cast<double>(s.base.total_ns) : NAN;
+    const double ratio =
+        s.base.total_ns > 0 ? static_cast<double>(s.next.total_ns) / static_cast<double>(s.base.total_ns) : NAN;
     CsvRow r = figures_row("step", "step", s.base, s.next, ratio, s.median_change_pct(), s.p_value, NAN);
     r.verdict = r.timing = compare::verdict_name(s.verdict);
     emit(sink, r);
@@ -515,8 +559,10 @@ void diff_rows(const TraceDiff& d, RowSink& sink) {
     }
   }
   for (const ItemDiff& i : d.items) {
-    CsvRow r = figures_row(compare::item_kind_name(i.kind), i.name, i.base, i.next, i.ratio(), i.median_change_pct(), i.p_value, i.q_value);
-    r.verdict = compare::verdict_name(i.verdict), r.timing = compare::verdict_name(i.timing), r.calls = compare::verdict_name(i.calls);
+    CsvRow r = figures_row(compare::item_kind_name(i.kind), i.name, i.base, i.next, i.ratio(), i.median_change_pct(),
+                           i.p_value, i.q_value);
+    r.verdict = compare::verdict_name(i.verdict), r.timing = compare::verdict_name(i.timing),
+    r.calls = compare::verdict_name(i.calls);
     emit(sink, r);
   }
   for (const FindingChange& f : d.findings) {

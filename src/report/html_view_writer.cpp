@@ -211,8 +211,10 @@ void write_panels(Json& j, const view::ViewModel& vm) {
   figure("Span", human_duration(sat_sub(vm.timeline.end, vm.timeline.start)));
   figure("Events", fmt::format("{}", vm.timeline.events));
   for (const DeviceSummary& d : s.devices) {
-    const std::string who = d.rank >= 0 ? fmt::format("rank {} GPU {}", d.rank, d.device) : fmt::format("pid {} GPU {}", d.pid, d.device);
-    figure(who + " busy", fmt::format("{:.1f}% of {}", d.busy_pct(), human_duration(sat_sub(d.last_end, d.first_start))));
+    const std::string who =
+        d.rank >= 0 ? fmt::format("rank {} GPU {}", d.rank, d.device) : fmt::format("pid {} GPU {}", d.pid, d.device);
+    figure(who + " busy",
+           fmt::format("{:.1f}% of {}", d.busy_pct(), human_duration(sat_sub(d.last_end, d.first_start))));
   }
   if (s.steps) {
     figure("Steps", fmt::format("{} ({})", s.steps->count, step_source_name(s.steps->source)));
@@ -220,7 +222,8 @@ void write_panels(Json& j, const view::ViewModel& vm) {
     figure("GPU busy per step", fmt::format("{:.1f}% (median)", s.steps->median_busy_pct));
   }
   if (vm.critical_computed) {
-    figure("Critical path", fmt::format("{} operations, {}", vm.critical.operations, human_duration(vm.critical.path_ns)));
+    figure("Critical path",
+           fmt::format("{} operations, {}", vm.critical.operations, human_duration(vm.critical.path_ns)));
   }
   j.close(']');
 
@@ -274,10 +277,14 @@ std::string escape_for_script(const std::string& json) {
   out.reserve(json.size() + json.size() / 64);
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
-    else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' && (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
+             (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
       out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
       i += 2;
     } else {
@@ -304,8 +311,10 @@ std::string fill_template(std::string_view page, const std::map<std::string_view
     if (close == std::string_view::npos) break;
     out.append(page.substr(at, open - at));
     const auto it = values.find(page.substr(open + 2, close - open - 2));
-    if (it != values.end()) out += it->second;
-    else out.append(page.substr(open, close + 2 - open));
+    if (it != values.end())
+      out += it->second;
+    else
+      out.append(page.substr(open, close + 2 - open));
     at = close + 2;
   }
   out.append(page.substr(at));

@@ -18,11 +18,11 @@ namespace tracedoc {
 
 namespace {
 
-constexpr std::string_view kCopyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-                                           "DtoA",    "DtoD", "HtoH", "PtoP"};
+constexpr std::string_view kCopyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
 // Kineto's memoryKindString; the reader maps the labels back (others read as unknown).
-constexpr std::string_view kMemKinds[] = {"Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
-                                          "Managed Static", "Unknown"};
+constexpr std::string_view kMemKinds[] = {"Pageable", "Pinned",        "Device",         "Array",
+                                          "Managed",  "Device Static", "Managed Static", "Unknown"};
 
 std::string_view copy_kind_name(uint8_t k) { return k < std::size(kCopyKinds) ? kCopyKinds[k] : "Unknown"; }
 std::string_view mem_kind_name(uint8_t k) { return k < std::size(kMemKinds) ? kMemKinds[k] : "Unknown"; }
@@ -93,7 +93,8 @@ class Out {
 // Writes the events of one trace; the comma between events is handled here.
 class Writer {
  public:
-  Writer(const Trace& t, Out& out, const std::vector<diagnose::Finding>& findings) : t_(t), o_(out), findings_(findings) {}
+  Writer(const Trace& t, Out& out, const std::vector<diagnose::Finding>& findings)
+      : t_(t), o_(out), findings_(findings) {}
   void write();
 
  private:
@@ -127,7 +128,8 @@ class Writer {
   }
   Out& maybe(std::string_view k, int64_t v) { return v == kNoValue ? o_ : o_.key(k).num(v); }
   const DeviceInfo* device(int32_t id) const {
-    for (const auto& d : t_.devices) if (d.id == id) return &d;
+    for (const auto& d : t_.devices)
+      if (d.id == id) return &d;
     return nullptr;
   }
 
@@ -135,7 +137,7 @@ class Writer {
   Out& o_;
   const std::vector<diagnose::Finding>& findings_;
   bool first_ = true;
-  std::vector<int64_t> api_external_;                    // per API call: its op's External id
+  std::vector<int64_t> api_external_;                     // per API call: its op's External id
   std::unordered_map<int64_t, int64_t> launch_external_;  // correlation -> External id
 };
 
@@ -153,7 +155,11 @@ void Writer::header() {
   const PyTorchInfo& py = t_.pytorch;
   if (py.rank >= 0) {
     // "rank": N with a space: HTA finds a file's rank with the regex "rank":\s+(\d+).
-    o_.raw("  ").first_key("distributedInfo").raw("{").first_key("backend").str(py.backend.empty() ? "nccl" : py.backend);
+    o_.raw("  ")
+        .first_key("distributedInfo")
+        .raw("{")
+        .first_key("backend")
+        .str(py.backend.empty() ? "nccl" : py.backend);
     o_.key("rank").num(py.rank);
     if (py.world_size >= 0) o_.key("world_size").num(py.world_size);
     o_.raw("},\n");
@@ -168,7 +174,12 @@ void Writer::external_ids() {
   const OpTable& ops = t_.pytorch.ops;
   const ApiTable& api = t_.api;
   api_external_.assign(api.size(), kNoValue);
-  struct Item { TimeNs start, end; int64_t tid; uint32_t row; bool is_op; };
+  struct Item {
+    TimeNs start, end;
+    int64_t tid;
+    uint32_t row;
+    bool is_op;
+  };
   std::vector<Item> items;
   items.reserve(ops.size() + api.size());
   for (uint32_t i = 0; i < ops.size(); ++i) items.push_back({ops.start[i], ops.end[i], ops.global_tid[i], i, true});
@@ -236,7 +247,8 @@ std::vector<uint32_t> api_write_order(const ApiTable& a) {
     if (!seen_start.insert(a.start[i]).second) start_taken_before[i] = 1;
   }
   std::vector<std::pair<StrId, uint32_t>> lead;
-  for (const auto& [name, row] : first_row) if (!start_taken_before[row]) lead.emplace_back(name, row);
+  for (const auto& [name, row] : first_row)
+    if (!start_taken_before[row]) lead.emplace_back(name, row);
   std::sort(lead.begin(), lead.end());
   std::vector<uint32_t> order;
   order.reserve(a.size());
@@ -245,7 +257,8 @@ std::vector<uint32_t> api_write_order(const ApiTable& a) {
     order.push_back(row);
     written[row] = 1;
   }
-  for (uint32_t i = 0; i < a.size(); ++i) if (!written[i]) order.push_back(i);
+  for (uint32_t i = 0; i < a.size(); ++i)
+    if (!written[i]) order.push_back(i);
   return order;
 }
 
@@ -254,8 +267,8 @@ void Writer::api() {
   for (const uint32_t i : api_write_order(a)) {
     if (a.start[i] == kNoTime) continue;
     const bool driver = a.api_class[i] == static_cast<uint8_t>(ApiClass::kCudaDriver);
-    open("X", driver ? "cuda_driver" : "cuda_runtime", t_.str(a.name[i]), pid_of(a.global_tid[i]), tid_of(a.global_tid[i]),
-         a.start[i], a.end[i]);
+    open("X", driver ? "cuda_driver" : "cuda_runtime", t_.str(a.name[i]), pid_of(a.global_tid[i]),
+         tid_of(a.global_tid[i]), a.start[i], a.end[i]);
     o_.key("args").obj();
     maybe("External id", api_external_[i]);
     maybe("correlation", a.correlation[i]);
@@ -267,13 +280,21 @@ void Writer::kernels() {
   const KernelTable& k = t_.kernels;
   const CollectiveTable& c = t_.pytorch.collectives;
   std::vector<int32_t> collective(k.size(), -1);
-  for (size_t i = 0; i < c.size(); ++i) if (c.kernel[i] < k.size()) collective[c.kernel[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c.kernel[i] < k.size()) collective[c.kernel[i]] = static_cast<int32_t>(i);
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.start[i] == kNoTime) continue;
     open("X", "kernel", t_.str(k.name[i]), k.device[i], k.stream[i], k.start[i], k.end[i]);
     o_.key("args").obj();
     maybe("External id", external_of(k.correlation[i]));
-    o_.key("queued").num(0).key("device").num(k.device[i]).key("context").num(k.context[i]).key("stream").num(k.stream[i]);
+    o_.key("queued")
+        .num(0)
+        .key("device")
+        .num(k.device[i])
+        .key("context")
+        .num(k.context[i])
+        .key("stream")
+        .num(k.stream[i]);
     maybe("correlation", k.correlation[i]);
     o_.key("registers per thread").num(k.registers_per_thread[i]);
     // Kineto prints one figure: static plus dynamic shared memory.
@@ -305,8 +326,8 @@ void Writer::kernels() {
 
 void Writer::copies() {
   // The args Kineto writes on copies and memsets alike: ids, placement, size, achieved bandwidth.
-  const auto args = [&](int64_t correlation, int32_t device, int32_t context, int32_t stream, int64_t bytes, TimeNs start,
-                        TimeNs end) {
+  const auto args = [&](int64_t correlation, int32_t device, int32_t context, int32_t stream, int64_t bytes,
+                        TimeNs start, TimeNs end) {
     o_.key("args").obj();
     maybe("External id", external_of(correlation));
     o_.key("device").num(device).key("context").num(context).key("stream").num(stream);
@@ -314,22 +335,23 @@ void Writer::copies() {
     o_.key("bytes").num(bytes);
     const int64_t dur = sat_sub(end, start);
     // Kineto: bytes per ns (= GB/s); a copy of no duration has no figure.
-    if (dur > 0) o_.key("memory bandwidth (GB/s)").raw(fmt::format("{}", static_cast<double>(bytes) / static_cast<double>(dur)));
+    if (dur > 0)
+      o_.key("memory bandwidth (GB/s)").raw(fmt::format("{}", static_cast<double>(bytes) / static_cast<double>(dur)));
     o_.raw("}}");
   };
   const MemcpyTable& m = t_.memcpys;
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.start[i] == kNoTime) continue;
-    const std::string name = fmt::format("Memcpy {} ({} -> {})", copy_kind_name(m.copy_kind[i]), mem_kind_name(m.src_kind[i]),
-                                         mem_kind_name(m.dst_kind[i]));
+    const std::string name = fmt::format("Memcpy {} ({} -> {})", copy_kind_name(m.copy_kind[i]),
+                                         mem_kind_name(m.src_kind[i]), mem_kind_name(m.dst_kind[i]));
     open("X", "gpu_memcpy", name, m.device[i], m.stream[i], m.start[i], m.end[i]);
     args(m.correlation[i], m.device[i], m.context[i], m.stream[i], m.bytes[i], m.start[i], m.end[i]);
   }
   const MemsetTable& s = t_.memsets;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.start[i] == kNoTime) continue;
-    open("X", "gpu_memset", fmt::format("Memset ({})", mem_kind_name(s.mem_kind[i])), s.device[i], s.stream[i], s.start[i],
-         s.end[i]);
+    open("X", "gpu_memset", fmt::format("Memset ({})", mem_kind_name(s.mem_kind[i])), s.device[i], s.stream[i],
+         s.start[i], s.end[i]);
     args(s.correlation[i], s.device[i], s.context[i], s.stream[i], s.bytes[i], s.start[i], s.end[i]);
   }
 }
@@ -358,7 +380,9 @@ void Writer::memory() {
   for (size_t i = 0; i < a.size(); ++i) {
     open("i", "cpu_instant_event", "[memory]", pid_of(a.global_tid[i]), tid_of(a.global_tid[i]), a.time[i]);
     o_.key("s").str("t").key("args").obj();
-    const auto field = [&](std::string_view k, int64_t v) { if (v != kNoValue) o_.key(k).num(v); };
+    const auto field = [&](std::string_view k, int64_t v) {
+      if (v != kNoValue) o_.key(k).num(v);
+    };
     field("Total Reserved", a.total_reserved[i]);
     field("Total Allocated", a.total_allocated[i]);
     field("Bytes", a.bytes[i]);
@@ -372,7 +396,8 @@ void Writer::memory() {
 void Writer::flows() {
   const FlowTable& f = t_.pytorch.forward_backward;
   for (size_t i = 0; i < f.size(); ++i) {
-    open(f.phase[i] == 's' ? "s" : "f", "fwdbwd", "fwdbwd", pid_of(f.global_tid[i]), tid_of(f.global_tid[i]), f.time[i]);
+    open(f.phase[i] == 's' ? "s" : "f", "fwdbwd", "fwdbwd", pid_of(f.global_tid[i]), tid_of(f.global_tid[i]),
+         f.time[i]);
     o_.key("id").num(f.id[i]);
     if (f.phase[i] != 's') o_.key("bp").str("e");
     o_.raw("}");
@@ -409,10 +434,13 @@ void Writer::flows() {
 void Writer::python_functions() {
   const PythonFunctionTable& p = t_.pytorch.python_functions;
   for (size_t i = 0; i < p.size(); ++i) {
-    open("X", "python_function", t_.str(p.name[i]), pid_of(p.global_tid[i]), tid_of(p.global_tid[i]), p.start[i], p.end[i]);
+    open("X", "python_function", t_.str(p.name[i]), pid_of(p.global_tid[i]), tid_of(p.global_tid[i]), p.start[i],
+         p.end[i]);
     o_.key("args").obj().key("Python parent id");
-    if (p.parent_id[i] == kNoValue) o_.raw("null");
-    else o_.num(p.parent_id[i]);
+    if (p.parent_id[i] == kNoValue)
+      o_.raw("null");
+    else
+      o_.num(p.parent_id[i]);
     maybe("Python id", p.python_id[i]);
     o_.raw("}}");
   }
@@ -420,7 +448,8 @@ void Writer::python_functions() {
 
 TimeNs Writer::first_time() const {
   TimeNs first = INT64_MAX;
-  for (const auto* col : {&t_.api.start, &t_.pytorch.ops.start, &t_.ranges.start, &t_.kernels.start, &t_.memcpys.start}) {
+  for (const auto* col :
+       {&t_.api.start, &t_.pytorch.ops.start, &t_.ranges.start, &t_.kernels.start, &t_.memcpys.start}) {
     if (!col->empty() && (*col)[0] != kNoTime) first = std::min(first, (*col)[0]);
   }
   return first == INT64_MAX ? 0 : first;
@@ -445,7 +474,11 @@ void Writer::findings() {
     const diagnose::Finding& f = findings_[i];
     const int64_t tid = static_cast<int64_t>(i) + 1;
     open("M", "", "thread_name", pid, tid, first);
-    o_.key("args").obj().key("name").str(fmt::format("{} {} [{}]", diagnose::severity_name(f.severity), f.id, f.scope)).raw("}}");
+    o_.key("args")
+        .obj()
+        .key("name")
+        .str(fmt::format("{} {} [{}]", diagnose::severity_name(f.severity), f.id, f.scope))
+        .raw("}}");
     const auto args = [&](std::string_view where) {
       o_.key("args").obj().key("title").str(f.title).key("severity").str(diagnose::severity_name(f.severity));
       o_.key("savings_ns").num(f.savings_ns).key("confidence").str(diagnose::confidence_label(f.confidence));
@@ -459,7 +492,8 @@ void Writer::findings() {
       continue;
     }
     for (const diagnose::TimeRange& r : f.ranges) {
-      open("X", "tracedoc_finding", r.label.empty() ? f.id : fmt::format("{}: {}", f.id, r.label), pid, tid, r.start, r.end);
+      open("X", "tracedoc_finding", r.label.empty() ? f.id : fmt::format("{}: {}", f.id, r.label), pid, tid, r.start,
+           r.end);
       args(r.where);
     }
   }
@@ -482,8 +516,8 @@ void Writer::metadata() {
     if (th.name == kNoStr) continue;
     // Kineto's form, "thread 123 (pt_main_thread)", for names from elsewhere (nsys, synth).
     const std::string_view name = t_.str(th.name);
-    const std::string label = name.starts_with("thread ") ? std::string(name)
-                                                             : fmt::format("thread {} ({})", tid_of(th.global_tid), name);
+    const std::string label =
+        name.starts_with("thread ") ? std::string(name) : fmt::format("thread {} ({})", tid_of(th.global_tid), name);
     open("M", "", "thread_name", pid_of(th.global_tid), tid_of(th.global_tid), first);
     o_.key("args").obj().key("name").str(label).raw("}}");
   }

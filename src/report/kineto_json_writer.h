@@ -48,7 +48,8 @@
 namespace tracedoc {
 
 // Writes atomically (temporary file + rename); an existing file at `path` is replaced.
-Status write_kineto_json(const Trace& trace, const std::string& path, const std::vector<diagnose::Finding>& findings = {});
+Status write_kineto_json(const Trace& trace, const std::string& path,
+                         const std::vector<diagnose::Finding>& findings = {});
 
 // The document as text (tests, small traces).
 std::string kineto_json(const Trace& trace, const std::vector<diagnose::Finding>& findings = {});

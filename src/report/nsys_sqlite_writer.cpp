@@ -102,13 +102,14 @@ CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass 
 )SQL";
 
 constexpr const char* kCopyEnumNames[] = {
-    "CUDA_MEMCPY_KIND_UNKNOWN", "CUDA_MEMCPY_KIND_HTOD", "CUDA_MEMCPY_KIND_DTOH", "CUDA_MEMCPY_KIND_HTOA",
-    "CUDA_MEMCPY_KIND_ATOH",    "CUDA_MEMCPY_KIND_ATOA", "CUDA_MEMCPY_KIND_ATOD", "CUDA_MEMCPY_KIND_DTOA",
-    "CUDA_MEMCPY_KIND_DTOD",    "CUDA_MEMCPY_KIND_HTOH", "CUDA_MEMCPY_KIND_PTOP", "CUDA_MEMCPY_KIND_UVM_HTOD",
+    "CUDA_MEMCPY_KIND_UNKNOWN",  "CUDA_MEMCPY_KIND_HTOD",    "CUDA_MEMCPY_KIND_DTOH", "CUDA_MEMCPY_KIND_HTOA",
+    "CUDA_MEMCPY_KIND_ATOH",     "CUDA_MEMCPY_KIND_ATOA",    "CUDA_MEMCPY_KIND_ATOD", "CUDA_MEMCPY_KIND_DTOA",
+    "CUDA_MEMCPY_KIND_DTOD",     "CUDA_MEMCPY_KIND_HTOH",    "CUDA_MEMCPY_KIND_PTOP", "CUDA_MEMCPY_KIND_UVM_HTOD",
     "CUDA_MEMCPY_KIND_UVM_DTOH", "CUDA_MEMCPY_KIND_UVM_DTOD"};
 constexpr const char* kMemEnumNames[] = {
-    "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "CUDA_MEMOPR_MEMORY_KIND_PINNED", "CUDA_MEMOPR_MEMORY_KIND_DEVICE",
-    "CUDA_MEMOPR_MEMORY_KIND_ARRAY", "CUDA_MEMOPR_MEMORY_KIND_MANAGED", "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC",
+    "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE",       "CUDA_MEMOPR_MEMORY_KIND_PINNED",
+    "CUDA_MEMOPR_MEMORY_KIND_DEVICE",         "CUDA_MEMOPR_MEMORY_KIND_ARRAY",
+    "CUDA_MEMOPR_MEMORY_KIND_MANAGED",        "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC",
     "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC", "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN"};
 
 constexpr std::pair<const char*, const char*> kSyncEnum[] = {
@@ -123,8 +124,8 @@ constexpr int64_t kSecondNs = 1000000000;
 // The earliest start of anything the export holds (INT64_MAX when it holds nothing).
 int64_t first_event(const Trace& tr) {
   int64_t first = std::numeric_limits<int64_t>::max();
-  for (const auto* col : {&tr.kernels.start, &tr.memcpys.start, &tr.memsets.start, &tr.syncs.start, &tr.graph_traces.start, &tr.api.start,
-                          &tr.ranges.start, &tr.os_calls.start}) {
+  for (const auto* col : {&tr.kernels.start, &tr.memcpys.start, &tr.memsets.start, &tr.syncs.start,
+                          &tr.graph_traces.start, &tr.api.start, &tr.ranges.start, &tr.os_calls.start}) {
     for (TimeNs t : *col) first = std::min(first, t);
   }
   return first;
@@ -132,12 +133,15 @@ int64_t first_event(const Trace& tr) {
 
 struct Db {
   sqlite3* db = nullptr;
-  ~Db() { if (db) sqlite3_close(db); }
+  ~Db() {
+    if (db) sqlite3_close(db);
+  }
 };
 
 Status write_tables(const Trace& tr, sqlite3* db) {
   auto exec = [&](const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; };
-  if (!exec(kMetaSchema) || !exec("BEGIN")) return IoError(fmt::format("cannot create export schema: {}", sqlite3_errmsg(db)));
+  if (!exec(kMetaSchema) || !exec("BEGIN"))
+    return IoError(fmt::format("cannot create export schema: {}", sqlite3_errmsg(db)));
   const ExportTimebase timebase = export_timebase(tr);
   // Trace time -> export time; the shift keeps every real time far inside int64.
   const auto at = [shift = timebase.shift_ns](TimeNs t) { return t == kNoTime ? t : sat_sub(t, shift); };
@@ -149,7 +153,9 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     for (StrId id = 0; id < tr.strings.size(); ++id) ok &= s.i(id).t(tr.strings.get(id)).run();
     SqlInsert m(db, "INSERT INTO META_DATA_EXPORT VALUES (?,?)");
     ok &= m.t("EXPORT_PRODUCT_NAME").t("tracedoc").run();
-    ok &= m.t("EXPORT_PRODUCT_VERSION").t(tr.source.product_version.empty() ? "2024.5.1.113" : tr.source.product_version).run();
+    ok &= m.t("EXPORT_PRODUCT_VERSION")
+              .t(tr.source.product_version.empty() ? "2024.5.1.113" : tr.source.product_version)
+              .run();
     ok &= m.t("EXPORT_SCHEMA_VERSION").t("3.13.2").run();
     ok &= m.t("EXPORT_SCHEMA_VERSION_MAJOR").t("3").run();
     ok &= m.t("EXPORT_SCHEMA_VERSION_MINOR").t("13").run();
@@ -159,17 +165,28 @@ Status write_tables(const Trace& tr, sqlite3* db) {
       ok &= m.t("TRACEDOC_SOURCE_TIME_SHIFT_NS").t(std::to_string(timebase.shift_ns)).run();
     }
     SqlInsert ce(db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?,?,?)");
-    for (uint8_t k = 0; k < std::size(kCopyEnumNames); ++k) ok &= ce.i(k).t(kCopyEnumNames[k]).t(tr.copy_label(k)).run();
+    for (uint8_t k = 0; k < std::size(kCopyEnumNames); ++k)
+      ok &= ce.i(k).t(kCopyEnumNames[k]).t(tr.copy_label(k)).run();
     SqlInsert me(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?,?,?)");
     for (uint8_t k = 0; k < std::size(kMemEnumNames); ++k) ok &= me.i(k).t(kMemEnumNames[k]).t(tr.mem_label(k)).run();
     SqlInsert se(db, "INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?,?,?)");
-    for (int64_t k = 0; k < static_cast<int64_t>(std::size(kSyncEnum)); ++k) ok &= se.i(k).t(kSyncEnum[k].first).t(kSyncEnum[k].second).run();
+    for (int64_t k = 0; k < static_cast<int64_t>(std::size(kSyncEnum)); ++k)
+      ok &= se.i(k).t(kSyncEnum[k].first).t(kSyncEnum[k].second).run();
     SqlInsert st(db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,NULL,NULL,NULL)");
     ok &= st.i(timebase.session_start_utc_ns).run();
-    SqlInsert g(db, "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
-                 "VALUES (?,?,?,?,?,?,?,?)");
+    SqlInsert g(db,
+                "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
+                "VALUES (?,?,?,?,?,?,?,?)");
     for (const auto& d : tr.devices) {
-      ok &= g.i(0).i(d.id).t(tr.str(d.name)).i(d.total_memory).i(d.sm_count).i(d.compute_major).i(d.compute_minor).i(d.id).run();
+      ok &= g.i(0)
+                .i(d.id)
+                .t(tr.str(d.name))
+                .i(d.total_memory)
+                .i(d.sm_count)
+                .i(d.compute_major)
+                .i(d.compute_minor)
+                .i(d.id)
+                .run();
     }
     SqlInsert p(db, "INSERT INTO PROCESSES VALUES (?,?,?)");
     for (const auto& pr : tr.processes) ok &= p.i(pr.global_pid).i(pr.pid).t(tr.str(pr.name)).run();
@@ -182,29 +199,77 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   if (const auto& k = tr.kernels; table(k.size(), kKernelSchema)) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + placeholders(28) + ")");
     for (size_t r = 0; r < k.size(); ++r) {
-      ins.i(at(k.start[r])).i(at(k.end[r])).i(k.device[r]).i(k.context[r]).maybe(k.green_context[r], kNoGreen).i(k.stream[r])
-          .maybe(k.correlation[r], kNoValue).i(k.global_pid[r]).i(k.name[r]).i(k.short_name[r])
-          .maybe(k.mangled_name[r], kNoStr).i(3).i(0).i(k.registers_per_thread[r]).i(k.grid_x[r]).i(k.grid_y[r])
-          .i(k.grid_z[r]).i(k.block_x[r]).i(k.block_y[r]).i(k.block_z[r]).i(k.static_smem[r]).i(k.dynamic_smem[r])
-          .i(0).i(0).i(static_cast<int64_t>(r) + 1).i(0).maybe(k.graph_node_id[r], kNoValue).i(0);
+      ins.i(at(k.start[r]))
+          .i(at(k.end[r]))
+          .i(k.device[r])
+          .i(k.context[r])
+          .maybe(k.green_context[r], kNoGreen)
+          .i(k.stream[r])
+          .maybe(k.correlation[r], kNoValue)
+          .i(k.global_pid[r])
+          .i(k.name[r])
+          .i(k.short_name[r])
+          .maybe(k.mangled_name[r], kNoStr)
+          .i(3)
+          .i(0)
+          .i(k.registers_per_thread[r])
+          .i(k.grid_x[r])
+          .i(k.grid_y[r])
+          .i(k.grid_z[r])
+          .i(k.block_x[r])
+          .i(k.block_y[r])
+          .i(k.block_z[r])
+          .i(k.static_smem[r])
+          .i(k.dynamic_smem[r])
+          .i(0)
+          .i(0)
+          .i(static_cast<int64_t>(r) + 1)
+          .i(0)
+          .maybe(k.graph_node_id[r], kNoValue)
+          .i(0);
       ok &= ins.run();
     }
   }
   if (const auto& m = tr.memcpys; table(m.size(), kMemcpySchema)) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (" + placeholders(20) + ")");
     for (size_t r = 0; r < m.size(); ++r) {
-      ins.i(at(m.start[r])).i(at(m.end[r])).i(m.device[r]).i(m.context[r]).maybe(m.green_context[r], kNoGreen).i(m.stream[r])
-          .maybe(m.correlation[r], kNoValue).i(m.global_pid[r]).i(m.bytes[r]).i(m.copy_kind[r]).null()
-          .maybe(m.src_kind[r], kNoKind).maybe(m.dst_kind[r], kNoKind).maybe(m.src_device[r], kNoGreen).null()
-          .maybe(m.dst_device[r], kNoGreen).null().null().null().null();
+      ins.i(at(m.start[r]))
+          .i(at(m.end[r]))
+          .i(m.device[r])
+          .i(m.context[r])
+          .maybe(m.green_context[r], kNoGreen)
+          .i(m.stream[r])
+          .maybe(m.correlation[r], kNoValue)
+          .i(m.global_pid[r])
+          .i(m.bytes[r])
+          .i(m.copy_kind[r])
+          .null()
+          .maybe(m.src_kind[r], kNoKind)
+          .maybe(m.dst_kind[r], kNoKind)
+          .maybe(m.src_device[r], kNoGreen)
+          .null()
+          .maybe(m.dst_device[r], kNoGreen)
+          .null()
+          .null()
+          .null()
+          .null();
       ok &= ins.run();
     }
   }
   if (const auto& s = tr.memsets; table(s.size(), kMemsetSchema)) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (" + placeholders(12) + ")");
     for (size_t r = 0; r < s.size(); ++r) {
-      ins.i(at(s.start[r])).i(at(s.end[r])).i(s.device[r]).i(s.context[r]).maybe(s.green_context[r], kNoGreen).i(s.stream[r])
-          .maybe(s.correlation[r], kNoValue).i(s.global_pid[r]).i(s.value[r]).i(s.bytes[r]).null()
+      ins.i(at(s.start[r]))
+          .i(at(s.end[r]))
+          .i(s.device[r])
+          .i(s.context[r])
+          .maybe(s.green_context[r], kNoGreen)
+          .i(s.stream[r])
+          .maybe(s.correlation[r], kNoValue)
+          .i(s.global_pid[r])
+          .i(s.value[r])
+          .i(s.bytes[r])
+          .null()
           .maybe(s.mem_kind[r], kNoKind);
       ok &= ins.run();
     }
@@ -212,8 +277,16 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   if (const auto& y = tr.syncs; table(y.size(), kSyncSchema)) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (" + placeholders(10) + ")");
     for (size_t r = 0; r < y.size(); ++r) {
-      ins.i(at(y.start[r])).i(at(y.end[r])).i(y.device[r]).i(y.context[r]).null().i(y.stream[r])
-          .maybe(y.correlation[r], kNoValue).i(y.global_pid[r]).i(y.sync_type[r]).maybe(y.event_id[r], kNoValue);
+      ins.i(at(y.start[r]))
+          .i(at(y.end[r]))
+          .i(y.device[r])
+          .i(y.context[r])
+          .null()
+          .i(y.stream[r])
+          .maybe(y.correlation[r], kNoValue)
+          .i(y.global_pid[r])
+          .i(y.sync_type[r])
+          .maybe(y.event_id[r], kNoValue);
       ok &= ins.run();
     }
   }
@@ -221,8 +294,14 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (" + placeholders(9) + ")");
     for (size_t r = 0; r < e.size(); ++r) {
       // nsys writes 0 when the device timestamp was not collected.
-      ins.i(e.time[r] == kNoTime ? 0 : at(e.time[r])).i(e.device[r]).i(e.context[r]).null().i(e.stream[r])
-          .maybe(e.correlation[r], kNoValue).i(e.global_pid[r]).i(e.event_id[r] == kNoValue ? 0 : e.event_id[r])
+      ins.i(e.time[r] == kNoTime ? 0 : at(e.time[r]))
+          .i(e.device[r])
+          .i(e.context[r])
+          .null()
+          .i(e.stream[r])
+          .maybe(e.correlation[r], kNoValue)
+          .i(e.global_pid[r])
+          .i(e.event_id[r] == kNoValue ? 0 : e.event_id[r])
           .maybe(e.sync_id[r], kNoValue);
       ok &= ins.run();
     }
@@ -230,8 +309,15 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   if (const auto& g = tr.graph_traces; table(g.size(), kGraphTraceSchema)) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (" + placeholders(10) + ")");
     for (size_t r = 0; r < g.size(); ++r) {
-      ins.i(at(g.start[r])).i(at(g.end[r])).i(g.device[r]).i(g.context[r]).null().i(g.stream[r])
-          .maybe(g.correlation[r], kNoValue).i(g.global_pid[r]).i(g.graph_id[r] == kNoValue ? 0 : g.graph_id[r])
+      ins.i(at(g.start[r]))
+          .i(at(g.end[r]))
+          .i(g.device[r])
+          .i(g.context[r])
+          .null()
+          .i(g.stream[r])
+          .maybe(g.correlation[r], kNoValue)
+          .i(g.global_pid[r])
+          .i(g.graph_id[r] == kNoValue ? 0 : g.graph_id[r])
           .maybe(g.graph_exec_id[r], kNoValue);
       ok &= ins.run();
     }
@@ -239,14 +325,21 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   if (const auto& a = tr.api; table(a.size(), kRuntimeSchema)) {
     SqlInsert ins(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + placeholders(8) + ")");
     for (size_t r = 0; r < a.size(); ++r) {
-      ins.i(at(a.start[r])).i(at(a.end[r])).i(a.api_class[r] == 1 ? 1 : 0).i(a.global_tid[r]).maybe(a.correlation[r], kNoValue)
-          .i(a.name[r]).i(a.return_value[r] == kNoValue ? 0 : a.return_value[r]).null();
+      ins.i(at(a.start[r]))
+          .i(at(a.end[r]))
+          .i(a.api_class[r] == 1 ? 1 : 0)
+          .i(a.global_tid[r])
+          .maybe(a.correlation[r], kNoValue)
+          .i(a.name[r])
+          .i(a.return_value[r] == kNoValue ? 0 : a.return_value[r])
+          .null();
       ok &= ins.run();
     }
   }
   if (const auto& n = tr.ranges; table(n.size(), kNvtxSchema)) {
-    SqlInsert ins(db, "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,text,textId,globalTid,endGlobalTid,domainId) "
-                   "VALUES (?,?,?,?,?,?,?,?,?)");
+    SqlInsert ins(db,
+                  "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,text,textId,globalTid,endGlobalTid,domainId) "
+                  "VALUES (?,?,?,?,?,?,?,?,?)");
     for (size_t r = 0; r < n.size(); ++r) {
       ins.i(at(n.start[r])).maybe(at(n.end[r]), kNoTime).i(n.kind[r]).maybe(n.range_id[r], kNoValue);
       // nsys names a domain by the inline text of its creation row (its reports read `text` there,
@@ -266,28 +359,55 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   // from 0 at the first event, as they do for nsys exports.
   const auto& al = tr.pytorch.allocator;
   size_t gpu_allocator_events = 0;
-  for (size_t r = 0; r < al.size(); ++r) gpu_allocator_events += al.device_type[r] != 0 && al.bytes[r] != kNoValue ? 1 : 0;
+  for (size_t r = 0; r < al.size(); ++r)
+    gpu_allocator_events += al.device_type[r] != 0 && al.bytes[r] != kNoValue ? 1 : 0;
   if (const auto& e = tr.memory; table(e.size() + gpu_allocator_events, kMemoryUsageSchema)) {
     SqlInsert ins(db, "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (" + placeholders(12) + ")");
     for (size_t r = 0; r < e.size(); ++r) {
-      ins.i(at(e.time[r])).i(e.global_pid[r]).i(e.device[r]).null().i(e.address[r]).null().i(e.bytes[r]).i(e.mem_kind[r])
-          .i(e.operation[r]).null().maybe(e.correlation[r], kNoValue).null();
+      ins.i(at(e.time[r]))
+          .i(e.global_pid[r])
+          .i(e.device[r])
+          .null()
+          .i(e.address[r])
+          .null()
+          .i(e.bytes[r])
+          .i(e.mem_kind[r])
+          .i(e.operation[r])
+          .null()
+          .maybe(e.correlation[r], kNoValue)
+          .null();
       ok &= ins.run();
     }
     for (size_t r = 0; r < al.size(); ++r) {
       if (al.device_type[r] == 0 || al.bytes[r] == kNoValue) continue;
       const int64_t bytes = al.bytes[r];
-      ins.i(at(al.time[r])).i(global_pid_of(al.global_tid[r])).i(al.device_id[r]).null()
-          .maybe(al.address[r], kNoValue).null().i(bytes < 0 ? sat_sub(0, bytes) : bytes)
-          .i(static_cast<int64_t>(MemKind::kDevice)).i(bytes < 0 ? 1 : 0).null().null().null();
+      ins.i(at(al.time[r]))
+          .i(global_pid_of(al.global_tid[r]))
+          .i(al.device_id[r])
+          .null()
+          .maybe(al.address[r], kNoValue)
+          .null()
+          .i(bytes < 0 ? sat_sub(0, bytes) : bytes)
+          .i(static_cast<int64_t>(MemKind::kDevice))
+          .i(bytes < 0 ? 1 : 0)
+          .null()
+          .null()
+          .null();
       ok &= ins.run();
     }
   }
   if (const auto& o = tr.os_calls; table(o.size(), kOsrtSchema)) {
     SqlInsert ins(db, "INSERT INTO OSRT_API VALUES (" + placeholders(9) + ")");
     for (size_t r = 0; r < o.size(); ++r) {
-      ins.i(at(o.start[r])).i(at(o.end[r])).i(o.event_class[r]).i(o.global_tid[r]).i(o.name[r])
-          .i(o.return_value[r] == kNoValue ? 0 : o.return_value[r]).i(o.nesting_level[r]).i(0).i(0);
+      ins.i(at(o.start[r]))
+          .i(at(o.end[r]))
+          .i(o.event_class[r])
+          .i(o.global_tid[r])
+          .i(o.name[r])
+          .i(o.return_value[r] == kNoValue ? 0 : o.return_value[r])
+          .i(o.nesting_level[r])
+          .i(0)
+          .i(0);
       ok &= ins.run();
     }
   }
@@ -322,7 +442,8 @@ Status write_nsys_sqlite(const Trace& trace, const std::string& path) {
     sqlite3_exec(db.db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", nullptr, nullptr, nullptr);
     st = write_tables(trace, db.db);
   }
-  if (st.ok() && std::rename(temp.c_str(), path.c_str()) != 0) st = IoError(fmt::format("{}: cannot rename into place", path));
+  if (st.ok() && std::rename(temp.c_str(), path.c_str()) != 0)
+    st = IoError(fmt::format("{}: cannot rename into place", path));
   if (!st.ok()) std::remove(temp.c_str());
   PendingFiles::forget(temp);
   return st;

@@ -76,7 +76,6 @@ std::string divided(const Cell& cell, double divisor, int decimals) {
   return fmt::format("{:.{}f}", v / divisor, decimals);
 }
 
-
 }  // namespace
 
 std::string python_float_repr(double v) {

@@ -25,7 +25,9 @@ std::string insert_into(std::string_view table, size_t columns) {
 
 // Codes the trace can name: rendered as the labels the reports print.
 bool is_copy_kind(std::string_view column) { return column == "copy_kind"; }
-bool is_mem_kind(std::string_view column) { return column == "src_kind" || column == "dst_kind" || column == "mem_kind"; }
+bool is_mem_kind(std::string_view column) {
+  return column == "src_kind" || column == "dst_kind" || column == "mem_kind";
+}
 
 // How a global owner id renders: `global_tid` as rank, pid, tid; `global_pid` as rank, pid; a
 // prefixed one (`end_global_tid`) as end_pid, end_tid.
@@ -50,11 +52,13 @@ void sql_columns(const Column<Table, T>& column, bool has_start, std::vector<std
   switch (column.role) {
     case ColumnRole::kTime:
       out.push_back({name + "_ns", "INTEGER"}), descriptions.push_back(doc + " (ns)");
-      if (has_start && name == "end") out.push_back({"duration_ns", "INTEGER"}), descriptions.push_back("end_ns - start_ns");
+      if (has_start && name == "end")
+        out.push_back({"duration_ns", "INTEGER"}), descriptions.push_back("end_ns - start_ns");
       return;
     case ColumnRole::kOwner: {
       const OwnerParts p = owner_parts(column.name);
-      if (p.rank) out.push_back({"rank", "INTEGER"}), descriptions.push_back("PyTorch rank of " + doc + " (NULL: none)");
+      if (p.rank)
+        out.push_back({"rank", "INTEGER"}), descriptions.push_back("PyTorch rank of " + doc + " (NULL: none)");
       out.push_back({p.prefix + "pid", "INTEGER"}), descriptions.push_back("process id of " + doc);
       if (p.tid) out.push_back({p.prefix + "tid", "INTEGER"}), descriptions.push_back("thread id of " + doc);
       return;
@@ -65,7 +69,7 @@ void sql_columns(const Column<Table, T>& column, bool has_start, std::vector<std
       return;
     default: break;
   }
-  const char* type = std::is_floating_point_v<T> ? "REAL"
+  const char* type = std::is_floating_point_v<T>                                          ? "REAL"
                      : std::is_same_v<T, char> || is_copy_kind(name) || is_mem_kind(name) ? "TEXT"
                                                                                           : "INTEGER";
   out.push_back({name, type}), descriptions.push_back(doc);
@@ -79,14 +83,22 @@ void bind_row(const Trace& tr, const Column<Table, T>& column, const std::vector
   const bool recorded = !values.empty();
   const T v = recorded ? values[r] : column.absent;
   const bool absent = [&] {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-    else return v == column.absent;
+    if constexpr (std::is_floating_point_v<T>)
+      return std::isnan(v);
+    else
+      return v == column.absent;
   }();
   switch (column.role) {
     case ColumnRole::kTime:
-      if (absent) ins.null(); else ins.i(static_cast<int64_t>(v));
+      if (absent)
+        ins.null();
+      else
+        ins.i(static_cast<int64_t>(v));
       if (has_start && name == "end") {
-        if (absent || start == kNoTime) ins.null(); else ins.i(sat_sub(static_cast<int64_t>(v), start));
+        if (absent || start == kNoTime)
+          ins.null();
+        else
+          ins.i(sat_sub(static_cast<int64_t>(v), start));
       }
       return;
     case ColumnRole::kOwner: {
@@ -94,21 +106,36 @@ void bind_row(const Trace& tr, const Column<Table, T>& column, const std::vector
       const auto id = static_cast<int64_t>(v);
       if (p.rank) {
         const int64_t rank = absent ? -1 : tr.rank_of(id);
-        if (rank < 0) ins.null(); else ins.i(rank);
+        if (rank < 0)
+          ins.null();
+        else
+          ins.i(rank);
       }
-      if (absent) ins.null(); else ins.i(pid_of(id));
+      if (absent)
+        ins.null();
+      else
+        ins.i(pid_of(id));
       if (p.tid) {
-        if (absent) ins.null(); else ins.i(tid_of(id));
+        if (absent)
+          ins.null();
+        else
+          ins.i(tid_of(id));
       }
       return;
     }
     case ColumnRole::kString:
       if constexpr (std::is_same_v<T, StrId>) {
-        if (absent) ins.null(); else ins.t(tr.str(v));
+        if (absent)
+          ins.null();
+        else
+          ins.t(tr.str(v));
       }
       return;
     case ColumnRole::kKernelRow:
-      if (absent) ins.null(); else ins.i(static_cast<int64_t>(v) + 1);
+      if (absent)
+        ins.null();
+      else
+        ins.i(static_cast<int64_t>(v) + 1);
       return;
     default: break;
   }
@@ -140,14 +167,17 @@ struct Inserts {
 
 // Creates one model table's SQL table (and its rows in tracedoc_columns); fills it when asked.
 template <typename Table>
-bool load_model_table(const Trace& tr, std::string_view name, const Table& table, bool fill, sqlite3* db, Inserts& out) {
+bool load_model_table(const Trace& tr, std::string_view name, const Table& table, bool fill, sqlite3* db,
+                      Inserts& out) {
   bool has_start = false;
-  for_each_column_of<Table>([&](const auto& column) { has_start |= column.name == "start" && column.role == ColumnRole::kTime; });
+  for_each_column_of<Table>(
+      [&](const auto& column) { has_start |= column.name == "start" && column.role == ColumnRole::kTime; });
   std::vector<std::pair<std::string, std::string>> columns;
   std::vector<std::string> descriptions;
   for_each_column_of<Table>([&](const auto& column) { sql_columns(column, has_start, columns, descriptions); });
   std::string create = fmt::format("CREATE TABLE {} (", name);
-  for (size_t c = 0; c < columns.size(); ++c) create += fmt::format("{}{} {}", c ? ", " : "", columns[c].first, columns[c].second);
+  for (size_t c = 0; c < columns.size(); ++c)
+    create += fmt::format("{}{} {}", c ? ", " : "", columns[c].first, columns[c].second);
   create += ")";
   if (sqlite3_exec(db, create.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return false;
   {
@@ -168,7 +198,9 @@ bool load_model_table(const Trace& tr, std::string_view name, const Table& table
   });
   for (size_t r = 0; r < rows; ++r) {
     const TimeNs row_start = start ? (*start)[r] : kNoTime;
-    for_each_column(table, [&](const auto& column, const auto& values) { bind_row(tr, column, values, r, row_start, has_start, ins); });
+    for_each_column(table, [&](const auto& column, const auto& values) {
+      bind_row(tr, column, values, r, row_start, has_start, ins);
+    });
     out.run(ins);
   }
   return true;
@@ -222,7 +254,10 @@ Status load_sql_model(const Trace& tr, const SqlAnalyses& analyses, sqlite3* db,
     for (const StepWindow& w : analyses.steps->steps) {
       ins.maybe(w.number, kNoValue);
       rank(ins, w.global_pid).i(pid_of(w.global_pid)).i(w.start).i(w.end).i(sat_sub(w.end, w.start));
-      if (w.name == kNoStr) ins.null(); else ins.t(tr.str(w.name));
+      if (w.name == kNoStr)
+        ins.null();
+      else
+        ins.t(tr.str(w.name));
       ins.t(step_source_name(analyses.steps->source));
       out.run(ins);
     }
@@ -240,7 +275,13 @@ Status load_sql_model(const Trace& tr, const SqlAnalyses& analyses, sqlite3* db,
   if (analyses.diagnosis) {
     SqlInsert ins(db, insert_into("findings", 7));
     for (const diagnose::Finding& f : analyses.diagnosis->findings) {
-      ins.t(f.id).t(diagnose::severity_name(f.severity)).d(f.confidence).t(f.scope).t(f.title).i(f.savings_ns).d(f.savings_share);
+      ins.t(f.id)
+          .t(diagnose::severity_name(f.severity))
+          .d(f.confidence)
+          .t(f.scope)
+          .t(f.title)
+          .i(f.savings_ns)
+          .d(f.savings_share);
       out.run(ins);
     }
   }

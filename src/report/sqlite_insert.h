@@ -13,7 +13,9 @@ namespace tracedoc {
 class SqlInsert {
  public:
   SqlInsert(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
-  ~SqlInsert() { if (stmt_) sqlite3_finalize(stmt_); }
+  ~SqlInsert() {
+    if (stmt_) sqlite3_finalize(stmt_);
+  }
   SqlInsert(const SqlInsert&) = delete;
   SqlInsert& operator=(const SqlInsert&) = delete;
   bool ok() const { return stmt_ != nullptr; }

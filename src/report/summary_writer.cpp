@@ -15,7 +15,6 @@ namespace tracedoc {
 
 namespace {
 
-
 // "1ms", "500us", "2.5s": a threshold as typed on a command line.
 std::string compact_duration(int64_t ns) {
   if (ns % 1000000000 == 0 && ns) return fmt::format("{}s", ns / 1000000000);
@@ -43,20 +42,23 @@ std::string ranks_text(const RanksSummary& r) {
     const RankRow& last = r.rows[static_cast<size_t>(r.most_often_last)];
     out += fmt::format("; {} started last at {} of {} collectives", rank_label(last), last.last, last.collectives);
   }
-  out += fmt::format("\n  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", "GPU", "step p50", "compute", "exposed comm", "last at", "waited");
+  out += fmt::format("\n  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", "GPU", "step p50", "compute", "exposed comm",
+                     "last at", "waited");
   // Many ranks: the ones computing longest (the candidates for a straggler), JSON has them all.
   constexpr size_t kShown = 12;
   std::vector<const RankRow*> shown;
   for (const RankRow& row : r.rows) shown.push_back(&row);
   if (shown.size() > kShown) {
-    std::stable_sort(shown.begin(), shown.end(), [](const RankRow* a, const RankRow* b) { return a->compute_ns > b->compute_ns; });
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const RankRow* a, const RankRow* b) { return a->compute_ns > b->compute_ns; });
     shown.resize(kShown);
   }
   for (const RankRow* p : shown) {
     const RankRow& row = *p;
     out += fmt::format("  {:<44} {:>9} {:>9} {:>12} {:>9} {:>9}\n", clip_text(rank_label(row), 44),
                        row.steps ? human_duration(row.step_median_ns) : "-", human_duration(row.compute_ns),
-                       human_duration(row.exposed_comm_ns), row.collectives ? fmt::format("{}/{}", row.last, row.collectives) : "-",
+                       human_duration(row.exposed_comm_ns),
+                       row.collectives ? fmt::format("{}/{}", row.last, row.collectives) : "-",
                        row.collectives ? human_duration(row.wait_ns) : "-");
   }
   if (r.rows.size() > shown.size()) {
@@ -78,11 +80,12 @@ std::string breakdown_line(const DeviceSummary& d) {
   const int64_t span = sat_sub(d.last_end, d.first_start);
   if (span <= 0) return {};
   auto share = [&](int64_t ns) { return percent(100.0 * static_cast<double>(ns) / static_cast<double>(span)); };
-  std::string line = fmt::format("    compute {}, other GPU work {}, idle {}", share(d.compute_ns), share(d.non_compute_ns),
-                                 share(sat_sub(span, d.busy_ns)));
+  std::string line = fmt::format("    compute {}, other GPU work {}, idle {}", share(d.compute_ns),
+                                 share(d.non_compute_ns), share(sat_sub(span, d.busy_ns)));
   if (d.communication_ns > 0) {
-    line += fmt::format("; communication {}, {} of it under compute", human_duration(d.communication_ns),
-                        percent(100.0 * static_cast<double>(d.comm_overlap_ns) / static_cast<double>(d.communication_ns)));
+    line +=
+        fmt::format("; communication {}, {} of it under compute", human_duration(d.communication_ns),
+                    percent(100.0 * static_cast<double>(d.comm_overlap_ns) / static_cast<double>(d.communication_ns)));
   }
   if (d.graphs > 0) {
     // Graph-level tracing: the graphs' kernels were not recorded, so their time counts as other work.
@@ -97,7 +100,8 @@ std::string launch_line(const DeviceSummary& d) {
   std::vector<std::string> parts;
   if (d.launches > 0) {
     parts.push_back(fmt::format("launches {}, median delay {}, {} kernels shorter than their launch", d.launches,
-                                human_duration(static_cast<int64_t>(std::llround(d.launch_delay_median_ns))), d.short_kernels));
+                                human_duration(static_cast<int64_t>(std::llround(d.launch_delay_median_ns))),
+                                d.short_kernels));
   }
   std::vector<std::string> tb;
   if (std::isfinite(d.sm_efficiency_pct)) tb.push_back("est. SM efficiency " + percent(d.sm_efficiency_pct));
@@ -123,8 +127,8 @@ void totals_json(JsonObject& o, const NamedTotal& t) {
 std::string summary_text(const TraceSummary& s) {
   std::string out = fmt::format("{}\n  {}, {}\n", s.input, s.producer, s.format);
   out += fmt::format("  span {} ({} .. {} ns); {} GPU operations, {} API calls, {} ranges{}\n",
-                     human_duration(sat_sub(s.span_end, s.span_start)), s.span_start, s.span_end, s.gpu_ops, s.api_calls,
-                     s.ranges, s.cpu_ops ? fmt::format(", {} framework ops", s.cpu_ops) : "");
+                     human_duration(sat_sub(s.span_end, s.span_start)), s.span_start, s.span_end, s.gpu_ops,
+                     s.api_calls, s.ranges, s.cpu_ops ? fmt::format(", {} framework ops", s.cpu_ops) : "");
 
   if (s.devices.empty()) {
     out += "\nNo GPU activity.\n";
@@ -149,8 +153,10 @@ std::string summary_text(const TraceSummary& s) {
   if (!s.top_kernels.empty()) {
     out += fmt::format("\nTop kernels (of {} kernel time)\n", human_duration(s.kernel_total_ns));
     for (const NamedTotal& k : s.top_kernels) {
-      const double pct = s.kernel_total_ns ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(s.kernel_total_ns) : 0;
-      out += fmt::format("  {:>6} {:>9} {:>8}x  {}\n", percent(pct), human_duration(k.total_ns), k.count, clip_text(k.name, 70));
+      const double pct =
+          s.kernel_total_ns ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(s.kernel_total_ns) : 0;
+      out += fmt::format("  {:>6} {:>9} {:>8}x  {}\n", percent(pct), human_duration(k.total_ns), k.count,
+                         clip_text(k.name, 70));
     }
   }
   if (!s.copies.empty()) {
@@ -158,7 +164,8 @@ std::string summary_text(const TraceSummary& s) {
     for (const CopySummary& c : s.copies) {
       std::string what = c.direction + (c.host_memory.empty() ? "" : " (" + c.host_memory + ")");
       std::string link;
-      if (!c.link.empty() && c.total_ns) link = fmt::format("  {:.0f}% of {} ({:.1f} GB/s)", c.link_use_pct(), c.link, c.link_peak_gb_per_s);
+      if (!c.link.empty() && c.total_ns)
+        link = fmt::format("  {:.0f}% of {} ({:.1f} GB/s)", c.link_use_pct(), c.link, c.link_peak_gb_per_s);
       out += fmt::format("  {:<34} {:>7}x {:>9} {:>9} {:>11}{}\n", clip_text(what, 34), c.count, human_bytes(c.bytes),
                          human_duration(c.total_ns), c.total_ns ? fmt::format("{:.1f} GB/s", c.gb_per_s()) : "-", link);
     }
@@ -172,8 +179,8 @@ std::string summary_text(const TraceSummary& s) {
   if (s.steps) {
     const StepsSummary& st = *s.steps;
     out += fmt::format("\nSteps: {} ({}); median {} on the CPU, GPU busy {} of it ({})\n", st.count,
-                       step_source_name(st.source), human_duration(st.median_cpu_ns), human_duration(st.median_gpu_busy_ns),
-                       percent(st.median_busy_pct));
+                       step_source_name(st.source), human_duration(st.median_cpu_ns),
+                       human_duration(st.median_gpu_busy_ns), percent(st.median_busy_pct));
   }
   if (s.ranks) out += ranks_text(*s.ranks);
   if (s.step_roles) {
@@ -182,15 +189,17 @@ std::string summary_text(const TraceSummary& s) {
                        human_duration(static_cast<int64_t>(std::llround(r.step_ns))));
     for (size_t k = 0; k < r.role_ns.size(); ++k) {
       if (r.role_ns[k] <= 0) continue;
-      out += fmt::format(" {} {}", StepRolesSummary::role_name(k), percent(r.step_ns > 0 ? 100.0 * r.role_ns[k] / r.step_ns : 0));
+      out += fmt::format(" {} {}", StepRolesSummary::role_name(k),
+                         percent(r.step_ns > 0 ? 100.0 * r.role_ns[k] / r.step_ns : 0));
     }
     out += "\n";
   }
   if (s.dispatch && s.dispatch->framework_ns > 0) {
     const DispatchSummary& d = *s.dispatch;
-    out += fmt::format("\nFramework overhead: {} of operator CPU time outside CUDA calls ({} in CUDA calls), "
-                       "against {} of GPU time launched\n",
-                       human_duration(d.framework_ns), human_duration(d.cuda_api_ns), human_duration(d.gpu_ns));
+    out += fmt::format(
+        "\nFramework overhead: {} of operator CPU time outside CUDA calls ({} in CUDA calls), "
+        "against {} of GPU time launched\n",
+        human_duration(d.framework_ns), human_duration(d.cuda_api_ns), human_duration(d.gpu_ns));
     for (const NamedTotal& op : d.top_ops) {
       out += fmt::format("  {:>9} {:>8}x  {}\n", human_duration(op.total_ns), op.count, clip_text(op.name, 70));
     }
@@ -198,10 +207,11 @@ std::string summary_text(const TraceSummary& s) {
   if (!s.threads.empty()) {
     out += "\nCPU threads\n";
     for (const ThreadSummary& t : s.threads) {
-      std::string line = fmt::format("  {}{} (pid {} tid {}):", t.name.empty() ? "thread" : t.name, t.main ? " [main]" : "",
-                                     t.pid, t.tid);
+      std::string line = fmt::format("  {}{} (pid {} tid {}):", t.name.empty() ? "thread" : t.name,
+                                     t.main ? " [main]" : "", t.pid, t.tid);
       if (t.running_ns >= 0 && t.span_ns > 0) {
-        line += fmt::format(" running {},", percent(100.0 * static_cast<double>(t.running_ns) / static_cast<double>(t.span_ns)));
+        line += fmt::format(" running {},",
+                            percent(100.0 * static_cast<double>(t.running_ns) / static_cast<double>(t.span_ns)));
       }
       line += fmt::format(" lock waits {} ({}), CUDA calls {} of which synchronizing {}", t.lock_waits,
                           human_duration(t.lock_wait_ns), human_duration(t.api_ns), human_duration(t.sync_wait_ns));
@@ -210,9 +220,12 @@ std::string summary_text(const TraceSummary& s) {
   }
   const FindingsSummary& f = s.findings;
   std::vector<std::string> found;
-  if (f.sync_calls) found.push_back(fmt::format("{} synchronizing calls ({})", f.sync_calls, human_duration(f.sync_call_ns)));
-  if (f.sync_copies) found.push_back(fmt::format("{} synchronous copies ({})", f.sync_copies, human_duration(f.sync_copy_ns)));
-  if (f.pageable_async_copies) found.push_back(fmt::format("{} async copies from pageable memory", f.pageable_async_copies));
+  if (f.sync_calls)
+    found.push_back(fmt::format("{} synchronizing calls ({})", f.sync_calls, human_duration(f.sync_call_ns)));
+  if (f.sync_copies)
+    found.push_back(fmt::format("{} synchronous copies ({})", f.sync_copies, human_duration(f.sync_copy_ns)));
+  if (f.pageable_async_copies)
+    found.push_back(fmt::format("{} async copies from pageable memory", f.pageable_async_copies));
   if (f.sync_memsets) found.push_back(fmt::format("{} synchronous memsets", f.sync_memsets));
   out += "\nHost blocking (tracedoc analyze): ";
   if (found.empty()) {
@@ -350,7 +363,8 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       JsonObject k(o.out(), o.indent() + 2);
       k.field("slowest", rank_label(r.rows[r.slowest]));
       k.field("slowest_compute_ratio", r.slowest_ratio);
-      k.field("most_often_last", r.most_often_last >= 0 ? rank_label(r.rows[static_cast<size_t>(r.most_often_last)]) : std::string());
+      k.field("most_often_last",
+              r.most_often_last >= 0 ? rank_label(r.rows[static_cast<size_t>(r.most_often_last)]) : std::string());
       k.field("collectives_matched", r.matched);
       k.field("unmatched_collective_names", r.unmatched_names);
       json_array(k, "gpus", r.rows, [](JsonObject& g, const RankRow& row) {

@@ -31,10 +31,17 @@ struct Canvas {
   TimeNs t0 = 0, t1 = 1;
   double plot = 1;
   std::set<uint16_t> colors_used;
-  double x_of(double t) const { return kGutter + (t - static_cast<double>(t0)) / static_cast<double>(sat_sub(t1, t0)) * plot; }
+  double x_of(double t) const {
+    return kGutter + (t - static_cast<double>(t0)) / static_cast<double>(sat_sub(t1, t0)) * plot;
+  }
   void rect(double x0, double y, double w, double h, const std::string& fill, double opacity = 1) {
-    if (opacity < 1) body += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" fill-opacity=\"{:.2f}\"/>\n", x0, y, w, h, fill, opacity);
-    else body += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", x0, y, w, h, fill);
+    if (opacity < 1)
+      body += fmt::format(
+          "<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" fill-opacity=\"{:.2f}\"/>\n",
+          x0, y, w, h, fill, opacity);
+    else
+      body += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", x0, y,
+                          w, h, fill);
   }
   void text(double x, double y, const std::string& escaped, const char* extra = "") {
     body += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\"{}>{}</text>\n", x, y, extra, escaped);
@@ -86,7 +93,8 @@ void draw_utilization(Canvas& c, const view::ViewModel& vm, const view::Utilizat
     if (t + lod.bucket_ns < static_cast<double>(c.t0) || t > static_cast<double>(c.t1)) continue;
     const double share = u.busy[b] / 65535.0;
     if (share <= 0) continue;
-    const double x0 = std::max(kGutter, c.x_of(t)), x1 = std::min(c.x_of(static_cast<double>(c.t1)), c.x_of(t + lod.bucket_ns));
+    const double x0 = std::max(kGutter, c.x_of(t)),
+                 x1 = std::min(c.x_of(static_cast<double>(c.t1)), c.x_of(t + lod.bucket_ns));
     if (x1 <= x0) continue;
     const double h = share * (kLane - 3);
     c.rect(x0, y + kLane - 1 - h, std::max(0.5, x1 - x0), h, "#4e79a7", 0.75);
@@ -134,8 +142,10 @@ std::string render_timeline_svg(const view::ViewModel& vm, const SvgOptions& opt
   int ticks = 0;
   for (double t = std::ceil(rel0 / step) * step; t <= rel1 && ticks < 200; t += step, ++ticks) {
     const double x = c.x_of(t + static_cast<double>(tl.start));
-    axis += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"0.6\" height=\"{:.1f}\" fill=\"#e3e5e9\"/>\n", x, kAxis, y - kAxis);
-    axis += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"muted\">{}</text>\n", x + 3, kAxis - 10, escape_markup(human_duration(static_cast<int64_t>(t))));
+    axis += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"0.6\" height=\"{:.1f}\" fill=\"#e3e5e9\"/>\n", x, kAxis,
+                        y - kAxis);
+    axis += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"muted\">{}</text>\n", x + 3, kAxis - 10,
+                        escape_markup(human_duration(static_cast<int64_t>(t))));
   }
   // Legend: what each colour drawn means.
   double ly = y + 18;
@@ -146,18 +156,22 @@ std::string render_timeline_svg(const view::ViewModel& vm, const SvgOptions& opt
     const std::string label = clipped(s.label, 40);
     const double w = 22 + 6.5 * static_cast<double>(display_width(clip_text(s.label, 40)));
     if (lx + w > width) lx = 10, ly += 18;
-    legend += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                          lx, ly - 10, view::rgb_hex(s.rgb), lx + 16, ly, label);
+    legend += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/><text x=\"{:.1f}\" "
+        "y=\"{:.1f}\">{}</text>\n",
+        lx, ly - 10, view::rgb_hex(s.rgb), lx + 16, ly, label);
     lx += w;
   }
   const double height = ly + 12;
   std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{:.0f}\" viewBox=\"0 0 {} {:.0f}\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"10\">\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{:.0f}\" viewBox=\"0 0 {} {:.0f}\" "
+      "font-family=\"DejaVu Sans, sans-serif\" font-size=\"10\">\n",
       width, height, width, height);
   out += "<style>text{fill:#1d1f23} .muted{fill:#6b7280} .group{font-weight:bold} .in{fill:#ffffff}</style>\n";
   out += fmt::format("<rect width=\"{}\" height=\"{:.0f}\" fill=\"#fbfbfc\"/>\n", width, height);
-  out += fmt::format("<text x=\"6\" y=\"14\" class=\"group\">{} · {} – {} · colours: {}</text>\n", clipped(vm.input, 80),
-                     escape_markup(human_duration(sat_sub(c.t0, tl.start))), escape_markup(human_duration(sat_sub(c.t1, tl.start))), escape_markup(vm.colors.name()));
+  out += fmt::format("<text x=\"6\" y=\"14\" class=\"group\">{} · {} – {} · colours: {}</text>\n",
+                     clipped(vm.input, 80), escape_markup(human_duration(sat_sub(c.t0, tl.start))),
+                     escape_markup(human_duration(sat_sub(c.t1, tl.start))), escape_markup(vm.colors.name()));
   out += axis;
   out += c.body;
   out += legend;

@@ -13,9 +13,11 @@
 namespace tracedoc {
 
 const std::vector<std::pair<std::string, OutputFormat>>& output_formats() {
-  static const std::vector<std::pair<std::string, OutputFormat>> formats = {
-      {"column", OutputFormat::kColumn}, {"table", OutputFormat::kTable}, {"csv", OutputFormat::kCsv},
-      {"tsv", OutputFormat::kTsv},       {"json", OutputFormat::kJson}};
+  static const std::vector<std::pair<std::string, OutputFormat>> formats = {{"column", OutputFormat::kColumn},
+                                                                            {"table", OutputFormat::kTable},
+                                                                            {"csv", OutputFormat::kCsv},
+                                                                            {"tsv", OutputFormat::kTsv},
+                                                                            {"json", OutputFormat::kJson}};
   return formats;
 }
 
@@ -90,9 +92,12 @@ class CsvWriter : public RowSink {
     if (sep_ == '\t') {
       // nsys's tsv does not quote; tabs and newlines inside a field would break rows, so escape them.
       for (char c : text) {
-        if (c == '\t') line_.append("\\t");
-        else if (c == '\n') line_.append("\\n");
-        else line_.push_back(c);
+        if (c == '\t')
+          line_.append("\\t");
+        else if (c == '\n')
+          line_.append("\\n");
+        else
+          line_.push_back(c);
       }
       return;
     }
@@ -220,7 +225,8 @@ class ColumnWriter : public RowSink {
     widths_.assign(columns_.size(), 0);
     for (size_t i = 0; i < columns_.size(); ++i) widths_[i] = display_width(headers_[i]);
     for (const auto& r : pending_) {
-      for (size_t i = 0; i < r.size(); ++i) widths_[i] = std::max(widths_[i], std::min(kColMax, display_width(r[i].first)));
+      for (size_t i = 0; i < r.size(); ++i)
+        widths_[i] = std::max(widths_[i], std::min(kColMax, display_width(r[i].first)));
     }
     std::vector<std::pair<std::string, bool>> hdr;
     for (const auto& h : headers_) hdr.emplace_back(h, false);

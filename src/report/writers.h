@@ -32,8 +32,10 @@ class TextOut {
   // Text that is not valid UTF-8 (names from a trace hold any bytes) is written with U+FFFD in
   // place of the bad bytes; writers hand over whole strings, so no sequence is split between calls.
   void write(std::string_view s) {
-    if (is_valid_utf8(s)) buf_.append(s);
-    else buf_.append(replace_invalid_utf8(s));
+    if (is_valid_utf8(s))
+      buf_.append(s);
+    else
+      buf_.append(replace_invalid_utf8(s));
     if (buf_.size() > (1 << 16)) flush();
   }
   void put(char c) { buf_.push_back(c); }
@@ -50,9 +52,9 @@ class TextOut {
 struct WriterOptions {
   OutputFormat format = OutputFormat::kCsv;
   UnitChoice units;
-  std::string report_name;     // json: "report"
-  std::string display_name;    // column/table title
-  std::string input_path;      // json: "input"
+  std::string report_name;   // json: "report"
+  std::string display_name;  // column/table title
+  std::string input_path;    // json: "input"
 };
 
 std::unique_ptr<RowSink> make_writer(const WriterOptions& options, TextOut& out);
@@ -71,8 +73,12 @@ void append_json_string(std::string& out, std::string_view s);
 // on_first_row runs just before, for what goes above the rows (a heading).
 class DeferredSink : public RowSink {
  public:
-  DeferredSink(RowSink& inner, std::function<void()> on_first_row) : inner_(inner), on_first_row_(std::move(on_first_row)) {}
-  void begin(const std::vector<ColumnSpec>& columns) override { columns_ = columns; started_ = false; }
+  DeferredSink(RowSink& inner, std::function<void()> on_first_row)
+      : inner_(inner), on_first_row_(std::move(on_first_row)) {}
+  void begin(const std::vector<ColumnSpec>& columns) override {
+    columns_ = columns;
+    started_ = false;
+  }
   void row(std::span<const Cell> cells) override {
     if (!started_) {
       started_ = true;

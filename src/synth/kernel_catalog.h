@@ -21,10 +21,10 @@ struct KernelShape {
   int32_t grid_x = 1, grid_y = 1, grid_z = 1;
   int32_t block_x = 1, block_y = 1, block_z = 1;
   int32_t registers = 32;
-  int32_t shared_memory = 0;  // static + dynamic, bytes
-  TimeNs duration = 0;        // on the reference GPU
-  bool gemm = false;          // a matmul (slowed down by tensor_cores_unused)
-  bool communication = false; // NCCL: Kineto reports no occupancy for these
+  int32_t shared_memory = 0;   // static + dynamic, bytes
+  TimeNs duration = 0;         // on the reference GPU
+  bool gemm = false;           // a matmul (slowed down by tensor_cores_unused)
+  bool communication = false;  // NCCL: Kineto reports no occupancy for these
 };
 
 // Kineto's "est. achieved occupancy %" (CudaDeviceProperties.cpp kernelOccupancy): blocks per SM
@@ -61,10 +61,10 @@ KernelShape nll_loss_backward(TimeNs duration);
 KernelShape fill(TimeNs duration);
 // AdamW's foreach steps; `which` picks one of the functor variants.
 KernelShape multi_tensor_apply(int which, TimeNs duration);
-KernelShape direct_copy(Precision p, TimeNs duration);         // aten::copy_ / contiguous
+KernelShape direct_copy(Precision p, TimeNs duration);                  // aten::copy_ / contiguous
 KernelShape tiny_elementwise(int which, Precision p, TimeNs duration);  // launch_bound plant
-KernelShape nonzero_count(TimeNs duration);                   // aten::nonzero, before its sync
-KernelShape nonzero_write(TimeNs duration);                   // aten::nonzero, after it
+KernelShape nonzero_count(TimeNs duration);                             // aten::nonzero, before its sync
+KernelShape nonzero_write(TimeNs duration);                             // aten::nonzero, after it
 // kernel_config plant: a user extension's kernel with 100 threads per block, 12% occupancy.
 KernelShape badly_configured(Precision p, TimeNs duration);
 KernelShape nccl_all_reduce(TimeNs duration);

@@ -12,9 +12,9 @@ namespace {
 
 constexpr int32_t kComputeStream = 7;  // the legacy default stream, as Kineto shows it
 constexpr int32_t kNcclStream = 13;
-constexpr int64_t kPinnedBytesPerUs = 20000;    // H2D/D2H from pinned memory: 20 GB/s
-constexpr int64_t kPageableBytesPerUs = 6000;   // staged through the driver's buffer: 6 GB/s
-constexpr int64_t kNvlinkBytesPerUs = 100000;   // all-reduce bus bandwidth: 100 GB/s
+constexpr int64_t kPinnedBytesPerUs = 20000;   // H2D/D2H from pinned memory: 20 GB/s
+constexpr int64_t kPageableBytesPerUs = 6000;  // staged through the driver's buffer: 6 GB/s
+constexpr int64_t kNvlinkBytesPerUs = 100000;  // all-reduce bus bandwidth: 100 GB/s
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kMaxTinyOps = 20000;
 
@@ -25,14 +25,29 @@ constexpr TimeNs kInProj = 30'000, kLayerNorm = 14'000, kQkv = 140'000, kBmm = 3
 constexpr int64_t kAct = 8 * kMiB, kScores = 64 * kMiB, kMlp = 32 * kMiB, kLogits = 16'384'000;
 
 // What a saved forward operator computes, for its backward.
-enum Kind : int64_t { kInProjOp, kLnOp, kQkvOp, kBmmOp, kSoftmaxOp, kProjOp, kAddOp, kFc1Op, kGeluOp, kFc2Op, kHeadOp,
-                      kLogSoftmaxOp, kNllOp };
+enum Kind : int64_t {
+  kInProjOp,
+  kLnOp,
+  kQkvOp,
+  kBmmOp,
+  kSoftmaxOp,
+  kProjOp,
+  kAddOp,
+  kFc1Op,
+  kGeluOp,
+  kFc2Op,
+  kHeadOp,
+  kLogSoftmaxOp,
+  kNllOp
+};
 
 }  // namespace
 
 RankProcess::RankProcess(const LoopPlan& plan, const SynthSpec& spec, int32_t rank, TimeNs start)
-    : plan_(plan), rank_(rank), tl_(trace_, 24601 + 113 * rank, rank, spec.gpu_sms,
-                                    spec.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(rank) + 1) {
+    : plan_(plan),
+      rank_(rank),
+      tl_(trace_, 24601 + 113 * rank, rank, spec.gpu_sms,
+          spec.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(rank) + 1) {
   const int64_t pid = 24601 + 113 * rank;
   tl_.main.global_tid = make_global_tid(0, pid, pid);
   tl_.autograd.global_tid = make_global_tid(0, pid, pid + 37);
@@ -44,7 +59,8 @@ RankProcess::RankProcess(const LoopPlan& plan, const SynthSpec& spec, int32_t ra
 }
 
 TimeNs RankProcess::compute(TimeNs base) const {
-  return rank_ == 1 && plan_.straggler > 0 ? static_cast<TimeNs>(static_cast<double>(base) * (1 + plan_.straggler)) : base;
+  return rank_ == 1 && plan_.straggler > 0 ? static_cast<TimeNs>(static_cast<double>(base) * (1 + plan_.straggler))
+                                           : base;
 }
 
 GpuOp RankProcess::kernel(CpuThread& th, KernelShape k, TimeNs not_before) {
@@ -107,10 +123,10 @@ void RankProcess::batch_to_device() {
   batch_ = tl_.allocate(m, bytes);
   tl_.end_op(m);
   tl_.begin_op(m, "aten::copy_", "[[8, 512, 512], [8, 512, 512], []]");
-  const GpuOp op = pageable ? tl_.copy(m, CopyKind::kHtoD, MemKind::kPageable, MemKind::kDevice, bytes, kPageableBytesPerUs, true,
-                                       kComputeStream)
-                            : tl_.copy(m, CopyKind::kHtoD, MemKind::kPinned, MemKind::kDevice, bytes, kPinnedBytesPerUs, false,
-                                       kComputeStream);
+  const GpuOp op = pageable ? tl_.copy(m, CopyKind::kHtoD, MemKind::kPageable, MemKind::kDevice, bytes,
+                                       kPageableBytesPerUs, true, kComputeStream)
+                            : tl_.copy(m, CopyKind::kHtoD, MemKind::kPinned, MemKind::kDevice, bytes, kPinnedBytesPerUs,
+                                       false, kComputeStream);
   gpu_in_step_ += op.end - op.start;
   tl_.end_op(m);
   tl_.end_op(m);
@@ -131,8 +147,8 @@ void RankProcess::linear(int kind, std::string_view dims, TimeNs gemm_ns, int64_
   saved_.push_back({kind, row, seq, {out}});
 }
 
-void RankProcess::simple_op(int kind, std::string_view name, std::string_view inner, std::string_view dims, const KernelShape& k,
-                            int64_t out_bytes) {
+void RankProcess::simple_op(int kind, std::string_view name, std::string_view inner, std::string_view dims,
+                            const KernelShape& k, int64_t out_bytes) {
   CpuThread& m = tl_.main;
   const int64_t seq = sequence();
   uint32_t row = tl_.begin_op(m, name, dims, inner.empty() ? seq : kNoValue, inner.empty() ? 0 : kNoValue);
@@ -163,9 +179,10 @@ void RankProcess::forward(int32_t step) {
             layer_norm_forward(p, kLayerNorm), kAct);
   linear(kHeadOp, "[[8, 512, 1024], [1000, 1024], [1000]]", kHead, kLogits, 1000, 1024);
   tl_.begin_op(m, "aten::cross_entropy_loss", "[[4096, 1000], [4096], [], [], [], []]");
-  simple_op(kLogSoftmaxOp, "aten::log_softmax", "aten::_log_softmax", "[[4096, 1000], [], []]", log_softmax_forward(kLogSoftmax),
-            kLogits);
-  simple_op(kNllOp, "aten::nll_loss_nd", "aten::nll_loss_forward", "[[4096, 1000], [4096], [], [], []]", nll_loss_forward(kNll), 512);
+  simple_op(kLogSoftmaxOp, "aten::log_softmax", "aten::_log_softmax", "[[4096, 1000], [], []]",
+            log_softmax_forward(kLogSoftmax), kLogits);
+  simple_op(kNllOp, "aten::nll_loss_nd", "aten::nll_loss_forward", "[[4096, 1000], [4096], [], [], []]",
+            nll_loss_forward(kNll), 512);
   tl_.end_op(m);
   if (plan_.leak_per_step > 0) {
     // A reference kept every step (a list of detached activations): never freed.
@@ -207,11 +224,12 @@ void RankProcess::forward_block(int32_t step, int32_t layer) {
   }
   if (stalls_here > 0) sync_stall();
   module();
-  simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 64], [8, 16, 64, 512]]", batched_gemm(GemmRole::kForward, p, kBmm),
-            kScores);
-  const bool outlier = layer == 0 && step < static_cast<int32_t>(plan_.long_tail_steps.size()) && plan_.long_tail_steps[step];
-  simple_op(kSoftmaxOp, "aten::softmax", "aten::_softmax", "[[8, 16, 512, 512], [], []]", softmax_forward(p, outlier ? 10 * kSoftmax : kSoftmax),
-            kScores);
+  simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 64], [8, 16, 64, 512]]",
+            batched_gemm(GemmRole::kForward, p, kBmm), kScores);
+  const bool outlier =
+      layer == 0 && step < static_cast<int32_t>(plan_.long_tail_steps.size()) && plan_.long_tail_steps[step];
+  simple_op(kSoftmaxOp, "aten::softmax", "aten::_softmax", "[[8, 16, 512, 512], [], []]",
+            softmax_forward(p, outlier ? 10 * kSoftmax : kSoftmax), kScores);
   simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 512], [8, 16, 512, 64]]",
             batched_gemm(GemmRole::kInputGrad, p, kBmm), kAct);
   module();
@@ -321,7 +339,7 @@ void RankProcess::memcpy_heavy() {
   CpuThread& m = tl_.main;
   const int64_t bytes = std::max<int64_t>(512, plan_.extra_copy_ns / 2 * kPinnedBytesPerUs / 1000);
   for (const auto& [kind, src, dst] : {std::tuple{CopyKind::kDtoH, MemKind::kDevice, MemKind::kPinned},
-                                      std::tuple{CopyKind::kHtoD, MemKind::kPinned, MemKind::kDevice}}) {
+                                       std::tuple{CopyKind::kHtoD, MemKind::kPinned, MemKind::kDevice}}) {
     tl_.begin_op(m, "aten::to", "[[8, 512, 1024], [], [], [], [], []]");
     tl_.begin_op(m, "aten::copy_", "[[8, 512, 1024], [8, 512, 1024], []]");
     const GpuOp op = tl_.copy(m, kind, src, dst, bytes, kPinnedBytesPerUs, false, kComputeStream);
@@ -345,8 +363,10 @@ void RankProcess::backward() {
     };
     switch (s.kind) {
       case kInProjOp:  // no gradient for the input batch: the weight's only
-        backward_node(s, "AddmmBackward0", {{"aten::mm", gemm(GemmRole::kWeightGrad, 1024, 512, 4096, kInProj)},
-                                            {"aten::sum", bias_grad_sum(p, 10'000)}}, (512 + 1) * 1024 * 4);
+        backward_node(s, "AddmmBackward0",
+                      {{"aten::mm", gemm(GemmRole::kWeightGrad, 1024, 512, 4096, kInProj)},
+                       {"aten::sum", bias_grad_sum(p, 10'000)}},
+                      (512 + 1) * 1024 * 4);
         break;
       case kQkvOp:
       case kProjOp:
@@ -357,18 +377,24 @@ void RankProcess::backward() {
         const int64_t out = s.kind == kQkvOp ? 3072 : s.kind == kFc1Op ? 4096 : s.kind == kHeadOp ? 1000 : 1024;
         const TimeNs d = s.kind == kQkvOp ? kQkv : s.kind == kProjOp ? kProj : s.kind == kHeadOp ? kHead : kFc;
         // dX = dY W (depth: the layer's outputs), dW = dY^T X (depth: the tokens).
-        backward_node(s, "AddmmBackward0", {{"aten::mm", gemm(GemmRole::kInputGrad, 4096, in, out, d)},
-                                            {"aten::mm", gemm(GemmRole::kWeightGrad, out, in, 4096, d)},
-                                            {"aten::sum", bias_grad_sum(p, 10'000)}}, (in + 1) * out * 4);
+        backward_node(s, "AddmmBackward0",
+                      {{"aten::mm", gemm(GemmRole::kInputGrad, 4096, in, out, d)},
+                       {"aten::mm", gemm(GemmRole::kWeightGrad, out, in, 4096, d)},
+                       {"aten::sum", bias_grad_sum(p, 10'000)}},
+                      (in + 1) * out * 4);
         break;
       }
       case kLnOp:
-        backward_node(s, "NativeLayerNormBackward0", {{"aten::native_layer_norm_backward", layer_norm_backward_input(p, 20'000)},
-                                                      {"", layer_norm_backward_weights(p, 15'000)}}, 2 * 1024 * 4);
+        backward_node(s, "NativeLayerNormBackward0",
+                      {{"aten::native_layer_norm_backward", layer_norm_backward_input(p, 20'000)},
+                       {"", layer_norm_backward_weights(p, 15'000)}},
+                      2 * 1024 * 4);
         break;
       case kBmmOp:
-        backward_node(s, "BmmBackward0", {{"aten::bmm", batched_gemm(GemmRole::kInputGrad, p, kBmm)},
-                                          {"aten::bmm", batched_gemm(GemmRole::kWeightGrad, p, kBmm)}}, 0);
+        backward_node(s, "BmmBackward0",
+                      {{"aten::bmm", batched_gemm(GemmRole::kInputGrad, p, kBmm)},
+                       {"aten::bmm", batched_gemm(GemmRole::kWeightGrad, p, kBmm)}},
+                      0);
         break;
       case kSoftmaxOp:
         backward_node(s, "SoftmaxBackward0", {{"aten::_softmax_backward_data", softmax_backward(p, 65'000)}}, 0);
@@ -376,17 +402,16 @@ void RankProcess::backward() {
       case kAddOp:  // the residual's two gradients summed by the engine
         backward_node(s, "AddBackward0", {{"aten::add", add(p, kAdd)}}, 0);
         break;
-      case kGeluOp:
-        backward_node(s, "GeluBackward0", {{"aten::gelu_backward", gelu_backward(p, 35'000)}}, 0);
-        break;
+      case kGeluOp: backward_node(s, "GeluBackward0", {{"aten::gelu_backward", gelu_backward(p, 35'000)}}, 0); break;
       case kLogSoftmaxOp:
-        backward_node(s, "LogSoftmaxBackward0", {{"aten::_log_softmax_backward_data", log_softmax_backward(kLogSoftmax)}}, 0);
+        backward_node(s, "LogSoftmaxBackward0",
+                      {{"aten::_log_softmax_backward_data", log_softmax_backward(kLogSoftmax)}}, 0);
         break;
       case kNllOp:
-        backward_node(s, "NllLossBackward0", {{"aten::nll_loss_backward", fill(kNll)}, {"", nll_loss_backward(kNll)}}, 0);
+        backward_node(s, "NllLossBackward0", {{"aten::nll_loss_backward", fill(kNll)}, {"", nll_loss_backward(kNll)}},
+                      0);
         break;
-      default:
-        break;
+      default: break;
     }
     if (ddp && !plan_.exposed_comm && s.bucket_end >= 0) all_reduce(g, s.bucket_end);  // DDP's gradient hook
   }
@@ -398,7 +423,8 @@ void RankProcess::backward() {
 }
 
 void RankProcess::backward_node(const Saved& s, std::string_view node,
-                                const std::vector<std::pair<std::string, KernelShape>>& kernels, int64_t weight_grad_bytes) {
+                                const std::vector<std::pair<std::string, KernelShape>>& kernels,
+                                int64_t weight_grad_bytes) {
   CpuThread& g = tl_.autograd;
   python(g, 3'000);  // the engine picks the next ready node
   tl_.begin_op(g, fmt::format("autograd::engine::evaluate_function: {}", node), "", s.sequence, 1);
@@ -495,8 +521,9 @@ void RankProcess::optimizer() {
     TimeNs ns;  // for 3 blocks' parameters; scales with the model
   };
   static constexpr Foreach kSteps[] = {
-      {"aten::_foreach_mul_", 1, 200'000},     {"aten::_foreach_lerp_", 2, 300'000}, {"aten::_foreach_mul_", 1, 200'000},
-      {"aten::_foreach_addcmul_", 3, 300'000}, {"aten::_foreach_sqrt", 4, 200'000},  {"aten::_foreach_add_", 0, 200'000},
+      {"aten::_foreach_mul_", 1, 200'000},     {"aten::_foreach_lerp_", 2, 300'000},
+      {"aten::_foreach_mul_", 1, 200'000},     {"aten::_foreach_addcmul_", 3, 300'000},
+      {"aten::_foreach_sqrt", 4, 200'000},     {"aten::_foreach_add_", 0, 200'000},
       {"aten::_foreach_addcdiv_", 5, 400'000},
   };
   int64_t temp = 0;
@@ -519,25 +546,24 @@ void RankProcess::end_of_step_sync() {
       // queue to drain; the stream sync after it finds the stream idle.
       tl_.begin_op(m, "aten::item", "[[]]");
       tl_.begin_op(m, "aten::_local_scalar_dense", "[[]]");
-      const GpuOp op = tl_.copy(m, CopyKind::kDtoH, MemKind::kDevice, MemKind::kPageable, 4, kPinnedBytesPerUs, false, kComputeStream);
+      const GpuOp op = tl_.copy(m, CopyKind::kDtoH, MemKind::kDevice, MemKind::kPageable, 4, kPinnedBytesPerUs, false,
+                                kComputeStream);
       gpu_in_step_ += op.end - op.start;
       tl_.stream_sync(m, kComputeStream);
       tl_.end_op(m);
       tl_.end_op(m);
       break;
     }
-    case StepSync::kDevice:
-      tl_.device_sync(m);
-      break;
-    case StepSync::kNone:
-      break;
+    case StepSync::kDevice: tl_.device_sync(m); break;
+    case StepSync::kNone: break;
   }
 }
 
 void RankProcess::idle_cpu_work() {
   // Metrics on the CPU between iterations (accuracy, logging): operators with no GPU work.
   CpuThread& m = tl_.main;
-  static constexpr const char* kOps[] = {"aten::mean", "aten::add_", "aten::cat", "aten::argmax", "aten::eq", "aten::sum"};
+  static constexpr const char* kOps[] = {"aten::mean",   "aten::add_", "aten::cat",
+                                         "aten::argmax", "aten::eq",   "aten::sum"};
   const TimeNs end = m.now + plan_.idle_cpu_ns;
   for (int i = 0; m.now < end; ++i) {
     tl_.begin_op(m, kOps[i % 6], "[[4096, 1000], []]");

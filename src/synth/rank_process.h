@@ -28,20 +28,20 @@ struct LoopPlan {
   TimeNs dataloader_ns = 300'000;
   StepSync step_sync = StepSync::kItem;
   Precision precision = Precision::kHalf;  // kFloat: FP32 matmuls without tensor cores
-  double gemm_slowdown = 1;                 // matmul durations times this
-  int64_t pageable_bytes = 0;               // the batch comes from pageable memory with cudaMemcpy
-  std::vector<uint8_t> long_tail_steps;     // per step: 1 = its first softmax runs 10x longer
-  int64_t leak_per_step = 0;                // bytes kept forever each step
-  int32_t sync_stalls = 0;                  // aten::nonzero + cudaStreamSynchronize in the forward
-  TimeNs extra_copy_ns = 0;                 // per step: activation offload D2H + reload H2D
-  int32_t tiny_ops = 0;                     // per step: launch-bound ops (kernels of launch_shape)
+  double gemm_slowdown = 1;                // matmul durations times this
+  int64_t pageable_bytes = 0;              // the batch comes from pageable memory with cudaMemcpy
+  std::vector<uint8_t> long_tail_steps;    // per step: 1 = its first softmax runs 10x longer
+  int64_t leak_per_step = 0;               // bytes kept forever each step
+  int32_t sync_stalls = 0;                 // aten::nonzero + cudaStreamSynchronize in the forward
+  TimeNs extra_copy_ns = 0;                // per step: activation offload D2H + reload H2D
+  int32_t tiny_ops = 0;                    // per step: launch-bound ops (kernels of launch_shape)
   LaunchShape launch_shape = LaunchShape::kTinyKernels;
-  TimeNs hot_kernel_ns = 0;                 // per step: the 100-thread-block extension kernel
-  TimeNs layout_copy_ns = 0;                // per step: transpose + contiguous copies
-  TimeNs idle_cpu_ns = 0;                   // per step: CPU-only operators after the step's work
-  bool exposed_comm = false;                // all-reduces after backward, not under it
-  TimeNs exposed_comm_ns = 0;               // their total time per step
-  double straggler = 0;                     // rank 1's kernels take (1 + this) times longer
+  TimeNs hot_kernel_ns = 0;    // per step: the 100-thread-block extension kernel
+  TimeNs layout_copy_ns = 0;   // per step: transpose + contiguous copies
+  TimeNs idle_cpu_ns = 0;      // per step: CPU-only operators after the step's work
+  bool exposed_comm = false;   // all-reduces after backward, not under it
+  TimeNs exposed_comm_ns = 0;  // their total time per step
+  double straggler = 0;        // rank 1's kernels take (1 + this) times longer
 };
 
 // An all-reduce launched in a step, waiting for the other ranks to be placed on the GPU.
@@ -100,8 +100,8 @@ class RankProcess {
   void gemm_queue_ops();
   void memcpy_heavy();
   void backward();
-  void backward_node(const Saved& s, std::string_view node, const std::vector<std::pair<std::string, KernelShape>>& kernels,
-                     int64_t weight_grad_bytes);
+  void backward_node(const Saved& s, std::string_view node,
+                     const std::vector<std::pair<std::string, KernelShape>>& kernels, int64_t weight_grad_bytes);
   void all_reduce(CpuThread& th, int32_t bucket);
   void optimizer();
   void end_of_step_sync();
@@ -112,8 +112,8 @@ class RankProcess {
   Trace trace_;
   Timeline tl_;
   int64_t sequence_ = 0;
-  std::vector<Saved> saved_;         // forward ops in order
-  std::vector<int64_t> grads_;       // gradient buffers, freed by zero_grad
+  std::vector<Saved> saved_;    // forward ops in order
+  std::vector<int64_t> grads_;  // gradient buffers, freed by zero_grad
   int64_t batch_ = 0;
   std::vector<PendingCollective> pending_;
   TimeNs step_start_ = 0, gpu_in_step_ = 0;

@@ -14,8 +14,9 @@ namespace tracedoc::synth {
 namespace {
 
 constexpr const char* kPlantIds[kPlantCount] = {
-    "comb_pattern", "dataloader_bound", "long_tail", "staircase_memory", "sync_stall", "memcpy_heavy", "pageable_memcpy",
-    "launch_bound", "kernel_config", "exposed_comm", "straggler", "layout_overhead", "tensor_cores_unused", "gpu_idle",
+    "comb_pattern", "dataloader_bound", "long_tail",           "staircase_memory", "sync_stall",
+    "memcpy_heavy", "pageable_memcpy",  "launch_bound",        "kernel_config",    "exposed_comm",
+    "straggler",    "layout_overhead",  "tensor_cores_unused", "gpu_idle",
 };
 
 // GPUs the spec may name without giving their properties.
@@ -26,10 +27,14 @@ struct KnownGpu {
   int32_t major, minor;
 };
 constexpr KnownGpu kGpus[] = {
-    {"NVIDIA A100-SXM4-80GB", 108, 80, 8, 0}, {"NVIDIA A100-SXM4-40GB", 108, 40, 8, 0},
-    {"NVIDIA A100-PCIE-40GB", 108, 40, 8, 0}, {"NVIDIA A100 80GB PCIe", 108, 80, 8, 0},
-    {"NVIDIA H100 80GB HBM3", 132, 80, 9, 0}, {"NVIDIA H100 PCIe", 114, 80, 9, 0},
-    {"NVIDIA A10G", 80, 24, 8, 6},            {"NVIDIA L4", 58, 24, 8, 9},
+    {"NVIDIA A100-SXM4-80GB", 108, 80, 8, 0},
+    {"NVIDIA A100-SXM4-40GB", 108, 40, 8, 0},
+    {"NVIDIA A100-PCIE-40GB", 108, 40, 8, 0},
+    {"NVIDIA A100 80GB PCIe", 108, 80, 8, 0},
+    {"NVIDIA H100 80GB HBM3", 132, 80, 9, 0},
+    {"NVIDIA H100 PCIe", 114, 80, 9, 0},
+    {"NVIDIA A10G", 80, 24, 8, 6},
+    {"NVIDIA L4", 58, 24, 8, 9},
     {"Tesla V100-SXM2-32GB", 80, 32, 7, 0},
 };
 
@@ -43,16 +48,21 @@ class Reader {
   Status integer(const toml::node& n, const std::string& key, int64_t lo, int64_t hi, int64_t* out) const {
     const auto* v = n.as_integer();
     if (!v) return error(key, fmt::format("must be an integer between {} and {}", lo, hi));
-    if (v->get() < lo || v->get() > hi) return error(key, fmt::format("must be between {} and {} (got {})", lo, hi, v->get()));
+    if (v->get() < lo || v->get() > hi)
+      return error(key, fmt::format("must be between {} and {} (got {})", lo, hi, v->get()));
     *out = v->get();
     return Status::Ok();
   }
   Status number(const toml::node& n, const std::string& key, double lo, double hi, double* out) const {
     double x = 0;
-    if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
-    else if (const auto* f = n.as_floating_point()) x = f->get();
-    else return error(key, fmt::format("must be a number between {} and {}", lo, hi));
-    if (!std::isfinite(x) || x < lo || x > hi) return error(key, fmt::format("must be between {} and {} (got {})", lo, hi, x));
+    if (const auto* i = n.as_integer())
+      x = static_cast<double>(i->get());
+    else if (const auto* f = n.as_floating_point())
+      x = f->get();
+    else
+      return error(key, fmt::format("must be a number between {} and {}", lo, hi));
+    if (!std::isfinite(x) || x < lo || x > hi)
+      return error(key, fmt::format("must be between {} and {} (got {})", lo, hi, x));
     *out = x;
     return Status::Ok();
   }
@@ -64,7 +74,8 @@ class Reader {
   }
   // One of `names` (an enum's values in order): its index into `out`.
   template <typename Enum>
-  Status choice(const toml::node& n, const std::string& key, std::initializer_list<const char*> names, Enum* out) const {
+  Status choice(const toml::node& n, const std::string& key, std::initializer_list<const char*> names,
+                Enum* out) const {
     std::string s;
     TRACEDOC_RETURN_IF_ERROR(string(n, key, &s));
     std::string listed;
@@ -120,7 +131,8 @@ Status read_plants(const Reader& r, const toml::table& plants, SynthSpec& spec) 
     for (const auto& [pk, pnode] : *table) {
       const std::string pkey = key + "." + std::string(pk.str());
       if (pk == "shape" && plant == Plant::kLaunchBound) {
-        TRACEDOC_RETURN_IF_ERROR(r.choice(pnode, pkey, {"tiny_kernels", "eager_block", "gemm_queue"}, &spec.launch_shape));
+        TRACEDOC_RETURN_IF_ERROR(
+            r.choice(pnode, pkey, {"tiny_kernels", "eager_block", "gemm_queue"}, &spec.launch_shape));
         continue;
       }
       if (pk != "strength") {
@@ -180,7 +192,8 @@ Result<SynthSpec> parse_synth_spec(std::string_view toml_text, const std::string
     } else if (key == "gpu") {
       TRACEDOC_RETURN_IF_ERROR(r.string(node, key, &spec.gpu));
       const KnownGpu* known = nullptr;
-      for (const auto& g : kGpus) if (spec.gpu == g.name) known = &g;
+      for (const auto& g : kGpus)
+        if (spec.gpu == g.name) known = &g;
       unknown_gpu = !known;
       if (known) {
         spec.gpu_sms = known->sms;
@@ -202,7 +215,8 @@ Result<SynthSpec> parse_synth_spec(std::string_view toml_text, const std::string
       int major = 0, minor = 0;
       char dot = 0, extra = 0;
       std::istringstream in(cc);
-      if (!(in >> major >> dot >> minor) || dot != '.' || (in >> extra) || major < 1 || major > 20 || minor < 0 || minor > 9) {
+      if (!(in >> major >> dot >> minor) || dot != '.' || (in >> extra) || major < 1 || major > 20 || minor < 0 ||
+          minor > 9) {
         return r.error(key, fmt::format("must be a compute capability like \"8.0\" (got \"{}\")", cc));
       }
       spec.compute_major = major;
@@ -218,12 +232,15 @@ Result<SynthSpec> parse_synth_spec(std::string_view toml_text, const std::string
       TRACEDOC_RETURN_IF_ERROR(r.integer(node, key, 0, INT64_MAX, &i));
       spec.seed = static_cast<uint64_t>(i);
     } else {
-      return r.error(key, "unknown key (top-level keys: gpu, gpu_sms, gpu_memory_gib, gpu_compute, steps, ranks, seed; "
-                          "tables: [model], [plant.<rule_id>])");
+      return r.error(key,
+                     "unknown key (top-level keys: gpu, gpu_sms, gpu_memory_gib, gpu_compute, steps, ranks, seed; "
+                     "tables: [model], [plant.<rule_id>])");
     }
   }
   if (unknown_gpu && gpu_properties < 3) {
-    return r.error("gpu", fmt::format("\"{}\" is not in the built-in table: give gpu_sms, gpu_memory_gib and gpu_compute", spec.gpu));
+    return r.error(
+        "gpu",
+        fmt::format("\"{}\" is not in the built-in table: give gpu_sms, gpu_memory_gib and gpu_compute", spec.gpu));
   }
   if (const auto* model = doc["model"].as_table()) TRACEDOC_RETURN_IF_ERROR(read_model(r, *model, spec));
   if (const auto* plants = doc["plant"].as_table()) TRACEDOC_RETURN_IF_ERROR(read_plants(r, *plants, spec));

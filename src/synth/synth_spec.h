@@ -16,8 +16,20 @@ namespace tracedoc::synth {
 // The fingerprints, named by the `tracedoc diagnose` rule each one is meant to trigger.
 // comb_pattern and dataloader_bound are one plant (the same physical change shows as both).
 enum class Plant : uint8_t {
-  kCombPattern, kDataLoaderBound, kLongTail, kStaircaseMemory, kSyncStall, kMemcpyHeavy, kPageableMemcpy,
-  kLaunchBound, kKernelConfig, kExposedComm, kStraggler, kLayoutOverhead, kTensorCoresUnused, kGpuIdle,
+  kCombPattern,
+  kDataLoaderBound,
+  kLongTail,
+  kStaircaseMemory,
+  kSyncStall,
+  kMemcpyHeavy,
+  kPageableMemcpy,
+  kLaunchBound,
+  kKernelConfig,
+  kExposedComm,
+  kStraggler,
+  kLayoutOverhead,
+  kTensorCoresUnused,
+  kGpuIdle,
 };
 inline constexpr size_t kPlantCount = 14;
 const char* plant_id(Plant p);
@@ -53,9 +65,9 @@ struct SynthSpec {
   int32_t ranks = 1;
   uint64_t seed = 1;
   // [model]
-  int32_t layers = 3;                       // transformer blocks (12 forward kernels each)
-  int64_t batch_bytes = int64_t{8} << 20;   // input batch copied to the GPU each step
-  int64_t dataloader_ns = 300'000;          // the clean DataLoader.__next__ range
+  int32_t layers = 3;                      // transformer blocks (12 forward kernels each)
+  int64_t batch_bytes = int64_t{8} << 20;  // input batch copied to the GPU each step
+  int64_t dataloader_ns = 300'000;         // the clean DataLoader.__next__ range
   StepSync step_sync = StepSync::kItem;
   // [plant.<rule_id>] strength; negative: not planted.
   std::array<double, kPlantCount> strength{};

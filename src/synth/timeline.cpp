@@ -9,7 +9,7 @@ namespace tracedoc::synth {
 
 namespace {
 
-constexpr int64_t kBlock = 512;              // the caching allocator's rounding
+constexpr int64_t kBlock = 512;                 // the caching allocator's rounding
 constexpr int64_t kSegment = int64_t{2} << 20;  // reserved memory grows by segments
 constexpr int64_t kAddressBase = 0x7f2a00000000;
 
@@ -115,8 +115,8 @@ void Timeline::stream_wait(int32_t stream, TimeNs until) {
   f = std::max(f, until);
 }
 
-GpuOp Timeline::launch(CpuThread& th, const KernelShape& ks, int32_t stream, TimeNs not_before, std::string_view api_name,
-                       TimeNs api_ns) {
+GpuOp Timeline::launch(CpuThread& th, const KernelShape& ks, int32_t stream, TimeNs not_before,
+                       std::string_view api_name, TimeNs api_ns) {
   const TimeNs call = api_ns > 0 ? api_ns : rng_.jitter(5000, 200);
   const TimeNs api_start = th.now;
   th.now += call;
@@ -160,8 +160,8 @@ void Timeline::place_kernel(uint32_t row, TimeNs start, TimeNs end, int32_t stre
   stream_wait(stream, end);
 }
 
-GpuOp Timeline::copy(CpuThread& th, CopyKind kind, MemKind src, MemKind dst, int64_t bytes, int64_t bytes_per_us, bool blocking,
-                     int32_t stream) {
+GpuOp Timeline::copy(CpuThread& th, CopyKind kind, MemKind src, MemKind dst, int64_t bytes, int64_t bytes_per_us,
+                     bool blocking, int32_t stream) {
   // A copy to or from pageable memory is staged by the driver: the call returns only when the copy
   // is done, cudaMemcpyAsync included.
   const bool host_waits = blocking || src == MemKind::kPageable || dst == MemKind::kPageable;

@@ -62,8 +62,8 @@ class Timeline {
   // CPU structure. begin_op/end_op add the dispatcher's own time around the body.
   void begin_range(CpuThread& th, std::string_view name);
   void end_range(CpuThread& th);
-  uint32_t begin_op(CpuThread& th, std::string_view name, std::string_view input_dims = {}, int64_t sequence_number = kNoValue,
-                    int64_t fwd_thread_id = kNoValue);
+  uint32_t begin_op(CpuThread& th, std::string_view name, std::string_view input_dims = {},
+                    int64_t sequence_number = kNoValue, int64_t fwd_thread_id = kNoValue);
   void end_op(CpuThread& th);
   void cpu_work(CpuThread& th, TimeNs duration) { th.now += duration; }
   // A forward -> backward arrow between two operators (Kineto's fwdbwd flow).
@@ -110,6 +110,5 @@ class Timeline {
   std::map<int64_t, std::pair<int64_t, int64_t>> live_;  // handle -> (address, size)
   int64_t next_handle_ = 0;
 };
-
 
 }  // namespace tracedoc::synth

@@ -17,8 +17,8 @@ namespace {
 // the recording starts 43.5 days into it.
 constexpr int64_t kBaseTimeNs = 1759276800000000000;
 constexpr TimeNs kRecordingStart = (int64_t{43} * 86400 + 12 * 3600) * 1000000000;
-constexpr TimeNs kTinyOpCpuNs = 12'500;  // one launch-bound op on the CPU: dispatch, 7 µs launch, return
-constexpr TimeNs kEagerOpCpuNs = 46'000;  // one op of the eager block: 38 µs of Python, dispatch and launch
+constexpr TimeNs kTinyOpCpuNs = 12'500;        // one launch-bound op on the CPU: dispatch, 7 µs launch, return
+constexpr TimeNs kEagerOpCpuNs = 46'000;       // one op of the eager block: 38 µs of Python, dispatch and launch
 constexpr TimeNs kQueuedMatmulCpuNs = 40'000;  // one small matmul of the GEMM queue: Python, dispatch, launch
 
 struct Run {
@@ -32,7 +32,8 @@ struct Run {
 Run simulate(const SynthSpec& spec, const LoopPlan& plan) {
   std::vector<std::unique_ptr<RankProcess>> ranks;
   const TimeNs start = kRecordingStart + static_cast<TimeNs>(spec.seed % 1000) * 1'000'000 + 123'456'789;
-  for (int32_t r = 0; r < plan.ranks; ++r) ranks.push_back(std::make_unique<RankProcess>(plan, spec, r, start + r * 41'000));
+  for (int32_t r = 0; r < plan.ranks; ++r)
+    ranks.push_back(std::make_unique<RankProcess>(plan, spec, r, start + r * 41'000));
   TimeNs nccl_free = 0;
   for (int32_t step = 0; step < plan.steps; ++step) {
     for (auto& rank : ranks) rank->step_begin(step);
@@ -47,7 +48,8 @@ Run simulate(const SynthSpec& spec, const LoopPlan& plan) {
         transfer = std::max(transfer, c.transfer_ns);
       }
       nccl_free = arrive + transfer;
-      for (size_t r = 0; r < ranks.size(); ++r) ranks[r]->place_collective(ranks[r]->pending()[b], starts[r], nccl_free);
+      for (size_t r = 0; r < ranks.size(); ++r)
+        ranks[r]->place_collective(ranks[r]->pending()[b], starts[r], nccl_free);
     }
     for (auto& rank : ranks) rank->step_end(step, nccl_free);
   }
@@ -82,7 +84,8 @@ LoopPlan planted_plan(const SynthSpec& spec, const CleanLoopFigures& clean) {
   if (loader > 0) p.dataloader_ns = std::max(p.dataloader_ns, share(loader, clean.gpu_ns));
   if (spec.planted(Plant::kLongTail)) {
     // ceil(strength x steps) steps, chosen by the seed alone (not by the jitter the plants change).
-    const int32_t n = std::min(spec.steps, static_cast<int32_t>(std::ceil(spec.of(Plant::kLongTail) * spec.steps - 1e-9)));
+    const int32_t n =
+        std::min(spec.steps, static_cast<int32_t>(std::ceil(spec.of(Plant::kLongTail) * spec.steps - 1e-9)));
     std::vector<int32_t> order(static_cast<size_t>(spec.steps));
     for (int32_t i = 0; i < spec.steps; ++i) order[static_cast<size_t>(i)] = i;
     Rng rng(spec.seed ^ 0x6C6F6E675F7461ull);
@@ -94,7 +97,8 @@ LoopPlan planted_plan(const SynthSpec& spec, const CleanLoopFigures& clean) {
     const double per_step = spec.of(Plant::kStaircaseMemory) * 1073741824.0 / spec.steps;
     p.leak_per_step = static_cast<int64_t>(per_step / 512) * 512;
   }
-  if (spec.planted(Plant::kSyncStall)) p.sync_stalls = static_cast<int32_t>(std::ceil(spec.of(Plant::kSyncStall) * 8 - 1e-9));
+  if (spec.planted(Plant::kSyncStall))
+    p.sync_stalls = static_cast<int32_t>(std::ceil(spec.of(Plant::kSyncStall) * 8 - 1e-9));
   if (spec.planted(Plant::kMemcpyHeavy)) p.extra_copy_ns = share(spec.of(Plant::kMemcpyHeavy), clean.gpu_ns);
   if (spec.planted(Plant::kPageableMemcpy)) {
     // The batch copy takes strength x the clean GPU step at pageable speed (at least the batch).
@@ -107,7 +111,8 @@ LoopPlan planted_plan(const SynthSpec& spec, const CleanLoopFigures& clean) {
     const TimeNs per_op = spec.launch_shape == LaunchShape::kEagerBlock  ? kEagerOpCpuNs
                           : spec.launch_shape == LaunchShape::kGemmQueue ? kQueuedMatmulCpuNs
                                                                          : kTinyOpCpuNs;
-    p.tiny_ops = static_cast<int32_t>(std::llround(s / (1 - s) * static_cast<double>(clean.step_ns) / static_cast<double>(per_op)));
+    p.tiny_ops = static_cast<int32_t>(
+        std::llround(s / (1 - s) * static_cast<double>(clean.step_ns) / static_cast<double>(per_op)));
   }
   if (spec.planted(Plant::kKernelConfig)) p.hot_kernel_ns = share(spec.of(Plant::kKernelConfig), clean.gpu_ns);
   if (spec.planted(Plant::kLayoutOverhead)) p.layout_copy_ns = share(spec.of(Plant::kLayoutOverhead), clean.gpu_ns);
@@ -150,8 +155,10 @@ void describe(Trace& t, const SynthSpec& spec, int32_t rank) {
   const int64_t pid = 24601 + 113 * rank;
   t.processes.push_back({make_global_tid(0, pid, 0), pid, t.strings.intern("python3")});
   // Named as Kineto names them (the nsys export gets the same names).
-  t.threads.push_back({make_global_tid(0, pid, pid), t.strings.intern(fmt::format("thread {} (pt_main_thread)", pid)), 0});
-  t.threads.push_back({make_global_tid(0, pid, pid + 37), t.strings.intern(fmt::format("thread {} (pt_autograd_{})", pid + 37, rank)), 0});
+  t.threads.push_back(
+      {make_global_tid(0, pid, pid), t.strings.intern(fmt::format("thread {} (pt_main_thread)", pid)), 0});
+  t.threads.push_back({make_global_tid(0, pid, pid + 37),
+                       t.strings.intern(fmt::format("thread {} (pt_autograd_{})", pid + 37, rank)), 0});
   find_steps(t);
   auto& tables = t.source.tables;
   tables.insert("StringIds");
@@ -164,7 +171,8 @@ void describe(Trace& t, const SynthSpec& spec, int32_t rank) {
 }  // namespace
 
 Result<SynthResult> build_training_loop(const SynthSpec& spec) {
-  if (spec.steps < 1 || spec.ranks < 1 || spec.layers < 1) return UsageError(fmt::format("{}: steps, ranks and layers must be positive", spec.source));
+  if (spec.steps < 1 || spec.ranks < 1 || spec.layers < 1)
+    return UsageError(fmt::format("{}: steps, ranks and layers must be positive", spec.source));
   Run clean = simulate(spec, clean_plan(spec));
   bool any = false;
   for (size_t p = 0; p < kPlantCount; ++p) any |= spec.planted(static_cast<Plant>(p));

@@ -29,11 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<const char*, kCategoryCount> kNames = {
-    "kernel", "memcpy", "memset", "sync", "gpu_annotation", "api", "range", "op", "os", "graph"};
+constexpr std::array<const char*, kCategoryCount> kNames = {"kernel", "memcpy", "memset", "sync", "gpu_annotation",
+                                                            "api",    "range",  "op",     "os",   "graph"};
 constexpr std::array<const char*, kCategoryCount> kLabels = {
-    "kernel", "memory copy", "memset", "sync", "GPU annotation", "CUDA API", "annotation range", "operator", "OS call",
-    "CUDA graph"};
+    "kernel",   "memory copy",      "memset",   "sync",    "GPU annotation",
+    "CUDA API", "annotation range", "operator", "OS call", "CUDA graph"};
 
 // The default scheme's category colours, after Tableau 10: neighbours on a timeline (a kernel
 // next to a copy, an API call under an operator) differ in hue. Memory operations are yellow and
@@ -219,7 +219,8 @@ class TomlReader {
     std::optional<uint32_t> c;
     if (v.is_string()) {
       c = parse_color(*v.value<std::string>());
-      if (!c) return error(v, where, fmt::format("bad colour '{}' (expected {})", *v.value<std::string>(), kColorForms));
+      if (!c)
+        return error(v, where, fmt::format("bad colour '{}' (expected {})", *v.value<std::string>(), kColorForms));
     } else if (v.is_integer()) {
       c = color_from_integer(*v.value<int64_t>());
       if (!c) return error(v, where, fmt::format("bad colour {} (an ARGB integer is 32 bits)", *v.value<int64_t>()));
@@ -234,7 +235,8 @@ class TomlReader {
     const auto one = [&](const toml::node& n, uint16_t* mask) -> Status {
       if (!n.is_string()) return error(n, where, "must be a category name, a list of them or \"any\"");
       const std::string text = *n.value<std::string>();
-      if (!parse_category_mask(text, mask)) return error(n, where, fmt::format("unknown category '{}' (expected {})", text, category_list()));
+      if (!parse_category_mask(text, mask))
+        return error(n, where, fmt::format("unknown category '{}' (expected {})", text, category_list()));
       return Status::Ok();
     };
     const toml::array* list = v.as_array();
@@ -297,7 +299,8 @@ class TomlReader {
       const std::string k(key.str());
       const std::string at = "default." + k;
       Category c;
-      if (!parse_category(k, &c)) return error(v, at, fmt::format("unknown category (expected {})", category_list(false)));
+      if (!parse_category(k, &c))
+        return error(v, at, fmt::format("unknown category (expected {})", category_list(false)));
       Swatch s;
       if (const toml::table* inner = v.as_table()) {
         bool has_color = false;
@@ -330,7 +333,8 @@ class XmlReader {
   XmlReader(const std::string& path, std::string_view text) : path_(path), text_(text) {}
 
   Status read(FileScheme* out) {
-    const pugi::xml_parse_result parsed = doc_.load_buffer(text_.data(), text_.size(), pugi::parse_default, pugi::encoding_auto);
+    const pugi::xml_parse_result parsed =
+        doc_.load_buffer(text_.data(), text_.size(), pugi::parse_default, pugi::encoding_auto);
     if (!parsed) {
       return BadInput(fmt::format("{}:{}: malformed XML at byte {}: {}", path_, line_of(parsed.offset), parsed.offset,
                                   parsed.description()));
@@ -338,7 +342,8 @@ class XmlReader {
     pugi::xml_node root;
     for (pugi::xml_node n : doc_.children()) {
       if (n.type() != pugi::node_element) continue;
-      if (root) return error(n, "", fmt::format("a second root element <{}> (one <ColorPreferences> is expected)", n.name()));
+      if (root)
+        return error(n, "", fmt::format("a second root element <{}> (one <ColorPreferences> is expected)", n.name()));
       root = n;
     }
     if (!root) return BadInput(fmt::format("{}: no root element (expected <ColorPreferences>)", path_));
@@ -412,14 +417,18 @@ class XmlReader {
       const std::string_view value = a.value();
       if (key == "category") {
         if (!parse_category_mask(value, &rule.categories)) {
-          return error(el, where, fmt::format("unknown category '{}' (expected {}, several separated by ',')", value, category_list()));
+          return error(
+              el, where,
+              fmt::format("unknown category '{}' (expected {}, several separated by ',')", value, category_list()));
         }
       } else if (key == "pattern" || key == "name" || key == "regex") {
-        if (has_pattern) return error(el, where, "the pattern is given twice (pattern, name and regex are one attribute)");
+        if (has_pattern)
+          return error(el, where, "the pattern is given twice (pattern, name and regex are one attribute)");
         rule.pattern = value;
         has_pattern = true;
       } else if (key == "ignorecase" || key == "ignore_case") {
-        if (!parse_bool(value, &rule.ignore_case)) return error(el, where, fmt::format("must be true or false, not '{}'", value));
+        if (!parse_bool(value, &rule.ignore_case))
+          return error(el, where, fmt::format("must be true or false, not '{}'", value));
       } else if (key == "critical") {
         bool c = false;
         if (!parse_bool(value, &c)) return error(el, where, fmt::format("must be true or false, not '{}'", value));
@@ -454,7 +463,8 @@ class XmlReader {
       const std::string at = fmt::format("{} {}", where, a.name());
       if (key == "category") {
         Category c;
-        if (!parse_category(a.value(), &c)) return error(el, at, fmt::format("unknown category '{}' (expected {})", a.value(), category_list(false)));
+        if (!parse_category(a.value(), &c))
+          return error(el, at, fmt::format("unknown category '{}' (expected {})", a.value(), category_list(false)));
         category = c;
       } else if (key == "color" || key == "value" || key == "argb") {
         if (rgb) return error(el, at, "the colour is given twice (color, value and argb are one attribute)");
@@ -483,7 +493,8 @@ Result<std::string> read_text(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
-    return IoError(fmt::format("{}: no such file (a colour scheme is \"default\", \"critical\" or a TOML or XML file)", path));
+    return IoError(
+        fmt::format("{}: no such file (a colour scheme is \"default\", \"critical\" or a TOML or XML file)", path));
   }
   if (fs::is_directory(st)) return IoError(fmt::format("{}: is a folder, not a colour scheme file", path));
   const uintmax_t size = fs::file_size(path, ec);
@@ -535,7 +546,7 @@ struct ColorScheme::Builder {
         {0xa0a0a0, "other kernel"},
         {0xb4b4b4, "memory copy"},  // never drawn: rule 2 takes every copy and memset
         {0xb4b4b4, "memset"},
-        {0xb8b4c0, "sync"},         // never drawn: rule 3 takes every sync
+        {0xb8b4c0, "sync"},  // never drawn: rule 3 takes every sync
         {0xd0d0d0, "GPU annotation"},
         {0xc8c8c8, "other CUDA API"},
         {0xb0b7c3, "annotation range"},
@@ -544,8 +555,8 @@ struct ColorScheme::Builder {
         {0xa8a8a8, "CUDA graph"},
     }};
     const auto bit = category_bit;
-    const auto rule = [](uint16_t categories, std::string pattern, bool icase, std::optional<bool> critical, uint32_t rgb,
-                         std::string label) {
+    const auto rule = [](uint16_t categories, std::string pattern, bool icase, std::optional<bool> critical,
+                         uint32_t rgb, std::string label) {
       return ColorRule{categories, std::move(pattern), icase, critical, rgb, std::move(label)};
     };
     const std::string compute = "gemm|conv|attn|attention|flash|cutlass|cublas|cudnn|xmma|matmul|wgmma|mma|sm[0-9]+_";
@@ -554,8 +565,10 @@ struct ColorScheme::Builder {
         rule(bit(Category::kMemcpy) | bit(Category::kMemset), "", false, {}, 0xf1c232, "memory operation"),
         rule(bit(Category::kKernel), "[Mm]emcpy|[Mm]emset", false, {}, 0xf1c232, "memory operation"),
         rule(bit(Category::kSync), "", false, {}, 0x8e44ad, "sync wait"),
-        rule(bit(Category::kApi), "Synchronize|StreamWaitEvent|EventQuery|StreamQuery", false, {}, 0x8e44ad, "sync wait"),
-        rule(bit(Category::kOsCall), "pthread_cond_wait|pthread_mutex_lock|sem_wait|futex|poll|epoll_wait", false, {}, 0x8e44ad, "sync wait"),
+        rule(bit(Category::kApi), "Synchronize|StreamWaitEvent|EventQuery|StreamQuery", false, {}, 0x8e44ad,
+             "sync wait"),
+        rule(bit(Category::kOsCall), "pthread_cond_wait|pthread_mutex_lock|sem_wait|futex|poll|epoll_wait", false, {},
+             0x8e44ad, "sync wait"),
         rule(bit(Category::kKernel), compute, true, {}, 0x2ca02c, "compute-heavy kernel"),
         rule(bit(Category::kOp), "aten::(mm|bmm|addmm|matmul|linear|conv.*|.*attention.*|baddbmm)", false, {}, 0x2ca02c,
              "compute-heavy operator"),

@@ -96,12 +96,12 @@ bool parse_category(std::string_view text, Category* out);
 bool parse_category_mask(std::string_view text, uint16_t* out);
 
 struct ColorRule {
-  uint16_t categories = 0;          // bit mask (1 << category); kAnyCategory = any category
-  std::string pattern;              // RE2 regex searched in the event name; empty = any name
-  bool ignore_case = false;         // the pattern ignores case
-  std::optional<bool> critical;     // set: only events on (true) / off (false) the critical path
-  uint32_t rgb = 0;                 // 0xRRGGBB
-  std::string label;                // legend text; defaults to the pattern or the category names
+  uint16_t categories = 0;       // bit mask (1 << category); kAnyCategory = any category
+  std::string pattern;           // RE2 regex searched in the event name; empty = any name
+  bool ignore_case = false;      // the pattern ignores case
+  std::optional<bool> critical;  // set: only events on (true) / off (false) the critical path
+  uint32_t rgb = 0;              // 0xRRGGBB
+  std::string label;             // legend text; defaults to the pattern or the category names
 };
 
 struct Swatch {

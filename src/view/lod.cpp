@@ -21,8 +21,9 @@ struct Buckets {
   double width = 1;
   uint32_t count = 1;
   uint32_t index_of(TimeNs t) const {
-    const double b = std::floor((static_cast<double>(t) - static_cast<double>(start)) / width);  // no int64 overflow on hostile times
-    if (!(b >= 0)) return 0;  // also NaN: a width of NaN or infinity on hostile spans
+    const double b = std::floor((static_cast<double>(t) - static_cast<double>(start)) /
+                                width);  // no int64 overflow on hostile times
+    if (!(b >= 0)) return 0;             // also NaN: a width of NaN or infinity on hostile spans
     return b >= count ? count - 1 : static_cast<uint32_t>(b);
   }
   double begin_of(uint32_t b) const { return static_cast<double>(start) + width * b; }
@@ -125,7 +126,8 @@ std::vector<uint16_t> share_per_bucket(const IntervalSet& busy, const Buckets& b
     }
   }
   std::vector<uint16_t> out(b.count);
-  for (uint32_t k = 0; k < b.count; ++k) out[k] = static_cast<uint16_t>(std::lround(std::clamp(covered[k] / b.width, 0.0, 1.0) * 65535.0));
+  for (uint32_t k = 0; k < b.count; ++k)
+    out[k] = static_cast<uint16_t>(std::lround(std::clamp(covered[k] / b.width, 0.0, 1.0) * 65535.0));
   const double span = b.width * b.count;
   *total_share = span > 0 ? static_cast<double>(total) / span : 0;
   return out;
@@ -175,14 +177,17 @@ void select_window(const Timeline& tl, TimeNs start, TimeNs end, RawSelection& r
 
 RawSelection choose_raw(const Timeline& tl, const LodOptions& o) {
   const TimeNs start = o.window_start != kNoTime ? std::max(sat_add(tl.start, o.window_start), tl.start) : tl.start;
-  TimeNs end = o.window_end != kNoTime ? std::min(sat_add(tl.start, o.window_end), sat_add(tl.end, 1)) : sat_add(tl.end, 1);
+  TimeNs end =
+      o.window_end != kNoTime ? std::min(sat_add(tl.start, o.window_end), sat_add(tl.end, 1)) : sat_add(tl.end, 1);
   // One counting pass: the events open at the start, and the starts inside the window.
   int64_t open = 0;
   std::vector<TimeNs> starts;
   for (const Track& t : tl.tracks) {
     for (const TrackItem& item : t.items) {
-      if (item.start < start && item.end > start) ++open;
-      else if (item.start >= start && item.start < end) starts.push_back(item.start);
+      if (item.start < start && item.end > start)
+        ++open;
+      else if (item.start >= start && item.start < end)
+        starts.push_back(item.start);
     }
   }
   bool complete = start <= tl.start && end > tl.end;
@@ -238,7 +243,8 @@ Lod build_lod(const Trace& trace, const Timeline& tl, const pytorch::GpuWork& wo
     if (s.size() == 0) continue;
     MemoryLane lane = memory_lane(s, b);
     const int64_t rank = trace.rank_of(s.global_pid);
-    lane.label = rank >= 0 ? fmt::format("rank {} GPU {} memory", rank, s.device) : fmt::format("pid {} GPU {} memory", pid_of(s.global_pid), s.device);
+    lane.label = rank >= 0 ? fmt::format("rank {} GPU {} memory", rank, s.device)
+                           : fmt::format("pid {} GPU {} memory", pid_of(s.global_pid), s.device);
     lod.memory.push_back(std::move(lane));
   }
   lod.raw = choose_raw(tl, options);

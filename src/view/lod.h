@@ -28,8 +28,8 @@ namespace tracedoc::view {
 
 struct LodOptions {
   uint32_t buckets = 8192;
-  size_t max_cells = 2'000'000;      // non-empty bucket cells over every row
-  int64_t max_events = 500'000;      // raw events embedded
+  size_t max_cells = 2'000'000;  // non-empty bucket cells over every row
+  int64_t max_events = 500'000;  // raw events embedded
   // The raw window in ns from the timeline's start (what the page's axis shows); kNoTime: the
   // timeline's start / as far as the budget goes.
   TimeNs window_start = kNoTime;
@@ -39,19 +39,19 @@ struct LodOptions {
 struct LodRow {
   uint32_t track = 0;
   uint8_t row = 0;
-  std::vector<uint16_t> bucket;   // bucket index, ascending
-  std::vector<uint16_t> busy;     // covered share of the bucket, 0..65535
-  std::vector<uint16_t> color;    // palette index covering the most time
-  std::vector<uint32_t> count;    // events starting in the bucket
+  std::vector<uint16_t> bucket;  // bucket index, ascending
+  std::vector<uint16_t> busy;    // covered share of the bucket, 0..65535
+  std::vector<uint16_t> color;   // palette index covering the most time
+  std::vector<uint32_t> count;   // events starting in the bucket
 };
 
 struct UtilizationLane {
-  std::string label;              // "rank 0 GPU 0", "pid 4242 GPU 0"
+  std::string label;  // "rank 0 GPU 0", "pid 4242 GPU 0"
   int64_t global_pid = 0;
   int32_t device = 0;
-  uint32_t group = 0;             // the Timeline group it is drawn in (view_model.cpp decides)
-  std::vector<uint16_t> busy;     // every bucket, 0..65535
-  double busy_share = 0;          // over the whole timeline
+  uint32_t group = 0;          // the Timeline group it is drawn in (view_model.cpp decides)
+  std::vector<uint16_t> busy;  // every bucket, 0..65535
+  double busy_share = 0;       // over the whole timeline
 };
 
 struct MemoryLane {
@@ -59,20 +59,20 @@ struct MemoryLane {
   int64_t global_pid = 0;
   int32_t device = 0;
   uint32_t group = 0;
-  std::vector<double> peak;       // every bucket: the most allocated in it (bytes); -1 before the first event
+  std::vector<double> peak;  // every bucket: the most allocated in it (bytes); -1 before the first event
   int64_t max_bytes = 0;
   TimeNs max_time = kNoTime;
 };
 
 struct RawSelection {
-  TimeNs start = 0, end = 0;      // the window drawn exactly (absolute trace time)
-  bool complete = true;           // every event of the trace is embedded
+  TimeNs start = 0, end = 0;  // the window drawn exactly (absolute trace time)
+  bool complete = true;       // every event of the trace is embedded
   int64_t events = 0;
   std::vector<std::vector<uint32_t>> items;  // per track: indices into Track::items, ascending
 };
 
 struct Lod {
-  TimeNs start = 0, end = 0;      // the bucketed span
+  TimeNs start = 0, end = 0;  // the bucketed span
   uint32_t buckets = 0;
   double bucket_ns = 0;
   std::vector<LodRow> rows;

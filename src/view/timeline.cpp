@@ -101,7 +101,8 @@ std::string process_label(const Trace& trace, int64_t global_pid) {
     if (p.global_pid == global_pid && p.name != kNoStr) name = std::string(trace.str(p.name));
   }
   const int64_t rank = trace.rank_of(global_pid);
-  std::string label = rank >= 0 ? fmt::format("rank {} (pid {})", rank, pid_of(global_pid)) : fmt::format("pid {}", pid_of(global_pid));
+  std::string label =
+      rank >= 0 ? fmt::format("rank {} (pid {})", rank, pid_of(global_pid)) : fmt::format("pid {}", pid_of(global_pid));
   if (!name.empty()) label += " " + name;
   return label;
 }
@@ -123,9 +124,9 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
                         const TimelineOptions& options) {
   Timeline tl;
   NameTable names(trace, tl.names);
-  std::map<int64_t, Track> cpu;       // by global tid
-  std::map<GpuKey, Track> gpu;        // by (process, device, stream)
-  std::map<int32_t, Track> gpu_notes; // by device
+  std::map<int64_t, Track> cpu;        // by global tid
+  std::map<GpuKey, Track> gpu;         // by (process, device, stream)
+  std::map<int32_t, Track> gpu_notes;  // by device
   auto cpu_track = [&](int64_t tid) -> Track& {
     Track& t = cpu[tid];
     t.kind = TrackKind::kCpuThread;
@@ -154,12 +155,14 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
   for (uint32_t i = 0; i < m.size(); ++i) {
     if (!usable(m.start[i], m.end[i])) continue;
     const std::string n = "[CUDA memcpy " + trace.copy_label(m.copy_kind[i]) + "]";
-    add(gpu_track(m.global_pid[i], m.device[i], m.stream[i]), m.start[i], m.end[i], i, names.of_text(n), Category::kMemcpy);
+    add(gpu_track(m.global_pid[i], m.device[i], m.stream[i]), m.start[i], m.end[i], i, names.of_text(n),
+        Category::kMemcpy);
   }
   const MemsetTable& ms = trace.memsets;
   for (uint32_t i = 0; i < ms.size(); ++i) {
     if (!usable(ms.start[i], ms.end[i])) continue;
-    add(gpu_track(ms.global_pid[i], ms.device[i], ms.stream[i]), ms.start[i], ms.end[i], i, names.of_text("[CUDA memset]"), Category::kMemset);
+    add(gpu_track(ms.global_pid[i], ms.device[i], ms.stream[i]), ms.start[i], ms.end[i], i,
+        names.of_text("[CUDA memset]"), Category::kMemset);
   }
   const GraphTraceTable& gt = trace.graph_traces;
   for (uint32_t i = 0; i < gt.size(); ++i) {
@@ -184,10 +187,12 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     int32_t device = sy.device[i];
     if (known != stream_device.end()) {
       device = known->second;
-    } else if (auto only = process_devices.find(sy.global_pid[i]); only != process_devices.end() && only->second.size() == 1) {
+    } else if (auto only = process_devices.find(sy.global_pid[i]);
+               only != process_devices.end() && only->second.size() == 1) {
       device = *only->second.begin();
     }
-    add(gpu_track(sy.global_pid[i], device, sy.stream[i]), sy.start[i], sy.end[i], i, names.of_text(n.empty() ? "[CUDA sync]" : n), Category::kSync);
+    add(gpu_track(sy.global_pid[i], device, sy.stream[i]), sy.start[i], sy.end[i], i,
+        names.of_text(n.empty() ? "[CUDA sync]" : n), Category::kSync);
   }
   const GpuAnnotationTable& ga = trace.pytorch.gpu_annotations;
   for (uint32_t i = 0; i < ga.size(); ++i) {
@@ -248,7 +253,9 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     // CPU threads (the main thread first), then each device: its annotations, then its streams.
     std::stable_sort(tracks.begin(), tracks.end(), [](const Track* a, const Track* b) {
       auto rank = [](const Track* t) {
-        if (t->kind == TrackKind::kCpuThread) return std::tuple<int, int64_t, int64_t>(0, tid_of(t->global_tid) == pid_of(t->global_tid) ? 0 : 1, tid_of(t->global_tid));
+        if (t->kind == TrackKind::kCpuThread)
+          return std::tuple<int, int64_t, int64_t>(0, tid_of(t->global_tid) == pid_of(t->global_tid) ? 0 : 1,
+                                                   tid_of(t->global_tid));
         return std::tuple<int, int64_t, int64_t>(1, t->device, t->kind == TrackKind::kGpuAnnotations ? -1 : t->stream);
       };
       return rank(a) < rank(b);
@@ -259,7 +266,8 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
         case TrackKind::kCpuThread: t->label = thread_label(trace, t->global_tid); break;
         case TrackKind::kGpuStream:
           // Stream -1 (0xFFFFFFFF in nsys): context-wide synchronizations, on no stream.
-          t->label = t->stream < 0 ? fmt::format("GPU {} context", t->device) : fmt::format("GPU {} stream {}", t->device, t->stream);
+          t->label = t->stream < 0 ? fmt::format("GPU {} context", t->device)
+                                   : fmt::format("GPU {} stream {}", t->device, t->stream);
           break;
         case TrackKind::kGpuAnnotations: t->label = fmt::format("GPU {} annotations", t->device); break;
       }
@@ -267,9 +275,12 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
       for (TrackItem& item : t->items) {
         bool on_path = false;
         if (use_path) {
-          if (item.category == Category::kKernel) on_path = critical->on_path(pytorch::WorkKind::kKernel, item.row);
-          else if (item.category == Category::kMemcpy) on_path = critical->on_path(pytorch::WorkKind::kMemcpy, item.row);
-          else if (item.category == Category::kMemset) on_path = critical->on_path(pytorch::WorkKind::kMemset, item.row);
+          if (item.category == Category::kKernel)
+            on_path = critical->on_path(pytorch::WorkKind::kKernel, item.row);
+          else if (item.category == Category::kMemcpy)
+            on_path = critical->on_path(pytorch::WorkKind::kMemcpy, item.row);
+          else if (item.category == Category::kMemset)
+            on_path = critical->on_path(pytorch::WorkKind::kMemset, item.row);
         }
         item.color = painter.paint(item.category, item.name, on_path);
       }
@@ -306,7 +317,8 @@ EventRecords::EventRecords(const Trace& trace) {
 const EventRecords::Record* EventRecords::last_before(int64_t global_pid, int64_t event_id, TimeNs t) const {
   const auto it = by_event_.find({pid_of(global_pid), event_id});
   if (it == by_event_.end()) return nullptr;
-  const auto after = std::upper_bound(it->second.begin(), it->second.end(), t, [](TimeNs v, const Record& r) { return v < r.call; });
+  const auto after =
+      std::upper_bound(it->second.begin(), it->second.end(), t, [](TimeNs v, const Record& r) { return v < r.call; });
   return after == it->second.begin() ? nullptr : &*std::prev(after);
 }
 
@@ -333,7 +345,8 @@ std::string item_detail(const Trace& trace, const TrackItem& item, const EventRe
   switch (item.category) {
     case Category::kKernel: {
       const KernelTable& k = trace.kernels;
-      std::string s = fmt::format("grid {}×{}×{} · block {}×{}×{}", k.grid_x[i], k.grid_y[i], k.grid_z[i], k.block_x[i], k.block_y[i], k.block_z[i]);
+      std::string s = fmt::format("grid {}×{}×{} · block {}×{}×{}", k.grid_x[i], k.grid_y[i], k.grid_z[i], k.block_x[i],
+                                  k.block_y[i], k.block_z[i]);
       if (k.registers_per_thread[i] > 0) s += fmt::format(" · {} registers", k.registers_per_thread[i]);
       const int64_t smem = static_cast<int64_t>(std::max(0, k.static_smem[i])) + std::max(0, k.dynamic_smem[i]);
       if (smem > 0) s += fmt::format(" · {} shared", human_bytes(smem));
@@ -342,9 +355,11 @@ std::string item_detail(const Trace& trace, const TrackItem& item, const EventRe
     case Category::kMemcpy: {
       const MemcpyTable& m = trace.memcpys;
       std::string s = human_bytes(m.bytes[i]);
-      if (m.src_kind[i] != kNoKind || m.dst_kind[i] != kNoKind) s += fmt::format(" · {} → {}", trace.mem_label(m.src_kind[i]), trace.mem_label(m.dst_kind[i]));
+      if (m.src_kind[i] != kNoKind || m.dst_kind[i] != kNoKind)
+        s += fmt::format(" · {} → {}", trace.mem_label(m.src_kind[i]), trace.mem_label(m.dst_kind[i]));
       const int64_t ns = sat_sub(m.end[i], m.start[i]);
-      if (ns > 0 && m.bytes[i] > 0) s += fmt::format(" · {:.2f} GB/s", static_cast<double>(m.bytes[i]) / static_cast<double>(ns));
+      if (ns > 0 && m.bytes[i] > 0)
+        s += fmt::format(" · {:.2f} GB/s", static_cast<double>(m.bytes[i]) / static_cast<double>(ns));
       return s;
     }
     case Category::kMemset: return human_bytes(trace.memsets.bytes[i]);

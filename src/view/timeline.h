@@ -26,39 +26,39 @@ struct TrackItem {
   uint32_t name = 0;          // index into Timeline::names
   Category category = Category::kKernel;
   uint8_t depth = 0;
-  uint16_t color = 0;         // palette index of the ColorScheme
+  uint16_t color = 0;  // palette index of the ColorScheme
 };
 
 enum class TrackKind : uint8_t { kCpuThread, kGpuStream, kGpuAnnotations };
 
 struct Track {
   TrackKind kind = TrackKind::kCpuThread;
-  int64_t global_pid = 0;   // the process (rank tag included) the track belongs to
-  int64_t global_tid = 0;   // CPU threads
+  int64_t global_pid = 0;  // the process (rank tag included) the track belongs to
+  int64_t global_tid = 0;  // CPU threads
   int32_t device = -1, stream = -1;
-  uint32_t group = 0;       // index into Timeline::groups
-  std::string label;        // "thread 4242 (python)", "GPU 0 stream 7", "GPU 0 annotations"
-  uint8_t rows = 1;         // depth rows in use
+  uint32_t group = 0;            // index into Timeline::groups
+  std::string label;             // "thread 4242 (python)", "GPU 0 stream 7", "GPU 0 annotations"
+  uint8_t rows = 1;              // depth rows in use
   std::vector<TrackItem> items;  // by start, the longer first on ties (parents before children)
 };
 
 struct TrackGroup {
   int64_t global_pid = 0;
-  std::string label;        // "rank 0 (pid 4242)", "process python (pid 4242)"
+  std::string label;  // "rank 0 (pid 4242)", "process python (pid 4242)"
 };
 
 struct Timeline {
   std::vector<TrackGroup> groups;
-  std::vector<Track> tracks;      // grouped, CPU threads first (main thread first), then GPU streams
-  std::vector<std::string> names; // event names, each once
-  TimeNs start = 0, end = 0;      // from the first start to the last end of every item
+  std::vector<Track> tracks;       // grouped, CPU threads first (main thread first), then GPU streams
+  std::vector<std::string> names;  // event names, each once
+  TimeNs start = 0, end = 0;       // from the first start to the last end of every item
   int64_t events = 0;
-  int64_t clipped_depth = 0;      // items nested deeper than kMaxTrackRows rows
-  int64_t unclosed = 0;           // ranges never closed (left out)
+  int64_t clipped_depth = 0;  // items nested deeper than kMaxTrackRows rows
+  int64_t unclosed = 0;       // ranges never closed (left out)
 };
 
 struct TimelineOptions {
-  bool os_calls = true;           // OS runtime calls on the CPU threads
+  bool os_calls = true;  // OS runtime calls on the CPU threads
 };
 
 // `critical` may be null (a scheme that does not use the critical path).

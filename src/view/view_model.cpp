@@ -89,7 +89,6 @@ uint32_t lane_group(const Timeline& tl, bool pytorch, int64_t owner, int32_t dev
   return 0;
 }
 
-
 // Everything but the summary: the diagnosis's analyses, the timeline and its levels of detail.
 void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewModel& vm) {
   AnalysisContext ctx(trace, options.diagnose.steps);
@@ -104,10 +103,13 @@ void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewMod
   }
   vm.timeline = build_timeline(trace, vm.colors, vm.critical_computed ? &vm.critical : nullptr, options.timeline);
   vm.lod = build_lod(trace, vm.timeline, work, unit_labels, options.lod);
-  vm.view_start = options.lod.window_start != kNoTime ? sat_add(vm.timeline.start, options.lod.window_start) : vm.timeline.start;
-  vm.view_end = options.lod.window_end != kNoTime ? sat_add(vm.timeline.start, options.lod.window_end) : vm.timeline.end;
+  vm.view_start =
+      options.lod.window_start != kNoTime ? sat_add(vm.timeline.start, options.lod.window_start) : vm.timeline.start;
+  vm.view_end =
+      options.lod.window_end != kNoTime ? sat_add(vm.timeline.start, options.lod.window_end) : vm.timeline.end;
   const bool pytorch = work.pytorch;
-  for (UtilizationLane& u : vm.lod.utilization) u.group = lane_group(vm.timeline, pytorch, u.global_pid, u.device, false);
+  for (UtilizationLane& u : vm.lod.utilization)
+    u.group = lane_group(vm.timeline, pytorch, u.global_pid, u.device, false);
   for (MemoryLane& m : vm.lod.memory) m.group = lane_group(vm.timeline, pytorch, m.global_pid, m.device, true);
   if (options.findings) vm.findings = diagnose::diagnose(ctx, options.diagnose).findings;
   if (const StepSet* steps = ctx.steps()) vm.step_source = step_source_name(steps->source);

@@ -21,16 +21,16 @@
 namespace tracedoc::view {
 
 struct StepBar {
-  std::string unit;                 // the GPU it was measured on ("rank 0 GPU 0")
-  int64_t number = 0;               // ProfilerStep#N's N, or the step's index
-  TimeNs start = 0, end = 0;        // the step window (stretched to its GPU work)
-  std::array<int64_t, 5> parts{};   // pytorch::kTimePartNames order
+  std::string unit;                // the GPU it was measured on ("rank 0 GPU 0")
+  int64_t number = 0;              // ProfilerStep#N's N, or the step's index
+  TimeNs start = 0, end = 0;       // the step window (stretched to its GPU work)
+  std::array<int64_t, 5> parts{};  // pytorch::kTimePartNames order
 };
 
 struct KernelRow {
   std::string name;
   int64_t count = 0, total_ns = 0, median_ns = 0, max_ns = 0;
-  double share = 0;                 // of all kernel time
+  double share = 0;  // of all kernel time
 };
 
 struct ViewOptions {
@@ -48,13 +48,13 @@ struct ViewModel {
   Timeline timeline;
   Lod lod;
   TimeNs view_start = 0, view_end = 0;  // what the page opens on: --window, else the whole run
-  CriticalPath critical;            // empty flags when the scheme does not use it
+  CriticalPath critical;                // empty flags when the scheme does not use it
   bool critical_computed = false;
   TraceSummary summary;
   std::vector<diagnose::Finding> findings;
-  std::string step_source;          // "ProfilerStep", "marker", "detected", "" without steps
+  std::string step_source;  // "ProfilerStep", "marker", "detected", "" without steps
   std::vector<StepBar> steps;
-  std::vector<KernelRow> kernels;   // by total time, the top ones
+  std::vector<KernelRow> kernels;  // by total time, the top ones
   int64_t kernel_total_ns = 0;
 };
 

@@ -158,13 +158,15 @@ TEST(SlowFaults, ValidEventsPastTheMemoryLimit) {
   std::string body;
   for (int i = 0; i < 20000; ++i) body += "," + kernel_event(1000 + i * 10);
   // 20,000 events of 170 bytes, 1,000 times: 3.4 GB of JSON, 20 million kernels.
-  const fs::path trace = gzip_stream(dir.path() / "events.json.gz", "{\"traceEvents\": [" + kernel_event(1), body, 1000, "]}");
+  const fs::path trace =
+      gzip_stream(dir.path() / "events.json.gz", "{\"traceEvents\": [" + kernel_event(1), body, 1000, "]}");
   for (const char* command : {"summary", "diagnose"}) {
     const fs::path out = dir.path() / "out.txt";
     CliRun r = tracedoc({command, "--max-memory", std::to_string(limit), "-o", out.string(), trace.string()});
     EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
     EXPECT_NE(r.err.find(trace.string() + ": needs more memory than the limit of " + format_memory_size(limit)),
-              std::string::npos) << command << ": " << r.err;
+              std::string::npos)
+        << command << ": " << r.err;
     EXPECT_FALSE(fs::exists(out)) << command;
     EXPECT_LE(r.peak_rss, limit + kMargin) << command << ": peak " << r.peak_rss / kMiB << " MiB";
   }
@@ -176,7 +178,8 @@ TEST(SlowFaults, AnalysesPastTheMemoryLimit) {
   ScratchDir dir;
   std::string body;
   for (int i = 0; i < 20000; ++i) body += "," + kernel_event(1000 + i * 10);
-  const fs::path trace = gzip_stream(dir.path() / "mid.json.gz", "{\"traceEvents\": [" + kernel_event(1), body, 150, "]}");
+  const fs::path trace =
+      gzip_stream(dir.path() / "mid.json.gz", "{\"traceEvents\": [" + kernel_event(1), body, 150, "]}");
   // One thread in all three runs: the peaks compared are then of one schedule, and the growth
   // between two of the watchdog's samples is one thread's (the margin's assumption) even on a
   // loaded machine.
@@ -184,14 +187,17 @@ TEST(SlowFaults, AnalysesPastTheMemoryLimit) {
   ASSERT_EQ(read.exit_code, 0) << read.err;
   CliRun whole = tracedoc({"diagnose", "--threads", "1", trace.string()});
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  ASSERT_GT(whole.peak_rss, read.peak_rss + 2 * kMargin) << "diagnose should need more than the read: "
-                                                          << whole.peak_rss / kMiB << " vs " << read.peak_rss / kMiB << " MiB";
+  ASSERT_GT(whole.peak_rss, read.peak_rss + 2 * kMargin)
+      << "diagnose should need more than the read: " << whole.peak_rss / kMiB << " vs " << read.peak_rss / kMiB
+      << " MiB";
   const uint64_t limit = (read.peak_rss + whole.peak_rss) / 2;
   const fs::path out = dir.path() / "diagnosis.txt";
-  CliRun r = tracedoc({"diagnose", "--threads", "1", "--max-memory", std::to_string(limit), "-o", out.string(), trace.string()});
+  CliRun r = tracedoc(
+      {"diagnose", "--threads", "1", "--max-memory", std::to_string(limit), "-o", out.string(), trace.string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(trace.string() + ": needs more memory than the limit of " + format_memory_size(limit)),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_LE(r.peak_rss, limit + kMargin) << "peak " << r.peak_rss / kMiB << " MiB";
 }
@@ -203,11 +209,12 @@ TEST(SlowFaults, HugeBlanksAndHugeStringsReadInBoundedMemory) {
   const uint64_t base = baseline_rss(dir);
   const std::string blanks(64 * kMiB, ' ');
   // 4 GiB of whitespace between two events.
-  const fs::path spaced = gzip_stream(dir.path() / "spaced.json.gz", "{\"traceEvents\": [" + kernel_event(1) + ",", blanks, 64,
-                                      kernel_event(2) + "]}");
+  const fs::path spaced = gzip_stream(dir.path() / "spaced.json.gz", "{\"traceEvents\": [" + kernel_event(1) + ",",
+                                      blanks, 64, kernel_event(2) + "]}");
   // The window (16 MiB) and the inflater's buffers: far below 4 GiB.
   const uint64_t limit = base + 256 * kMiB + kAllocatorSlack;
-  CliRun r = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--max-memory", std::to_string(limit), spaced.string()});
+  CliRun r = tracedoc(
+      {"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--max-memory", std::to_string(limit), spaced.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse_csv(r.out).at(1).at(2), "2");
   EXPECT_LE(r.peak_rss, limit) << "peak " << r.peak_rss / kMiB << " MiB";
@@ -215,9 +222,10 @@ TEST(SlowFaults, HugeBlanksAndHugeStringsReadInBoundedMemory) {
   // One event with a 2 GiB string: skipped unread (the window grows to 512 MiB at most), the
   // events around it read, in less memory than the string alone.
   const std::string text(64 * kMiB, 'x');
-  const fs::path stringy = gzip_stream(dir.path() / "string.json.gz",
-                                       "{\"traceEvents\": [" + kernel_event(1) + R"(, {"ph": "X", "cat": "kernel", "name": ")",
-                                       text, 32, "\", \"pid\": 0, \"tid\": 7, \"ts\": 2, \"dur\": 1}, " + kernel_event(3) + "]}");
+  const fs::path stringy =
+      gzip_stream(dir.path() / "string.json.gz",
+                  "{\"traceEvents\": [" + kernel_event(1) + R"(, {"ph": "X", "cat": "kernel", "name": ")", text, 32,
+                  "\", \"pid\": 0, \"tid\": 7, \"ts\": 2, \"dur\": 1}, " + kernel_event(3) + "]}");
   const uint64_t string_limit = base + 1024 * kMiB;
   CliRun s = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--max-memory", std::to_string(string_limit),
                        stringy.string()});

@@ -66,7 +66,8 @@ struct Hit {
 // Longest first; ties in the order of the API calls (SQLite runs nsys's join with the API table as
 // the outer loop, and its sort keeps that order among equal keys).
 void sort_longest_first(std::vector<Hit>& hits, const RuleArgs& args) {
-  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return std::tie(a.call, a.op) < std::tie(b.call, b.op); });
+  std::sort(hits.begin(), hits.end(),
+            [](const Hit& a, const Hit& b) { return std::tie(a.call, a.op) < std::tie(b.call, b.op); });
   std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.duration > b.duration; });
   if (args.rows > 0 && hits.size() > static_cast<size_t>(args.rows)) hits.resize(static_cast<size_t>(args.rows));
 }
@@ -96,7 +97,7 @@ Cell kind_cell(const Trace& trace, uint8_t kind, std::string& storage) {
 Cell green_cell(int32_t green) { return green == kNoGreen || green == 0 ? Cell::null() : Cell::integer(green); }
 
 // The columns both copy and memset rules end with: where the operation ran and which call issued it.
-const std::vector<ColumnSpec> kWhereColumns = {{"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"},
+const std::vector<ColumnSpec> kWhereColumns = {{"PID"},       {"Device ID"}, {"Context ID"}, {"Green Context ID"},
                                                {"Stream ID"}, {"API Name"}};
 
 template <typename Table>
@@ -117,12 +118,13 @@ std::vector<ColumnSpec> with_where(std::vector<ColumnSpec> first) {
 
 Status require(const Trace& trace, const char* table, const char* what) {
   if (trace.source.has_table(table)) return Status::Ok();
-  return no_data(
-      trace, std::string("could not be analyzed because it does not contain the required CUDA data. ") + what);
+  return no_data(trace,
+                 std::string("could not be analyzed because it does not contain the required CUDA data. ") + what);
 }
 
 Status memcpy_rule(const Trace& trace, const RuleArgs& args, RowSink& sink, bool async) {
-  TRACEDOC_RETURN_IF_ERROR(require(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", "Does the application use CUDA runtime APIs?"));
+  TRACEDOC_RETURN_IF_ERROR(
+      require(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", "Does the application use CUDA runtime APIs?"));
   TRACEDOC_RETURN_IF_ERROR(require(trace, "CUPTI_ACTIVITY_KIND_MEMCPY", "Does the application use CUDA memcpy APIs?"));
   NameMatcher matches(trace, [async](std::string_view s) {
     if (async) return sql_like(s, "cudaMemcpy%Async%") || sql_like(s, "hipMemcpy%Async%");
@@ -148,8 +150,8 @@ Status memcpy_rule(const Trace& trace, const RuleArgs& args, RowSink& sink, bool
   });
   sort_longest_first(hits, args);
 
-  sink.begin(with_where({{"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs}, {"Src Kind"}, {"Dst Kind"},
-                          {"Bytes", Unit::kMemB}}));
+  sink.begin(with_where(
+      {{"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs}, {"Src Kind"}, {"Dst Kind"}, {"Bytes", Unit::kMemB}}));
   std::vector<Cell> row;
   std::string src_label, dst_label;
   for (const Hit& h : hits) {
@@ -178,7 +180,8 @@ Status cuda_memcpy_sync(const Trace& trace, const RuleArgs& args, RowSink& sink)
 }
 
 Status cuda_memset_sync(const Trace& trace, const RuleArgs& args, RowSink& sink) {
-  TRACEDOC_RETURN_IF_ERROR(require(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", "Does the application use CUDA runtime APIs?"));
+  TRACEDOC_RETURN_IF_ERROR(
+      require(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", "Does the application use CUDA runtime APIs?"));
   TRACEDOC_RETURN_IF_ERROR(require(trace, "CUPTI_ACTIVITY_KIND_MEMSET", "Does the application use CUDA memset APIs?"));
   NameMatcher matches(trace, [](std::string_view s) {
     return (sql_like(s, "cudaMemset%") || sql_like(s, "hipMemset%")) && !sql_like(s, "%async%");
@@ -209,7 +212,8 @@ Status cuda_memset_sync(const Trace& trace, const RuleArgs& args, RowSink& sink)
 }
 
 Status cuda_api_sync(const Trace& trace, const RuleArgs& args, RowSink& sink) {
-  TRACEDOC_RETURN_IF_ERROR(require(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", "Does the application use CUDA runtime APIs?"));
+  TRACEDOC_RETURN_IF_ERROR(
+      require(trace, "CUPTI_ACTIVITY_KIND_RUNTIME", "Does the application use CUDA runtime APIs?"));
   NameMatcher matches(trace, [](std::string_view s) {
     return sql_like(s, "cudaDeviceSynchronize%") || sql_like(s, "cudaStreamSynchronize%") ||
            sql_like(s, "hipDeviceSynchronize%") || sql_like(s, "hipStreamSynchronize%");

@@ -29,8 +29,9 @@ Status require_gpu_ops(const Trace& trace) {
       s.has_table("CUPTI_ACTIVITY_KIND_MEMSET")) {
     return Status::Ok();
   }
-  return no_data(trace, "could not be analyzed because it does not contain the required data. "
-                                    "Does the application launch GPU operations?");
+  return no_data(trace,
+                 "could not be analyzed because it does not contain the required data. "
+                 "Does the application launch GPU operations?");
 }
 
 GpuActivityOptions activity_options(const Trace& trace) {
@@ -81,8 +82,12 @@ Status gpu_gaps(const Trace& trace, const RuleArgs& args, RowSink& sink) {
   std::vector<Cell> row;
   for (size_t k = 0; k < n; ++k) {
     const Gap& g = gaps[k];
-    row = {Cell::integer(static_cast<int64_t>(k + 1)), Cell::integer(g.duration), Cell::integer(g.start),
-           Cell::integer(g.pid), Cell::integer(g.device), Cell::integer(g.context)};
+    row = {Cell::integer(static_cast<int64_t>(k + 1)),
+           Cell::integer(g.duration),
+           Cell::integer(g.start),
+           Cell::integer(g.pid),
+           Cell::integer(g.device),
+           Cell::integer(g.context)};
     sink.row(row);
   }
   sink.end();
@@ -149,13 +154,23 @@ Status gpu_time_util(const Trace& trace, const RuleArgs& args, RowSink& sink) {
   size_t n = groups.size();
   keep_first(args.rows > 0 ? static_cast<size_t>(args.rows) : 0, n);
 
-  sink.begin({{"Row#"}, {"In-Use", Unit::kRatioPct}, {"Duration", Unit::kDurNs}, {"Start", Unit::kTsNs},
-              {"PID"}, {"Device ID"}, {"Context ID"}});
+  sink.begin({{"Row#"},
+              {"In-Use", Unit::kRatioPct},
+              {"Duration", Unit::kDurNs},
+              {"Start", Unit::kTsNs},
+              {"PID"},
+              {"Device ID"},
+              {"Context ID"}});
   std::vector<Cell> row;
   for (size_t k = 0; k < n; ++k) {
     const Group& g = groups[k];
-    row = {Cell::integer(static_cast<int64_t>(k + 1)), Cell::real(g.average), Cell::integer(g.duration),
-           Cell::integer(g.start), Cell::integer(g.pid), Cell::integer(g.device), Cell::integer(g.context)};
+    row = {Cell::integer(static_cast<int64_t>(k + 1)),
+           Cell::real(g.average),
+           Cell::integer(g.duration),
+           Cell::integer(g.start),
+           Cell::integer(g.pid),
+           Cell::integer(g.device),
+           Cell::integer(g.context)};
     sink.row(row);
   }
   sink.end();

@@ -31,9 +31,7 @@ std::string memcpy_async_advice(const RuleArgs&) {
          "Suggestion: allocate the host buffers as pinned memory (cudaMallocHost / cudaHostAlloc; in\n"
          "PyTorch, DataLoader(pin_memory=True) or tensor.pin_memory()) and copy with non_blocking=True.";
 }
-std::string memcpy_async_ok(const RuleArgs&) {
-  return "No asynchronous copy uses pageable host memory.";
-}
+std::string memcpy_async_ok(const RuleArgs&) { return "No asynchronous copy uses pageable host memory."; }
 std::string memcpy_sync_advice(const RuleArgs&) {
   return "These synchronous copies block the calling CPU thread until the transfer is done (host to\n"
          "device copies of 64 KB or less are not listed: the driver returns early for those).\n\n"
@@ -65,9 +63,7 @@ std::string gaps_advice(const RuleArgs& a) {
       "   2. Add NVTX ranges around CPU work to name the gaps.",
       a.gap_ms);
 }
-std::string gaps_ok(const RuleArgs& a) {
-  return fmt::format("The GPU was never idle for more than {} ms.", a.gap_ms);
-}
+std::string gaps_ok(const RuleArgs& a) { return fmt::format("The GPU was never idle for more than {} ms.", a.gap_ms); }
 std::string time_util_advice(const RuleArgs& a) {
   return fmt::format(
       "In these time ranges the GPU was busy less than {}% of the time on average (each device's span\n"
@@ -96,9 +92,18 @@ Result<RuleArgs> parse_rule_args(std::string_view rule, const std::vector<std::s
     }
     const std::string key = a.substr(0, eq);
     const std::string value = a.substr(eq + 1);
-    if (key == "start") { out.start = value; continue; }
-    if (key == "end") { out.end = value; continue; }
-    if (key == "nvtx") { out.nvtx = value; continue; }
+    if (key == "start") {
+      out.start = value;
+      continue;
+    }
+    if (key == "end") {
+      out.end = value;
+      continue;
+    }
+    if (key == "nvtx") {
+      out.nvtx = value;
+      continue;
+    }
     int64_t* target = key == "rows"        ? &out.rows
                       : key == "gap"       ? &out.gap_ms
                       : key == "threshold" ? &out.threshold
@@ -119,17 +124,16 @@ Result<RuleArgs> parse_rule_args(std::string_view rule, const std::vector<std::s
 
 const std::vector<RuleDef>& all_rules() {
   static const std::vector<RuleDef> rules = {
-      {"cuda_memcpy_async", "cuda-async-memcpy", "CUDA Async Memcpy with Pageable Memory",
-       kLoadMemcpy | kLoadApi, cuda_memcpy_async, memcpy_async_advice, memcpy_async_ok},
-      {"cuda_memcpy_sync", "cuda-sync-memcpy", "CUDA Synchronous Memcpy", kLoadMemcpy | kLoadApi,
-       cuda_memcpy_sync, memcpy_sync_advice, memcpy_sync_ok},
-      {"cuda_memset_sync", "cuda-sync-memset", "CUDA Synchronous Memset", kLoadMemset | kLoadApi,
-       cuda_memset_sync, memset_sync_advice, memset_sync_ok},
-      {"cuda_api_sync", "cuda-sync-api", "CUDA Synchronization APIs", kLoadApi, cuda_api_sync,
-       api_sync_advice, api_sync_ok},
+      {"cuda_memcpy_async", "cuda-async-memcpy", "CUDA Async Memcpy with Pageable Memory", kLoadMemcpy | kLoadApi,
+       cuda_memcpy_async, memcpy_async_advice, memcpy_async_ok},
+      {"cuda_memcpy_sync", "cuda-sync-memcpy", "CUDA Synchronous Memcpy", kLoadMemcpy | kLoadApi, cuda_memcpy_sync,
+       memcpy_sync_advice, memcpy_sync_ok},
+      {"cuda_memset_sync", "cuda-sync-memset", "CUDA Synchronous Memset", kLoadMemset | kLoadApi, cuda_memset_sync,
+       memset_sync_advice, memset_sync_ok},
+      {"cuda_api_sync", "cuda-sync-api", "CUDA Synchronization APIs", kLoadApi, cuda_api_sync, api_sync_advice,
+       api_sync_ok},
       {"gpu_gaps", "gpu-starv", "GPU Gaps", kGpuOps, gpu_gaps, gaps_advice, gaps_ok},
-      {"gpu_time_util", "gpu-low-util", "GPU Time Utilization", kGpuOps, gpu_time_util, time_util_advice,
-       time_util_ok},
+      {"gpu_time_util", "gpu-low-util", "GPU Time Utilization", kGpuOps, gpu_time_util, time_util_advice, time_util_ok},
   };
   return rules;
 }

@@ -19,12 +19,12 @@ namespace tracedoc::nsys_analyze {
 // Rule options, as `nsys analyze -r rule:key=value:...` takes them. Unused ones are ignored by
 // a rule, as nsys ignores them.
 struct RuleArgs {
-  int64_t rows = 50;        // most rows shown; <= 0: all
-  int64_t gap_ms = 500;     // gpu_gaps: shortest gap reported, exclusive
-  int64_t threshold = 50;   // gpu_time_util: report chunks used less than this percentage
-  int64_t chunks = 30;      // gpu_time_util: chunks per device (1..1000)
-  int64_t process = -1;     // cuda_api_sync: only this PID (nsys 2023.4 documents but ignores it)
-  int64_t thread = -1;      // cuda_api_sync: only this TID (idem)
+  int64_t rows = 50;       // most rows shown; <= 0: all
+  int64_t gap_ms = 500;    // gpu_gaps: shortest gap reported, exclusive
+  int64_t threshold = 50;  // gpu_time_util: report chunks used less than this percentage
+  int64_t chunks = 30;     // gpu_time_util: chunks per device (1..1000)
+  int64_t process = -1;    // cuda_api_sync: only this PID (nsys 2023.4 documents but ignores it)
+  int64_t thread = -1;     // cuda_api_sync: only this TID (idem)
   // start=/end=/nvtx=: restrict the rule to a time window or an NVTX range, like --filter-*.
   std::string start, end, nvtx;
   std::vector<std::string> raw;  // the arguments as given, for output file names
@@ -38,9 +38,9 @@ using RuleFn = Status (*)(const Trace&, const RuleArgs&, RowSink&);
 
 struct RuleDef {
   const char* name;
-  const char* old_name;      // the 2022 name nsys still accepts (cuda-async-memcpy, gpu-starv, ...)
+  const char* old_name;  // the 2022 name nsys still accepts (cuda-async-memcpy, gpu-starv, ...)
   const char* display_name;
-  uint32_t tables;           // NsysTables bits the rule reads
+  uint32_t tables;  // NsysTables bits the rule reads
   RuleFn run;
   // Printed above the rows in column/table output ("what is wrong, what to do").
   std::string (*advice)(const RuleArgs&);

@@ -17,13 +17,27 @@ Status cpu_thread_sum(const Trace& trace, const ReportArgs& args, RowSink& sink)
   const auto& src = trace.source;
   if (!src.has_table("SCHED_EVENTS") && !src.has_table("COMPOSITE_EVENTS") && !src.has_table("OSRT_API") &&
       !src.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) {
-    return no_data(trace, "does not contain CPU thread data (thread switches, CPU samples, OS runtime or CUDA API calls).");
+    return no_data(trace,
+                   "does not contain CPU thread data (thread switches, CPU samples, OS runtime or CUDA API calls).");
   }
-  sink.begin({{"PID"}, {"TID"}, {"Thread"}, {"Main"}, {"Span", Unit::kDurNs}, {"Running", Unit::kDurNs},
-              {"Running", Unit::kRatioPct}, {"Switches In"}, {"Samples"}, {"Samples Running", Unit::kRatioPct},
-              {"OS Runtime", Unit::kDurNs}, {"Lock Waits"}, {"Lock Wait", Unit::kDurNs},
-              {"Longest Lock Wait", Unit::kDurNs}, {"I/O Wait", Unit::kDurNs}, {"Sleep", Unit::kDurNs},
-              {"CUDA API", Unit::kDurNs}, {"Sync Wait", Unit::kDurNs}});
+  sink.begin({{"PID"},
+              {"TID"},
+              {"Thread"},
+              {"Main"},
+              {"Span", Unit::kDurNs},
+              {"Running", Unit::kDurNs},
+              {"Running", Unit::kRatioPct},
+              {"Switches In"},
+              {"Samples"},
+              {"Samples Running", Unit::kRatioPct},
+              {"OS Runtime", Unit::kDurNs},
+              {"Lock Waits"},
+              {"Lock Wait", Unit::kDurNs},
+              {"Longest Lock Wait", Unit::kDurNs},
+              {"I/O Wait", Unit::kDurNs},
+              {"Sleep", Unit::kDurNs},
+              {"CUDA API", Unit::kDurNs},
+              {"Sync Wait", Unit::kDurNs}});
   std::vector<Cell> row;
   for (const CpuThreadStats& t : cpu_thread_stats(trace)) {
     if (!args.name_ok(t.name)) continue;

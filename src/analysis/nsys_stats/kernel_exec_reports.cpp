@@ -23,7 +23,8 @@ struct Launch {
 };
 
 Status check_tables(const Trace& trace) {
-  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return no_data(trace, "does not contain CUDA kernel data.");
+  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL"))
+    return no_data(trace, "does not contain CUDA kernel data.");
   if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return no_data(trace, "does not contain CUDA API data.");
   return Status::Ok();
 }
@@ -120,7 +121,8 @@ Status cuda_kern_exec_sum(const Trace& trace, const ReportArgs& args, RowSink& s
   for (size_t i = 0; i < launches.size(); ++i) {
     const Launch& l = launches[i];
     const int64_t tid = a.global_tid[l.call];
-    const uint64_t thread = thread_ids.id((static_cast<uint64_t>(pid_of(tid)) << 24) | static_cast<uint64_t>(tid_of(tid)));
+    const uint64_t thread =
+        thread_ids.id((static_cast<uint64_t>(pid_of(tid)) << 24) | static_cast<uint64_t>(tid_of(tid)));
     const StrId api = api_names.id(a.name[l.call]);
     const uint64_t pair = pair_ids.id((uint64_t{api} << 32) | names.id(l.kernel));
     const uint64_t place = place_ids.id((thread << 32) | static_cast<uint32_t>(k.device[l.kernel]));
@@ -189,10 +191,14 @@ Status cuda_kern_exec_sum(const Trace& trace, const ReportArgs& args, RowSink& s
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t x, uint32_t y) { return rounded_total_avg[x] > rounded_total_avg[y]; });
 
-  std::vector<ColumnSpec> columns = {{"PID", Unit::kNone}, {"TID", Unit::kNone}, {"DevId", Unit::kNone},
-                                     {"Count", Unit::kNone}, {"QCount", Unit::kNone}};
+  std::vector<ColumnSpec> columns = {{"PID", Unit::kNone},
+                                     {"TID", Unit::kNone},
+                                     {"DevId", Unit::kNone},
+                                     {"Count", Unit::kNone},
+                                     {"QCount", Unit::kNone}};
   for (const char* phase : {"T", "A", "Q", "K"}) {
-    for (const char* stat : {"Avg", "Med", "Min", "Max", "StdDev"}) columns.push_back({std::string(phase) + stat, Unit::kDurNs});
+    for (const char* stat : {"Avg", "Med", "Min", "Max", "StdDev"})
+      columns.push_back({std::string(phase) + stat, Unit::kDurNs});
   }
   columns.push_back({"API Name", Unit::kNone});
   columns.push_back({"Kernel Name", Unit::kNone});
@@ -215,10 +221,19 @@ Status cuda_kern_exec_trace(const Trace& trace, const ReportArgs& args, RowSink&
   std::stable_sort(launches.begin(), launches.end(),
                    [&](const Launch& x, const Launch& y) { return a.start[x.call] < a.start[y.call]; });
 
-  sink.begin({{"API Start", Unit::kTsNs}, {"API Dur", Unit::kDurNs}, {"Queue Start", Unit::kTsNs},
-              {"Queue Dur", Unit::kDurNs}, {"Kernel Start", Unit::kTsNs}, {"Kernel Dur", Unit::kDurNs},
-              {"Total Dur", Unit::kDurNs}, {"PID", Unit::kNone}, {"TID", Unit::kNone}, {"DevId", Unit::kNone},
-              {"API Function", Unit::kNone}, {"GridXYZ", Unit::kNone}, {"BlockXYZ", Unit::kNone},
+  sink.begin({{"API Start", Unit::kTsNs},
+              {"API Dur", Unit::kDurNs},
+              {"Queue Start", Unit::kTsNs},
+              {"Queue Dur", Unit::kDurNs},
+              {"Kernel Start", Unit::kTsNs},
+              {"Kernel Dur", Unit::kDurNs},
+              {"Total Dur", Unit::kDurNs},
+              {"PID", Unit::kNone},
+              {"TID", Unit::kNone},
+              {"DevId", Unit::kNone},
+              {"API Function", Unit::kNone},
+              {"GridXYZ", Unit::kNone},
+              {"BlockXYZ", Unit::kNone},
               {"Kernel Name", Unit::kNone}});
   std::vector<Cell> row(14);
   char grid[48], block[48];  // "%4d %4d %4d" of three int32: at most 35 characters

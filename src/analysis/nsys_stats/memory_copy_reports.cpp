@@ -79,28 +79,30 @@ Status require_copies(const Trace& trace) {
 
 Status gpu_mem_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(require_memory(trace));
-  sink.begin({{"Rank", Unit::kNone},           {"PID", Unit::kNone},           {"Device", Unit::kNone},
-              {"Peak Allocated", Unit::kMemB}, {"Peak Time", Unit::kTsNs},     {"Start Allocated", Unit::kMemB},
-              {"End Allocated", Unit::kMemB},  {"Growth", Unit::kMemB},        {"Allocations", Unit::kNone},
-              {"Frees", Unit::kNone},          {"Bytes Allocated", Unit::kMemB}, {"Bytes Freed", Unit::kMemB},
-              {"Peak Reserved", Unit::kMemB},  {"Source", Unit::kNone}});
+  sink.begin({{"Rank", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"Device", Unit::kNone},
+              {"Peak Allocated", Unit::kMemB},
+              {"Peak Time", Unit::kTsNs},
+              {"Start Allocated", Unit::kMemB},
+              {"End Allocated", Unit::kMemB},
+              {"Growth", Unit::kMemB},
+              {"Allocations", Unit::kNone},
+              {"Frees", Unit::kNone},
+              {"Bytes Allocated", Unit::kMemB},
+              {"Bytes Freed", Unit::kMemB},
+              {"Peak Reserved", Unit::kMemB},
+              {"Source", Unit::kNone}});
   std::vector<Cell> row;
   for (const MemorySeries& s : collect_gpu_memory(trace)) {
     const MemoryWindowStats w = memory_stats(s);
-    row = {rank_cell(trace, s.global_pid),
-           Cell::integer(pid_of(s.global_pid)),
-           Cell::integer(s.device),
-           Cell::integer(w.peak),
-           time_cell(w.peak_time),
-           Cell::integer(w.start_value),
-           Cell::integer(w.end_value),
-           Cell::integer(sat_sub(w.end_value, w.start_value)),
-           Cell::integer(w.allocations),
-           Cell::integer(w.frees),
-           Cell::integer(w.bytes_allocated),
-           Cell::integer(w.bytes_freed),
-           value_cell(w.peak_reserved),
-           Cell::text(s.recorded_totals ? "allocator totals" : "event sizes")};
+    row = {rank_cell(trace, s.global_pid),   Cell::integer(pid_of(s.global_pid)),
+           Cell::integer(s.device),          Cell::integer(w.peak),
+           time_cell(w.peak_time),           Cell::integer(w.start_value),
+           Cell::integer(w.end_value),       Cell::integer(sat_sub(w.end_value, w.start_value)),
+           Cell::integer(w.allocations),     Cell::integer(w.frees),
+           Cell::integer(w.bytes_allocated), Cell::integer(w.bytes_freed),
+           value_cell(w.peak_reserved),      Cell::text(s.recorded_totals ? "allocator totals" : "event sizes")};
     sink.row(row);
   }
   sink.end();
@@ -113,11 +115,20 @@ Status gpu_mem_step_sum(const Trace& trace, const ReportArgs& args, RowSink& sin
   std::map<int64_t, std::vector<const StepWindow*>> steps_of;  // in time order per process
   for (const StepWindow& w : steps) steps_of[w.global_pid].push_back(&w);
 
-  sink.begin({{"Rank", Unit::kNone},            {"PID", Unit::kNone},           {"Device", Unit::kNone},
-              {"Step", Unit::kNone},            {"Start", Unit::kTsNs},         {"Duration", Unit::kDurNs},
-              {"Start Allocated", Unit::kMemB}, {"End Allocated", Unit::kMemB}, {"Growth", Unit::kMemB},
-              {"Peak Allocated", Unit::kMemB},  {"Peak Time", Unit::kTsNs},     {"Allocations", Unit::kNone},
-              {"Frees", Unit::kNone},           {"Name", Unit::kNone}});
+  sink.begin({{"Rank", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"Device", Unit::kNone},
+              {"Step", Unit::kNone},
+              {"Start", Unit::kTsNs},
+              {"Duration", Unit::kDurNs},
+              {"Start Allocated", Unit::kMemB},
+              {"End Allocated", Unit::kMemB},
+              {"Growth", Unit::kMemB},
+              {"Peak Allocated", Unit::kMemB},
+              {"Peak Time", Unit::kTsNs},
+              {"Allocations", Unit::kNone},
+              {"Frees", Unit::kNone},
+              {"Name", Unit::kNone}});
   std::vector<Cell> row;
   auto emit = [&](const MemorySeries& s, const MemoryWindowStats& w, int64_t number, TimeNs start, TimeNs duration,
                   std::string_view name) {
@@ -167,14 +178,18 @@ Status gpu_mem_trace(const Trace& trace, const ReportArgs&, RowSink& sink) {
   std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
     return series[a.first].time[a.second] < series[b.first].time[b.second];
   });
-  sink.begin({{"Time", Unit::kTsNs},     {"Rank", Unit::kNone},      {"PID", Unit::kNone},
-              {"Device", Unit::kNone},   {"Bytes", Unit::kMemB},     {"Allocated", Unit::kMemB},
+  sink.begin({{"Time", Unit::kTsNs},
+              {"Rank", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"Device", Unit::kNone},
+              {"Bytes", Unit::kMemB},
+              {"Allocated", Unit::kMemB},
               {"Reserved", Unit::kMemB}});
   std::vector<Cell> row;
   for (const auto& [si, i] : order) {
     const MemorySeries& s = series[si];
-    row = {Cell::integer(s.time[i]),       rank_cell(trace, s.global_pid), Cell::integer(pid_of(s.global_pid)),
-           Cell::integer(s.device),        Cell::integer(s.delta[i]),      Cell::integer(s.allocated[i]),
+    row = {Cell::integer(s.time[i]), rank_cell(trace, s.global_pid), Cell::integer(pid_of(s.global_pid)),
+           Cell::integer(s.device),  Cell::integer(s.delta[i]),      Cell::integer(s.allocated[i]),
            value_cell(s.reserved[i])};
     sink.row(row);
   }
@@ -184,11 +199,21 @@ Status gpu_mem_trace(const Trace& trace, const ReportArgs&, RowSink& sink) {
 
 Status gpu_copy_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(require_copies(trace));
-  sink.begin({{"Rank", Unit::kNone},         {"PID", Unit::kNone},           {"Device", Unit::kNone},
-              {"GPU", Unit::kNone},          {"Copy Kind", Unit::kNone},     {"Src Kind", Unit::kNone},
-              {"Dst Kind", Unit::kNone},     {"Count", Unit::kNone},         {"Total Bytes", Unit::kMemB},
-              {"Total Time", Unit::kDurNs},  {"Throughput", Unit::kThruB},   {"Med Throughput", Unit::kThruB},
-              {"Link", Unit::kNone},         {"Link Peak", Unit::kThruB},    {"Link Use", Unit::kRatioPct}});
+  sink.begin({{"Rank", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"Device", Unit::kNone},
+              {"GPU", Unit::kNone},
+              {"Copy Kind", Unit::kNone},
+              {"Src Kind", Unit::kNone},
+              {"Dst Kind", Unit::kNone},
+              {"Count", Unit::kNone},
+              {"Total Bytes", Unit::kMemB},
+              {"Total Time", Unit::kDurNs},
+              {"Throughput", Unit::kThruB},
+              {"Med Throughput", Unit::kThruB},
+              {"Link", Unit::kNone},
+              {"Link Peak", Unit::kThruB},
+              {"Link Use", Unit::kRatioPct}});
   std::vector<Cell> row;
   for (const CopyGroup& g : summarize_copies(trace)) {
     const std::string_view gpu = device_name(trace, g.device);
@@ -209,7 +234,9 @@ Status gpu_copy_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
            Cell::integer(g.total_ns),
            g.throughput < 0 ? Cell::null() : Cell::real(g.throughput),
            g.median_throughput < 0 ? Cell::null() : Cell::real(g.median_throughput),
-           !host ? Cell::null() : link.known() ? Cell::text(link.name) : Cell::text("unknown"),
+           !host          ? Cell::null()
+           : link.known() ? Cell::text(link.name)
+                          : Cell::text("unknown"),
            link.known() ? Cell::real(link.peak_bytes_per_s) : Cell::null(),
            link.known() && g.throughput >= 0 ? percent_cell(g.throughput, link.peak_bytes_per_s) : Cell::null()};
     sink.row(row);
@@ -221,11 +248,20 @@ Status gpu_copy_sum(const Trace& trace, const ReportArgs&, RowSink& sink) {
 Status gpu_copy_step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(require_copies(trace));
   TRACEDOC_ASSIGN_OR_RETURN(auto steps, report_steps(trace, args));
-  sink.begin({{"Rank", Unit::kNone},         {"PID", Unit::kNone},          {"Step", Unit::kNone},
-              {"Start", Unit::kTsNs},        {"Duration", Unit::kDurNs},    {"Copies", Unit::kNone},
-              {"Bytes", Unit::kMemB},        {"Copy Time", Unit::kDurNs},   {"Copy", Unit::kRatioPct},
-              {"HtoD Time", Unit::kDurNs},   {"DtoH Time", Unit::kDurNs},   {"DtoD Time", Unit::kDurNs},
-              {"Other Time", Unit::kDurNs},  {"Name", Unit::kNone}});
+  sink.begin({{"Rank", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"Step", Unit::kNone},
+              {"Start", Unit::kTsNs},
+              {"Duration", Unit::kDurNs},
+              {"Copies", Unit::kNone},
+              {"Bytes", Unit::kMemB},
+              {"Copy Time", Unit::kDurNs},
+              {"Copy", Unit::kRatioPct},
+              {"HtoD Time", Unit::kDurNs},
+              {"DtoH Time", Unit::kDurNs},
+              {"DtoD Time", Unit::kDurNs},
+              {"Other Time", Unit::kDurNs},
+              {"Name", Unit::kNone}});
   std::vector<Cell> row;
   for (const CopyWindowShare& c : copy_step_shares(trace, steps)) {
     const StepWindow& w = c.window;

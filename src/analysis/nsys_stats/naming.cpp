@@ -39,8 +39,14 @@ NvtxNamer::NvtxNamer(const Trace& trace) : trace_(trace) {
   std::map<std::pair<int64_t, int64_t>, TimeNs> first_seen;
   bool any = false;
   for (size_t i = 0; i < r.size(); ++i) {
-    if (r.start[i] != kNoTime) { max_ts_ = any ? std::max(max_ts_, r.start[i]) : r.start[i]; any = true; }
-    if (r.end[i] != kNoTime) { max_ts_ = any ? std::max(max_ts_, r.end[i]) : r.end[i]; any = true; }
+    if (r.start[i] != kNoTime) {
+      max_ts_ = any ? std::max(max_ts_, r.start[i]) : r.start[i];
+      any = true;
+    }
+    if (r.end[i] != kNoTime) {
+      max_ts_ = any ? std::max(max_ts_, r.end[i]) : r.end[i];
+      any = true;
+    }
     if (r.kind[i] != static_cast<uint16_t>(RangeKind::kNvtxDomainCreate) || r.domain_id[i] == kNoValue) continue;
     auto key = std::make_pair(r.global_tid[i] & kPidBits, r.domain_id[i]);
     auto it = first_seen.find(key);

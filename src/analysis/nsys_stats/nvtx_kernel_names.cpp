@@ -21,8 +21,10 @@ class CallChains {
     for (uint32_t row = 0; row < api.size(); ++row) {
       if (api.correlation[row] == kNoValue) continue;  // NULL never joins
       const size_t slot = find(global_pid_of(api.global_tid[row]), api.correlation[row]);
-      if (head_[slot] == kNone) head_[slot] = row;
-      else next_[tail_[slot]] = row;
+      if (head_[slot] == kNone)
+        head_[slot] = row;
+      else
+        next_[tail_[slot]] = row;
       tail_[slot] = row;
     }
   }
@@ -36,7 +38,8 @@ class CallChains {
   // keys compared exactly through the chain's first row).
   size_t find(int64_t global_pid, int64_t correlation) const {
     const size_t mask = head_.size() - 1;
-    size_t i = mix64(static_cast<uint64_t>(global_pid) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(correlation)) & mask;
+    size_t i =
+        mix64(static_cast<uint64_t>(global_pid) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(correlation)) & mask;
     for (;; i = (i + 1) & mask) {
       const uint32_t h = head_[i];
       if (h == kNone) return i;
@@ -58,7 +61,8 @@ KernelLaunchJoin::KernelLaunchJoin(const Trace& trace, const ApiTable& calls) {
   for (size_t i = 0; i < k.size(); ++i) {
     first_.push_back(calls_.size());
     if (k.correlation[i] == kNoValue) continue;
-    for (uint32_t row = chains.first(k.global_pid[i], k.correlation[i]); row != CallChains::kNone; row = chains.next(row)) {
+    for (uint32_t row = chains.first(k.global_pid[i], k.correlation[i]); row != CallChains::kNone;
+         row = chains.next(row)) {
       calls_.push_back(row);
     }
   }
@@ -149,7 +153,8 @@ class ContainerIndex {
   // Row (in trace.ranges) of the innermost range of thread `tid` containing [start, end], or -1.
   int64_t innermost(int64_t tid, TimeNs start, TimeNs end) const {
     if (start == kNoTime || end == kNoTime) return -1;
-    auto t = std::lower_bound(threads_.begin(), threads_.end(), tid, [](const Slice& s, int64_t v) { return s.tid < v; });
+    auto t =
+        std::lower_bound(threads_.begin(), threads_.end(), tid, [](const Slice& s, int64_t v) { return s.tid < v; });
     if (t == threads_.end() || t->tid != tid) return -1;
     const auto first = start_.begin() + static_cast<std::ptrdiff_t>(t->begin);
     const auto past = static_cast<size_t>(
@@ -203,18 +208,20 @@ std::vector<StrId> innermost_launch_range_names(const Trace& trace, const Kernel
   return names;
 }
 
-uint32_t kernel_name_tables(const ReportArgs& args) {
-  return args.has("nvtx-name") ? kLoadRanges | kLoadApi : 0u;
-}
+uint32_t kernel_name_tables(const ReportArgs& args) { return args.has("nvtx-name") ? kLoadRanges | kLoadApi : 0u; }
 
 Result<KernelNames> KernelNames::make(const Trace& trace, const ReportArgs& args, const KernelLaunchJoin* launches) {
   KernelNames names(trace, args);
   if (args.has("nvtx-name")) {
-    if (!trace.source.has_table("NVTX_EVENTS")) return no_data(trace, "does not contain NV Tools Extension (NVTX) data.");
-    if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return no_data(trace, "does not contain CUDA API data.");
+    if (!trace.source.has_table("NVTX_EVENTS"))
+      return no_data(trace, "does not contain NV Tools Extension (NVTX) data.");
+    if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME"))
+      return no_data(trace, "does not contain CUDA API data.");
     // A join the caller built on the filtered API table cannot name kernels past a filter.
-    if (launches && !trace.unfiltered_api) names.compose_prefixed_names(*launches);
-    else names.compose_prefixed_names(KernelLaunchJoin(trace, trace.api_before_filter()));
+    if (launches && !trace.unfiltered_api)
+      names.compose_prefixed_names(*launches);
+    else
+      names.compose_prefixed_names(KernelLaunchJoin(trace, trace.api_before_filter()));
   }
   return names;
 }

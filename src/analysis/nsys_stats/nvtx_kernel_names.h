@@ -39,7 +39,7 @@ class KernelLaunchJoin {
   }
 
  private:
-  std::vector<size_t> first_;     // per kernel, its calls are calls_[first_[k], first_[k + 1])
+  std::vector<size_t> first_;  // per kernel, its calls are calls_[first_[k], first_[k + 1])
   std::vector<uint32_t> calls_;
 };
 

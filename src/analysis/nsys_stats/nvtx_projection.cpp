@@ -118,8 +118,8 @@ void ProjectionRanges::build_thread_index() {
   }
 }
 
-void ProjectionRanges::report(size_t node, size_t node_lo, size_t node_hi, size_t lo, size_t hi,
-                              TimeNs min_end, std::vector<uint32_t>& out) const {
+void ProjectionRanges::report(size_t node, size_t node_lo, size_t node_hi, size_t lo, size_t hi, TimeNs min_end,
+                              std::vector<uint32_t>& out) const {
   if (node_hi <= lo || hi <= node_lo || max_end_[node] < min_end) return;
   if (node >= leaf_base_) {
     out.push_back(by_thread_[node - leaf_base_]);
@@ -255,8 +255,14 @@ void ProjectionRanges::build_levels() {
     bool reachable = true;
     int32_t above = -1;  // level of the range above the top of `chain`; -1: the top is a root
     while (true) {
-      if (level_[cur] == kUnreachable || level_[cur] == kVisiting) { reachable = false; break; }
-      if (level_[cur] >= 0) { above = level_[cur]; break; }
+      if (level_[cur] == kUnreachable || level_[cur] == kVisiting) {
+        reachable = false;
+        break;
+      }
+      if (level_[cur] >= 0) {
+        above = level_[cur];
+        break;
+      }
       level_[cur] = kVisiting;
       chain.push_back(cur);
       if (parent_[cur] == kNone) break;
@@ -384,8 +390,8 @@ GpuProjection project_gpu_ops(const Trace& trace, const ProjectionRanges& ranges
     g = g_end;
   }
   std::sort(outside_correlations.begin(), outside_correlations.end());
-  out.outside.op_count = static_cast<int64_t>(
-      std::unique(outside_correlations.begin(), outside_correlations.end()) - outside_correlations.begin());
+  out.outside.op_count = static_cast<int64_t>(std::unique(outside_correlations.begin(), outside_correlations.end()) -
+                                              outside_correlations.begin());
   return out;
 }
 

@@ -67,7 +67,8 @@ NameRanks rank_names(size_t count, NameOf name_of, Wanted wanted) {
 // Ranks of the range names (by name id) for which `wanted(name id)` holds.
 template <typename Wanted>
 NameRanks rank_range_names(const ProjectionRanges& ranges, Wanted wanted) {
-  return rank_names(ranges.name_count(), [&](uint32_t id) { return ranges.name_text(id); }, wanted);
+  return rank_names(
+      ranges.name_count(), [&](uint32_t id) { return ranges.name_text(id); }, wanted);
 }
 
 // Everything the three reports share: the ranges, their projection and the children counts.
@@ -95,10 +96,19 @@ Status nvtx_gpu_proj_trace(const Trace& trace, const ReportArgs& args, RowSink& 
   const Projected p(trace);
   const ProjectionRanges& ranges = p.ranges;
 
-  sink.begin({{"Name", Unit::kNone}, {"Projected Start", Unit::kTsNs}, {"Projected Duration", Unit::kDurNs},
-              {"Orig Start", Unit::kTsNs}, {"Orig Duration", Unit::kDurNs}, {"Style", Unit::kNone},
-              {"PID", Unit::kNone}, {"TID", Unit::kNone}, {"NumGPUOps", Unit::kNone}, {"Lvl", Unit::kNone},
-              {"NumChild", Unit::kNone}, {"RangeId", Unit::kNone}, {"ParentId", Unit::kNone},
+  sink.begin({{"Name", Unit::kNone},
+              {"Projected Start", Unit::kTsNs},
+              {"Projected Duration", Unit::kDurNs},
+              {"Orig Start", Unit::kTsNs},
+              {"Orig Duration", Unit::kDurNs},
+              {"Style", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"TID", Unit::kNone},
+              {"NumGPUOps", Unit::kNone},
+              {"Lvl", Unit::kNone},
+              {"NumChild", Unit::kNone},
+              {"RangeId", Unit::kNone},
+              {"ParentId", Unit::kNone},
               {"RangeStack", Unit::kNone}});
   std::vector<Cell> row(14);
   auto projected = [&](const RangeProjection& proj, int64_t global_tid) {
@@ -208,11 +218,20 @@ Status nvtx_gpu_proj_sum(const Trace& trace, const ReportArgs& args, RowSink& si
   std::stable_sort(groups.begin(), groups.end(),
                    [](const Group& a, const Group& b) { return a.proj.total > b.proj.total; });
 
-  sink.begin({{"Range", Unit::kNone}, {"Style", Unit::kNone}, {"Total Proj Time", Unit::kDurNs},
-              {"Total Range Time", Unit::kDurNs}, {"Range Instances", Unit::kNone}, {"Proj Avg", Unit::kDurNs},
-              {"Proj Med", Unit::kDurNs}, {"Proj Min", Unit::kDurNs}, {"Proj Max", Unit::kDurNs},
-              {"Proj StdDev", Unit::kDurNs}, {"Total GPU Ops", Unit::kNone}, {"Avg GPU Ops", Unit::kNone},
-              {"Avg Range Lvl", Unit::kNone}, {"Avg Num Child", Unit::kNone}});
+  sink.begin({{"Range", Unit::kNone},
+              {"Style", Unit::kNone},
+              {"Total Proj Time", Unit::kDurNs},
+              {"Total Range Time", Unit::kDurNs},
+              {"Range Instances", Unit::kNone},
+              {"Proj Avg", Unit::kDurNs},
+              {"Proj Med", Unit::kDurNs},
+              {"Proj Min", Unit::kDurNs},
+              {"Proj Max", Unit::kDurNs},
+              {"Proj StdDev", Unit::kDurNs},
+              {"Total GPU Ops", Unit::kNone},
+              {"Avg GPU Ops", Unit::kNone},
+              {"Avg Range Lvl", Unit::kNone},
+              {"Avg Num Child", Unit::kNone}});
   std::vector<Cell> row(14);
   for (const Group& g : groups) {
     const SummaryStats& st = g.proj;
@@ -337,10 +356,19 @@ Status nvtx_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
     return a.kernel_rank < b.kernel_rank;
   });
 
-  sink.begin({{"NVTX Range", Unit::kNone}, {"Style", Unit::kNone}, {"PID", Unit::kNone}, {"TID", Unit::kNone},
-              {"NVTX Inst", Unit::kNone}, {"Kern Inst", Unit::kNone}, {"Total Time", Unit::kDurNs},
-              {"Avg", Unit::kDurNs}, {"Med", Unit::kDurNs}, {"Min", Unit::kDurNs}, {"Max", Unit::kDurNs},
-              {"StdDev", Unit::kDurNs}, {"Kernel Name", Unit::kNone}});
+  sink.begin({{"NVTX Range", Unit::kNone},
+              {"Style", Unit::kNone},
+              {"PID", Unit::kNone},
+              {"TID", Unit::kNone},
+              {"NVTX Inst", Unit::kNone},
+              {"Kern Inst", Unit::kNone},
+              {"Total Time", Unit::kDurNs},
+              {"Avg", Unit::kDurNs},
+              {"Med", Unit::kDurNs},
+              {"Min", Unit::kDurNs},
+              {"Max", Unit::kDurNs},
+              {"StdDev", Unit::kDurNs},
+              {"Kernel Name", Unit::kNone}});
   std::vector<Cell> row(13);
   for (const Group& g : groups) {
     const SummaryStats& st = stats[g.id];

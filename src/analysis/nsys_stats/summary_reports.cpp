@@ -78,7 +78,8 @@ void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const
 
 // Kernel summaries group by name (and launch configuration for the _gb_ variant).
 Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, bool by_config) {
-  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return no_data(trace, "does not contain CUDA kernel data.");
+  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_KERNEL"))
+    return no_data(trace, "does not contain CUDA kernel data.");
   TRACEDOC_ASSIGN_OR_RETURN(auto names_or, KernelNames::make(trace, args));
   const KernelNames& names = names_or;
   const auto& k = trace.kernels;
@@ -107,11 +108,13 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
   for (const auto& [config, id] : config_ids) config_rank[id] = rank++;
   SummaryLayout layout;
   layout.tie = Tie::kCountThenText;
-  layout.label_columns = by_config ? std::vector<std::string>{"GridXYZ", "BlockXYZ", "Name"} : std::vector<std::string>{"Name"};
+  layout.label_columns =
+      by_config ? std::vector<std::string>{"GridXYZ", "BlockXYZ", "Name"} : std::vector<std::string>{"Name"};
   std::string grid, block;
   emit_time_summary(
       groups, layout, [&](uint32_t g) { return names.text(name_of(g)); },
-      by_config ? std::function<int64_t(uint32_t)>([&](uint32_t g) { return config_rank[groups.key(g) >> 32]; }) : nullptr,
+      by_config ? std::function<int64_t(uint32_t)>([&](uint32_t g) { return config_rank[groups.key(g) >> 32]; })
+                : nullptr,
       [&](uint32_t g, std::vector<Cell>& row) {
         if (by_config) {
           const auto& c = configs[groups.key(g) >> 32];
@@ -165,18 +168,25 @@ Status memop_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, 
     SummaryLayout layout;
     layout.count_name = "Count";
     layout.label_columns = {"Operation"};
-    emit_time_summary(groups, layout, name_of, nullptr,
-                      [&](uint32_t g, std::vector<Cell>& row) { row.push_back(Cell::text(name_of(g))); }, sink);
+    emit_time_summary(
+        groups, layout, name_of, nullptr,
+        [&](uint32_t g, std::vector<Cell>& row) { row.push_back(Cell::text(name_of(g))); }, sink);
     return Status::Ok();
   }
   const auto stats = groups.summarize_all();
   const auto order = output_order(stats, Tie::kKeyText, name_of, nullptr);
-  sink.begin({{"Total", Unit::kMemB}, {"Count", Unit::kNone}, {"Avg", Unit::kMemB}, {"Med", Unit::kMemB},
-              {"Min", Unit::kMemB}, {"Max", Unit::kMemB}, {"StdDev", Unit::kMemB}, {"Operation", Unit::kNone}});
+  sink.begin({{"Total", Unit::kMemB},
+              {"Count", Unit::kNone},
+              {"Avg", Unit::kMemB},
+              {"Med", Unit::kMemB},
+              {"Min", Unit::kMemB},
+              {"Max", Unit::kMemB},
+              {"StdDev", Unit::kMemB},
+              {"Operation", Unit::kNone}});
   std::vector<Cell> row;
   for (uint32_t g : order) {
     const auto& s = stats[g];
-    row = {Cell::integer(s.total), Cell::integer(s.count), Cell::real(s.avg), Cell::real(s.median),
+    row = {Cell::integer(s.total), Cell::integer(s.count), Cell::real(s.avg),   Cell::real(s.median),
            Cell::integer(s.min),   Cell::integer(s.max),   Cell::real(s.stdev), Cell::text(name_of(g))};
     sink.row(row);
   }
@@ -285,8 +295,9 @@ Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, b
       [&](uint32_t g, std::vector<Cell>& row) {
         if (style_column) row.push_back(Cell::pooled(style(g)));
         // Tags without a domain are the trace's own strings; domain tags live as long as the report.
-        row.push_back(text_id(g) == kNoStr ? Cell::null()
-                      : dom_of(g) == kNoStr ? Cell::pooled(tag(g)) : Cell::text(tag(g)));
+        row.push_back(text_id(g) == kNoStr  ? Cell::null()
+                      : dom_of(g) == kNoStr ? Cell::pooled(tag(g))
+                                            : Cell::text(tag(g)));
       },
       sink);
   return Status::Ok();
@@ -364,7 +375,8 @@ Status cuda_gpu_mem_time_sum(const Trace& t, const ReportArgs& a, RowSink& s) { 
 Status cuda_gpu_mem_size_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return memop_summary(t, a, s, true); }
 
 Status cuda_api_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return no_data(trace, "does not contain CUDA trace data.");
+  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME"))
+    return no_data(trace, "does not contain CUDA trace data.");
   return name_id_summary(trace, args, sink, trace.api, strip_api_version, [](size_t) { return true; });
 }
 
@@ -375,8 +387,12 @@ Status osrt_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
 }
 
 Status nvtx_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return nvtx_summary(t, a, s, true, true, true); }
-Status nvtx_pushpop_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return nvtx_summary(t, a, s, true, false, false); }
-Status nvtx_startend_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return nvtx_summary(t, a, s, false, true, false); }
+Status nvtx_pushpop_sum(const Trace& t, const ReportArgs& a, RowSink& s) {
+  return nvtx_summary(t, a, s, true, false, false);
+}
+Status nvtx_startend_sum(const Trace& t, const ReportArgs& a, RowSink& s) {
+  return nvtx_summary(t, a, s, false, true, false);
+}
 Status cuda_gpu_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return gpu_summary(t, a, s, false); }
 Status cuda_api_gpu_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return gpu_summary(t, a, s, true); }
 

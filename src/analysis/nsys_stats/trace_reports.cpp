@@ -50,7 +50,11 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
   };
 
   // Merge the three tables by start time (kernels first on ties, then memcpy, then memset).
-  struct Ref { TimeNs start; uint8_t table; uint32_t row; };
+  struct Ref {
+    TimeNs start;
+    uint8_t table;
+    uint32_t row;
+  };
   std::vector<Ref> refs;
   refs.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   for (uint32_t i = 0; i < trace.kernels.size(); ++i) refs.push_back({trace.kernels.start[i], 0, i});
@@ -58,12 +62,13 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
   for (uint32_t i = 0; i < trace.memsets.size(); ++i) refs.push_back({trace.memsets.start[i], 2, i});
   std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.start < b.start; });
 
-  sink.begin({{"Start", Unit::kTsNs}, {"Duration", Unit::kDurNs}, {"CorrId", Unit::kNone}, {"GrdX", Unit::kNone},
-              {"GrdY", Unit::kNone}, {"GrdZ", Unit::kNone}, {"BlkX", Unit::kNone}, {"BlkY", Unit::kNone},
-              {"BlkZ", Unit::kNone}, {"Reg/Trd", Unit::kNone}, {"StcSMem", Unit::kMemB}, {"DymSMem", Unit::kMemB},
-              {"Bytes", Unit::kMemB}, {"Throughput", Unit::kThruB}, {"SrcMemKd", Unit::kNone},
-              {"DstMemKd", Unit::kNone}, {"Device", Unit::kNone}, {"Ctx", Unit::kNone}, {"GreenCtx", Unit::kNone},
-              {"Strm", Unit::kNone}, {"Name", Unit::kNone}});
+  sink.begin({{"Start", Unit::kTsNs},    {"Duration", Unit::kDurNs},   {"CorrId", Unit::kNone},
+              {"GrdX", Unit::kNone},     {"GrdY", Unit::kNone},        {"GrdZ", Unit::kNone},
+              {"BlkX", Unit::kNone},     {"BlkY", Unit::kNone},        {"BlkZ", Unit::kNone},
+              {"Reg/Trd", Unit::kNone},  {"StcSMem", Unit::kMemB},     {"DymSMem", Unit::kMemB},
+              {"Bytes", Unit::kMemB},    {"Throughput", Unit::kThruB}, {"SrcMemKd", Unit::kNone},
+              {"DstMemKd", Unit::kNone}, {"Device", Unit::kNone},      {"Ctx", Unit::kNone},
+              {"GreenCtx", Unit::kNone}, {"Strm", Unit::kNone},        {"Name", Unit::kNone}});
   std::vector<Cell> row(21);
   std::string names_memcpy[256];
   std::string src_label, dst_label;
@@ -85,8 +90,12 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
       row[0] = Cell::integer(k.start[i]);
       row[1] = sql_sub(k.end[i], k.start[i]);  // no overflow on damaged times (checked_math.h)
       row[2] = int_or_null(k.correlation[i]);
-      row[3] = Cell::integer(k.grid_x[i]); row[4] = Cell::integer(k.grid_y[i]); row[5] = Cell::integer(k.grid_z[i]);
-      row[6] = Cell::integer(k.block_x[i]); row[7] = Cell::integer(k.block_y[i]); row[8] = Cell::integer(k.block_z[i]);
+      row[3] = Cell::integer(k.grid_x[i]);
+      row[4] = Cell::integer(k.grid_y[i]);
+      row[5] = Cell::integer(k.grid_z[i]);
+      row[6] = Cell::integer(k.block_x[i]);
+      row[7] = Cell::integer(k.block_y[i]);
+      row[8] = Cell::integer(k.block_z[i]);
       row[9] = Cell::integer(k.registers_per_thread[i]);
       row[10] = Cell::integer(k.static_smem[i]);
       row[11] = Cell::integer(k.dynamic_smem[i]);
@@ -141,12 +150,19 @@ Status cuda_gpu_trace(const Trace& trace, const ReportArgs& args, RowSink& sink)
 }
 
 Status cuda_api_trace(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return no_data(trace, "does not contain CUDA trace data.");
+  if (!trace.source.has_table("CUPTI_ACTIVITY_KIND_RUNTIME"))
+    return no_data(trace, "does not contain CUDA trace data.");
   std::unordered_map<int64_t, const ThreadInfo*> threads;
   for (const auto& t : trace.threads) threads.emplace(t.global_tid, &t);
   const auto& a = trace.api;
-  sink.begin({{"Start", Unit::kTsNs}, {"Duration", Unit::kDurNs}, {"Name", Unit::kNone}, {"Result", Unit::kNone},
-              {"CorrID", Unit::kNone}, {"Pid", Unit::kNone}, {"Tid", Unit::kNone}, {"T-Pri", Unit::kNone},
+  sink.begin({{"Start", Unit::kTsNs},
+              {"Duration", Unit::kDurNs},
+              {"Name", Unit::kNone},
+              {"Result", Unit::kNone},
+              {"CorrID", Unit::kNone},
+              {"Pid", Unit::kNone},
+              {"Tid", Unit::kNone},
+              {"T-Pri", Unit::kNone},
               {"Thread Name", Unit::kNone}});
   std::vector<Cell> row(9);
   for (uint32_t i : order_by_start(a.start)) {

@@ -87,8 +87,8 @@ bool sorts_before_desc(const SqlNumber& a, const SqlNumber& b) {
 // One GROUP BY address group: a count or sum of faults, or transferred bytes and their duration.
 struct AddressGroup {
   int64_t address = kNullAddress;
-  int64_t value = 0;     // faults, or bytes
-  int64_t duration = 0;  // migrations only
+  int64_t value = 0;       // faults, or bytes
+  int64_t duration = 0;    // migrations only
   bool has_value = false;  // false: every summed value was NULL (sum() is NULL then)
 };
 
@@ -185,9 +185,7 @@ void format_address(int64_t address, std::string& out) {
   out = address < 0 ? fmt::format("{}", address) : fmt::format("0x{:X}", address);
 }
 
-Cell count_or_null(const AddressGroup* g) {
-  return g && g->has_value ? Cell::integer(g->value) : Cell::null();
-}
+Cell count_or_null(const AddressGroup* g) { return g && g->has_value ? Cell::integer(g->value) : Cell::null(); }
 
 }  // namespace
 
@@ -211,7 +209,8 @@ Status um_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   const auto gpu = group_by_address([&](std::vector<AddressGroup>& rows) {
     const auto& g = um.gpu_faults;
     for (size_t i = 0; i < g.size(); ++i) {
-      rows.push_back({g.address[i], g.fault_count[i] == kNoValue ? 0 : g.fault_count[i], 0, g.fault_count[i] != kNoValue});
+      rows.push_back(
+          {g.address[i], g.fault_count[i] == kNoValue ? 0 : g.fault_count[i], 0, g.fault_count[i] != kNoValue});
     }
   });
   auto migrations_of = [&](CopyKind kind) {

@@ -5,7 +5,6 @@
 #include <tuple>
 #include <unordered_map>
 
-
 namespace tracedoc::pytorch {
 
 namespace {
@@ -23,10 +22,11 @@ class OpsByStart {
     });
   }
   int32_t at(int64_t global_tid, TimeNs time) const {
-    auto it = std::lower_bound(order_.begin(), order_.end(), std::make_pair(global_tid, time),
-                               [&](uint32_t row, const std::pair<int64_t, TimeNs>& key) {
-                                 return std::tie(ops_.global_tid[row], ops_.start[row]) < std::tie(key.first, key.second);
-                               });
+    auto it =
+        std::lower_bound(order_.begin(), order_.end(), std::make_pair(global_tid, time),
+                         [&](uint32_t row, const std::pair<int64_t, TimeNs>& key) {
+                           return std::tie(ops_.global_tid[row], ops_.start[row]) < std::tie(key.first, key.second);
+                         });
     if (it == order_.end() || ops_.global_tid[*it] != global_tid || ops_.start[*it] != time) return kNoRow;
     return static_cast<int32_t>(*it);
   }
@@ -48,7 +48,10 @@ ForwardBackwardLinks link_by_flows(const Trace& trace) {
   // Flow ids are unique per trace file; a merged rank directory repeats them, so the thread's rank
   // tag (its upper bits) is part of the key.
   std::unordered_map<uint64_t, int32_t> sources;
-  auto key = [&](size_t i) { return static_cast<uint64_t>(flows.id[i]) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(flows.global_tid[i] >> 48); };
+  auto key = [&](size_t i) {
+    return static_cast<uint64_t>(flows.id[i]) * 0x9E3779B97F4A7C15ull ^
+           static_cast<uint64_t>(flows.global_tid[i] >> 48);
+  };
   for (size_t i = 0; i < flows.size(); ++i) {
     if (flows.phase[i] == 's') sources[key(i)] = index.at(flows.global_tid[i], flows.time[i]);
   }
@@ -70,7 +73,8 @@ ForwardBackwardLinks link_by_sequence_number(const Trace& trace) {
   // (process, sequence number) -> the forward op that started last (ties: the later row).
   std::unordered_map<uint64_t, int32_t> forward;
   auto key = [&](size_t i) {
-    return static_cast<uint64_t>(ops.sequence_number[i]) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(global_pid_of(ops.global_tid[i]));
+    return static_cast<uint64_t>(ops.sequence_number[i]) * 0x9E3779B97F4A7C15ull ^
+           static_cast<uint64_t>(global_pid_of(ops.global_tid[i]));
   };
   for (size_t i = 0; i < ops.size(); ++i) {
     // Forward ops carry "Fwd thread id": 0 (or none, before 2022); backward ops the forward thread.

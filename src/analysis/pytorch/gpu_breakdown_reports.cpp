@@ -17,7 +17,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-
 constexpr std::string_view kCommonFlags[] = {"hta", "drop-last-step", "syncs", "hta-classes", "hta-launches"};
 
 struct Options {
@@ -33,7 +32,8 @@ Status check_args(const char* report, const ReportArgs& args, std::initializer_l
     const std::string_view v(a);
     bool known = std::find(std::begin(kCommonFlags), std::end(kCommonFlags), v) != std::end(kCommonFlags);
     for (std::string_view f : flags) known = known || v == f;
-    for (std::string_view k : keys) known = known || (v.size() > k.size() && v.substr(0, k.size()) == k && v[k.size()] == '=');
+    for (std::string_view k : keys)
+      known = known || (v.size() > k.size() && v.substr(0, k.size()) == k && v[k.size()] == '=');
     if (!known) return UsageError(fmt::format("{}: unknown argument '{}'", report, a));
   }
   return Status::Ok();
@@ -116,7 +116,8 @@ Status gpu_time_breakdown(const Trace& trace, const ReportArgs& args, RowSink& s
 
 Status idle_time_breakdown(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_args("idle_time_breakdown", args, {}, {"delay"}));
-  TRACEDOC_ASSIGN_OR_RETURN(const auto delay, int_arg("idle_time_breakdown", args, "delay", kDefaultConsecutiveKernelDelayNs));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto delay,
+                            int_arg("idle_time_breakdown", args, "delay", kDefaultConsecutiveKernelDelayNs));
   TRACEDOC_ASSIGN_OR_RETURN(auto work, work_of(trace, options_from(args)));
   std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Stream", Unit::kNone});
@@ -218,8 +219,8 @@ Status kernel_launch_stats(const Trace& trace, const ReportArgs& args, RowSink& 
   if (!any) return no_data(trace, "does not contain kernel launch calls linked to GPU activity.");
   std::vector<ColumnSpec> columns = unit_columns(work);
   columns.push_back({"Launches", Unit::kNone});
-  for (const char* c : {"CPU Total", "GPU Total", "Delay Total", "Delay Avg", "Delay Med", "Delay Min", "Delay Max",
-                        "Delay StdDev"}) {
+  for (const char* c :
+       {"CPU Total", "GPU Total", "Delay Total", "Delay Avg", "Delay Med", "Delay Min", "Delay Max", "Delay StdDev"}) {
     columns.push_back({c, Unit::kDurNs});
   }
   for (const char* c : {"Short Kernels", "Runtime Outliers", "Delay Outliers"}) columns.push_back({c, Unit::kNone});

@@ -53,8 +53,8 @@ struct StreamIdle {
   int32_t stream = 0;
   int64_t operations = 0;
   TimeNs first_start = 0, last_end = 0;
-  int64_t busy = 0;                 // |union of the stream's work|
-  int64_t gaps[3] = {0, 0, 0};      // idle time per IdleCategory
+  int64_t busy = 0;             // |union of the stream's work|
+  int64_t gaps[3] = {0, 0, 0};  // idle time per IdleCategory
   int64_t gap_count[3] = {0, 0, 0};
   int64_t idle() const { return sat_add(sat_add(gaps[0], gaps[1]), gaps[2]); }
 };
@@ -63,7 +63,7 @@ struct StreamIdle {
 std::vector<StreamIdle> idle_time_breakdown(const GpuUnit& unit, int64_t consecutive_kernel_delay_ns);
 
 struct KernelTypeTime {
-  std::string label;  // "COMPUTATION", "COMPUTATION overlapping COMMUNICATION", ...
+  std::string label;     // "COMPUTATION", "COMPUTATION overlapping COMMUNICATION", ...
   uint32_t classes = 0;  // bit 1 << WorkClass of each class running
   int64_t time = 0;
 };
@@ -74,7 +74,9 @@ std::vector<KernelTypeTime> kernel_type_breakdown(const GpuUnit& unit, bool incl
 struct CommCompOverlap {
   int64_t communication = 0, computation = 0, overlap = 0;
   // overlap / communication; negative when there is no communication (HTA: NaN).
-  double ratio() const { return communication > 0 ? static_cast<double>(overlap) / static_cast<double>(communication) : -1.0; }
+  double ratio() const {
+    return communication > 0 ? static_cast<double>(overlap) / static_cast<double>(communication) : -1.0;
+  }
 };
 CommCompOverlap comm_comp_overlap(const GpuUnit& unit);
 

@@ -63,7 +63,8 @@ class LastStepCut {
     const RangeTable& r = trace.ranges;
     for (size_t i = 0; i < r.size(); ++i) note(trace.str(r.text[i]), owners.owner_of_pid(r.global_tid[i]), r.start[i]);
     const OpTable& ops = trace.pytorch.ops;
-    for (size_t i = 0; i < ops.size(); ++i) note(trace.str(ops.name[i]), owners.owner_of_pid(ops.global_tid[i]), ops.start[i]);
+    for (size_t i = 0; i < ops.size(); ++i)
+      note(trace.str(ops.name[i]), owners.owner_of_pid(ops.global_tid[i]), ops.start[i]);
     // Kineto also writes each step as a GPU-side annotation, which HTA takes for a CPU event (its
     // stream is -1) and so into the cut. Annotations carry no rank: used when there is one owner.
     for (const auto& [owner, t] : cut_) range_owners.insert(owner);
@@ -204,22 +205,30 @@ GpuWork collect_gpu_work(const Trace& trace, const GpuWorkOptions& options) {
 
   const KernelTable& k = trace.kernels;
   for (size_t r = 0; r < k.size(); ++r) {
-    GpuWorkItem w{k.start[r], k.end[r], k.stream[r], WorkKind::kKernel, WorkClass::kComputation,
-                  static_cast<uint32_t>(r), launches.of(GpuKind::kKernel, r)};
-    w.cls = options.classifier == Classifier::kTracedoc && collective[r] ? WorkClass::kCommunication
-                                                                         : classify_kernel_name(trace.str(k.name[r]), options.classifier);
+    GpuWorkItem w{k.start[r],
+                  k.end[r],
+                  k.stream[r],
+                  WorkKind::kKernel,
+                  WorkClass::kComputation,
+                  static_cast<uint32_t>(r),
+                  launches.of(GpuKind::kKernel, r)};
+    w.cls = options.classifier == Classifier::kTracedoc && collective[r]
+                ? WorkClass::kCommunication
+                : classify_kernel_name(trace.str(k.name[r]), options.classifier);
     add(k.global_pid[r], k.device[r], w);
   }
   // Copies and memsets are MEMORY under both classifiers (Kineto names them "Memcpy ..."/"Memset ...").
   const MemcpyTable& m = trace.memcpys;
   for (size_t r = 0; r < m.size(); ++r) {
-    add(m.global_pid[r], m.device[r], {m.start[r], m.end[r], m.stream[r], WorkKind::kMemcpy, WorkClass::kMemory,
-                                       static_cast<uint32_t>(r), launches.of(GpuKind::kMemcpy, r)});
+    add(m.global_pid[r], m.device[r],
+        {m.start[r], m.end[r], m.stream[r], WorkKind::kMemcpy, WorkClass::kMemory, static_cast<uint32_t>(r),
+         launches.of(GpuKind::kMemcpy, r)});
   }
   const MemsetTable& s = trace.memsets;
   for (size_t r = 0; r < s.size(); ++r) {
-    add(s.global_pid[r], s.device[r], {s.start[r], s.end[r], s.stream[r], WorkKind::kMemset, WorkClass::kMemory,
-                                       static_cast<uint32_t>(r), launches.of(GpuKind::kMemset, r)});
+    add(s.global_pid[r], s.device[r],
+        {s.start[r], s.end[r], s.stream[r], WorkKind::kMemset, WorkClass::kMemory, static_cast<uint32_t>(r),
+         launches.of(GpuKind::kMemset, r)});
   }
   if (options.include_syncs) {
     const SyncTable& y = trace.syncs;
@@ -228,8 +237,9 @@ GpuWork collect_gpu_work(const Trace& trace, const GpuWorkOptions& options) {
       const WorkClass cls = options.classifier == Classifier::kTracedoc
                                 ? WorkClass::kOther
                                 : classify_kernel_name(sync_name(y.sync_type[r]), options.classifier);
-      add(y.global_pid[r], y.device[r], {y.start[r], y.end[r], y.stream[r], WorkKind::kSync, cls,
-                                         static_cast<uint32_t>(r), linker.find(y.correlation[r], y.global_pid[r])});
+      add(y.global_pid[r], y.device[r],
+          {y.start[r], y.end[r], y.stream[r], WorkKind::kSync, cls, static_cast<uint32_t>(r),
+           linker.find(y.correlation[r], y.global_pid[r])});
     }
   }
 

@@ -59,16 +59,16 @@ struct GpuWorkItem {
   int32_t stream = 0;
   WorkKind kind = WorkKind::kKernel;
   WorkClass cls = WorkClass::kComputation;
-  uint32_t row = 0;      // in its table (kernels, memcpys, memsets, syncs)
-  int32_t launch = -1;   // the launching API call (row of Trace::api), -1 when unknown
+  uint32_t row = 0;                                     // in its table (kernels, memcpys, memsets, syncs)
+  int32_t launch = -1;                                  // the launching API call (row of Trace::api), -1 when unknown
   TimeNs launch_start = kNoTime, launch_end = kNoTime;  // of that call
   Interval interval() const { return {start, end}; }
 };
 
 struct GpuUnit {
-  int64_t owner = 0;   // rank tag (PyTorch) or global pid (nsys): the grouping key
-  int64_t rank = -1;   // PyTorch rank, -1 when unknown or for nsys exports
-  int64_t pid = 0;     // process id of the owner (nsys exports; 0 for PyTorch ranks)
+  int64_t owner = 0;  // rank tag (PyTorch) or global pid (nsys): the grouping key
+  int64_t rank = -1;  // PyTorch rank, -1 when unknown or for nsys exports
+  int64_t pid = 0;    // process id of the owner (nsys exports; 0 for PyTorch ranks)
   int32_t device = 0;
   std::vector<GpuWorkItem> items;  // sorted by (start, end, kind, row)
 
@@ -88,7 +88,7 @@ inline constexpr std::array<const char*, 5> kTimePartNames = {"compute", "commun
 TimeParts time_parts(const GpuUnit& unit);
 
 struct GpuWork {
-  bool pytorch = false;  // units are ranks (PyTorch trace) rather than processes (nsys export)
+  bool pytorch = false;        // units are ranks (PyTorch trace) rather than processes (nsys export)
   std::vector<GpuUnit> units;  // ordered by (rank or pid, device)
 };
 
@@ -103,7 +103,9 @@ std::string_view sync_name(int32_t sync_type);
 // The owner (GpuUnit::owner) of a CPU thread or process id: the rank tag in a PyTorch trace (rank + 1
 // in the top bits of a merged rank directory's ids, 0 in a single file), the process in an nsys
 // export.
-inline int64_t owner_of_id(bool pytorch, int64_t global_id) { return pytorch ? (global_id >> 48) : global_pid_of(global_id); }
+inline int64_t owner_of_id(bool pytorch, int64_t global_id) {
+  return pytorch ? (global_id >> 48) : global_pid_of(global_id);
+}
 
 // An API call's name without nsys's version suffix (cudaLaunchKernel_v7000 -> cudaLaunchKernel).
 std::string_view api_base_name(std::string_view name);

@@ -33,15 +33,15 @@ constexpr std::string_view kHtaLaunch[] = {"cudaLaunchKernel", "cudaLaunchKernel
                                            "runFunction - job_prep_and_submit_for_execution"};
 constexpr std::string_view kHtaLaunchMemory[] = {"cudaMemcpyAsync", "cudaMemsetAsync"};
 constexpr std::string_view kHtaQueue[] = {
-    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync",
-    "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel", "hipExtModuleLaunchKernel",
-    "hipMemsetAsync", "hipMemcpyAsync", "hipMemcpyWithStream"};
+    "cudaLaunchKernel", "cudaLaunchKernelExC",      "cuLaunchKernel",
+    "cudaMemcpyAsync",  "cudaMemsetAsync",          "runFunction - job_prep_and_submit_for_execution",
+    "hipLaunchKernel",  "hipExtModuleLaunchKernel", "hipMemsetAsync",
+    "hipMemcpyAsync",   "hipMemcpyWithStream"};
 
 template <size_t N>
 bool one_of(std::string_view n, const std::string_view (&list)[N]) {
   return std::find(std::begin(list), std::end(list), n) != std::end(list);
 }
-
 
 }  // namespace
 
@@ -91,7 +91,8 @@ LaunchStats kernel_launch_stats(const Trace& trace, const GpuUnit& unit, const L
     if (it.kind == WorkKind::kSync || it.launch < 0) continue;
     const StrId name = trace.api.name[it.launch];
     if (name == kNoStr || name >= decided.size()) continue;
-    if (decided[name] < 0) decided[name] = is_launch_call(trace.str(name), options.names, options.include_memory) ? 1 : 0;
+    if (decided[name] < 0)
+      decided[name] = is_launch_call(trace.str(name), options.names, options.include_memory) ? 1 : 0;
     if (!decided[name]) continue;
     const int64_t cpu = sat_sub(it.launch_end, it.launch_start);
     const int64_t gpu = sat_sub(it.end, it.start);

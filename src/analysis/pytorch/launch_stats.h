@@ -59,7 +59,7 @@ struct LaunchStats {
   int64_t launches = 0;
   int64_t cpu_total = 0, gpu_total = 0;  // durations of the calls and of their operations
   int64_t delay_total = 0;
-  Describe delay;                        // launch delays (ns)
+  Describe delay;  // launch delays (ns)
   int64_t short_kernels = 0, runtime_outliers = 0, delay_outliers = 0;
 };
 LaunchStats kernel_launch_stats(const Trace& trace, const GpuUnit& unit, const LaunchStatsOptions& options = {});
@@ -76,7 +76,7 @@ struct QueueOptions {
 
 struct StreamQueue {
   int32_t stream = 0;
-  Describe samples;            // the queue length after each launch and each start
+  Describe samples;  // the queue length after each launch and each start
   double time_weighted_mean = 0;
   int64_t blocked = 0;         // time at or above max_queue_length
   TimeNs first = 0, last = 0;  // first launch, last start
@@ -85,7 +85,8 @@ struct StreamQueue {
 // before starts (as HTA's events sort when ties keep their order); an operation that starts before
 // its launching call (clock skew) is taken to start when the call does, so the length never drops
 // below what was launched.
-std::vector<StreamQueue> queue_length_summary(const Trace& trace, const GpuUnit& unit, const QueueOptions& options = {});
+std::vector<StreamQueue> queue_length_summary(const Trace& trace, const GpuUnit& unit,
+                                              const QueueOptions& options = {});
 
 // The queue length over time per stream, by stream number: a (time, length) pair at each change, from
 // the first launch (length >= 1) to the last start (length 0). Same counting as above; launches and

@@ -40,7 +40,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-
 constexpr uint32_t kNoText = TextIds::kNoText;
 constexpr size_t kMaxThreadsShown = 4;
 
@@ -75,7 +74,8 @@ Result<OpView> view_from_args(const ReportArgs& args) {
 
 // "thread 639 (pt_autograd_0) [autograd]; thread 542 (python3)": the launching threads, most kernels
 // first (then by thread id, for a stable cell).
-std::string threads_cell(const Trace& trace, std::span<const ThreadCount> counts, const std::vector<uint8_t>& autograd) {
+std::string threads_cell(const Trace& trace, std::span<const ThreadCount> counts,
+                         const std::vector<uint8_t>& autograd) {
   std::string out;
   for (size_t i = 0; i < counts.size() && i < kMaxThreadsShown; ++i) {
     const ThreadInfo& th = trace.threads[counts[i].thread];
@@ -145,7 +145,8 @@ Status op_kernel_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
   const std::vector<int32_t> charged = charged_operator(trace, links, view);
   const std::vector<uint8_t> autograd = autograd_threads(trace, links);
   std::unordered_map<int64_t, uint32_t> thread_row;
-  for (size_t t = 0; t < trace.threads.size(); ++t) thread_row.emplace(trace.threads[t].global_tid, static_cast<uint32_t>(t));
+  for (size_t t = 0; t < trace.threads.size(); ++t)
+    thread_row.emplace(trace.threads[t].global_tid, static_cast<uint32_t>(t));
 
   const KernelTable& k = trace.kernels;
   const ApiTable& api = trace.api;
@@ -241,15 +242,18 @@ Status op_kernel_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
               {"Kernel", Unit::kNone}});
   std::vector<Cell> cells;
   std::string thread_text;
-  auto avg = [](int64_t sum, int64_t n) { return Cell::real(sqlite_round(static_cast<double>(sum) / static_cast<double>(n), 1)); };
+  auto avg = [](int64_t sum, int64_t n) {
+    return Cell::real(sqlite_round(static_cast<double>(sum) / static_cast<double>(n), 1));
+  };
   for (uint32_t g : order) {
     const Row& row = rows[g];
     const SummaryStats& q = delays[g];
     const bool has_op = row.op_delay_count > 0;
     cells.clear();
-    cells.push_back(grand_total == 0 ? Cell::null()
-                                     : Cell::real(sqlite_round(static_cast<double>(row.kernel_total) * 100.0 /
-                                                               static_cast<double>(grand_total), 1)));
+    cells.push_back(grand_total == 0
+                        ? Cell::null()
+                        : Cell::real(sqlite_round(
+                              static_cast<double>(row.kernel_total) * 100.0 / static_cast<double>(grand_total), 1)));
     cells.push_back(Cell::integer(row.kernel_total));
     cells.push_back(Cell::integer(row.count));
     cells.push_back(avg(row.kernel_total, row.count));
@@ -260,7 +264,8 @@ Status op_kernel_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) 
     cells.push_back(Cell::real(sqlite_round(q.median, 1)));
     cells.push_back(Cell::integer(q.min));
     cells.push_back(Cell::integer(q.max));
-    thread_text = threads_cell(trace, std::span(threads).subspan(first_thread[g], first_thread[g + 1] - first_thread[g]), autograd);
+    thread_text = threads_cell(
+        trace, std::span(threads).subspan(first_thread[g], first_thread[g + 1] - first_thread[g]), autograd);
     cells.push_back(Cell::text(thread_text));
     cells.push_back(row.op == kNoStr ? Cell::null() : Cell::pooled(trace.str(row.op)));
     cells.push_back(Cell::pooled(trace.str(row.kernel)));

@@ -50,7 +50,8 @@ void nest_ops(const OpTable& ops, int64_t slack, OpLinks& links) {
 // directory this replaced the largest serial part of the summary. A table not in start order is
 // sorted outright; the result is the same either way.
 template <typename TieFirst>
-std::vector<uint32_t> by_thread_then_start(const std::vector<int64_t>& tid, const std::vector<TimeNs>& start, TieFirst tie_first) {
+std::vector<uint32_t> by_thread_then_start(const std::vector<int64_t>& tid, const std::vector<TimeNs>& start,
+                                           TieFirst tie_first) {
   const size_t n = tid.size();
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
@@ -81,7 +82,8 @@ std::vector<uint32_t> by_thread_then_start(const std::vector<int64_t>& tid, cons
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && tid[order[j]] == tid[order[i]] && start[order[j]] == start[order[i]]) ++j;
-    if (j - i > 1) std::sort(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(j), less);
+    if (j - i > 1)
+      std::sort(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(j), less);
     i = j;
   }
   return order;
@@ -94,7 +96,8 @@ std::vector<uint32_t> by_thread_then_start(const std::vector<int64_t>& tid, cons
 void attribute_api_calls(const Trace& trace, OpLinks& links) {
   const OpTable& ops = trace.pytorch.ops;
   const ApiTable& api = trace.api;
-  const std::vector<uint32_t> calls = by_thread_then_start(api.global_tid, api.start, [](uint32_t, uint32_t) { return false; });
+  const std::vector<uint32_t> calls =
+      by_thread_then_start(api.global_tid, api.start, [](uint32_t, uint32_t) { return false; });
   std::vector<uint32_t> stack;
   size_t next = 0;  // position in links.order
   bool first = true;
@@ -137,9 +140,7 @@ GpuLaunches link_gpu_launches(const Trace& trace) {
   return out;
 }
 
-int64_t nesting_slack_ns(const Trace& trace) {
-  return trace.pytorch.era >= kFirstNsEra ? 0 : kMicrosecondSlackNs;
-}
+int64_t nesting_slack_ns(const Trace& trace) { return trace.pytorch.era >= kFirstNsEra ? 0 : kMicrosecondSlackNs; }
 
 OpLinks link_ops(const Trace& trace) {
   const OpTable& ops = trace.pytorch.ops;
@@ -151,7 +152,8 @@ OpLinks link_ops(const Trace& trace) {
   links.gpu_total.assign(n, 0);
   links.kernels_self.assign(n, 0);
   // (thread, start, longer first, row): identical spans put the row written first as the parent.
-  links.order = by_thread_then_start(ops.global_tid, ops.start, [&](uint32_t a, uint32_t b) { return ops.end[a] > ops.end[b]; });
+  links.order =
+      by_thread_then_start(ops.global_tid, ops.start, [&](uint32_t a, uint32_t b) { return ops.end[a] > ops.end[b]; });
   nest_ops(ops, nesting_slack_ns(trace), links);
 
   links.api_op.assign(trace.api.size(), kNoRow);

@@ -14,7 +14,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-
 int64_t duration(const PythonFunctionTable& py, size_t i) { return sat_sub(py.end[i], py.start[i]); }
 
 // Each row's caller by "Python parent id": the first row carrying that Python id. A parent id that
@@ -44,10 +43,12 @@ std::vector<int32_t> parents_by_id(const PythonFunctionTable& py) {
 std::vector<uint32_t> depth_first(std::vector<int32_t>& parent) {
   const size_t n = parent.size();
   std::vector<uint32_t> first(n + 1, 0), children(n);  // children of r: children[first[r], first[r + 1])
-  for (int32_t p : parent) if (p != kNoRow) ++first[static_cast<size_t>(p) + 1];
+  for (int32_t p : parent)
+    if (p != kNoRow) ++first[static_cast<size_t>(p) + 1];
   std::partial_sum(first.begin(), first.end(), first.begin());
   std::vector<uint32_t> fill(first.begin(), first.end() - 1);
-  for (uint32_t i = 0; i < n; ++i) if (parent[i] != kNoRow) children[fill[static_cast<size_t>(parent[i])]++] = i;
+  for (uint32_t i = 0; i < n; ++i)
+    if (parent[i] != kNoRow) children[fill[static_cast<size_t>(parent[i])]++] = i;
 
   std::vector<uint8_t> seen(n, 0);
   std::vector<uint32_t> order, stack;
@@ -65,7 +66,8 @@ std::vector<uint32_t> depth_first(std::vector<int32_t>& parent) {
       }
     }
   };
-  for (uint32_t i = 0; i < n; ++i) if (parent[i] == kNoRow) walk(i);
+  for (uint32_t i = 0; i < n; ++i)
+    if (parent[i] == kNoRow) walk(i);
   if (order.size() < n) {
     std::vector<uint32_t> visit(n, UINT32_MAX);  // which start row's walk up reached a row
     for (uint32_t i = 0; i < n; ++i) {
@@ -144,11 +146,13 @@ Status python_func_sum(const Trace& trace, const ReportArgs& args, RowSink& sink
   const PythonFunctionTable& py = trace.pytorch.python_functions;
   if (py.size() == 0) {
     if (trace.pytorch.python_function_count > 0) {
-      return no_data(trace, "has python_function events, but none was stored (read with kLoadPythonFunctions; "
-                            "calls without a timestamp are skipped).");
+      return no_data(trace,
+                     "has python_function events, but none was stored (read with kLoadPythonFunctions; "
+                     "calls without a timestamp are skipped).");
     }
-    return no_data(trace, "does not contain Python function data (python_function events): record the trace "
-                          "with torch.profiler.profile(with_stack=True).");
+    return no_data(trace,
+                   "does not contain Python function data (python_function events): record the trace "
+                   "with torch.profiler.profile(with_stack=True).");
   }
   const PythonCallTree tree = python_call_tree(trace);
 
@@ -198,16 +202,21 @@ Status python_func_sum(const Trace& trace, const ReportArgs& args, RowSink& sink
     return a < b;
   });
 
-  sink.begin({{"Self Time", Unit::kRatioPct}, {"Self Time", Unit::kDurNs}, {"Total Time", Unit::kDurNs},
-              {"Calls", Unit::kNone},         {"Avg", Unit::kDurNs},       {"Max", Unit::kDurNs},
-              {"Threads", Unit::kNone},       {"Function", Unit::kNone}});
+  sink.begin({{"Self Time", Unit::kRatioPct},
+              {"Self Time", Unit::kDurNs},
+              {"Total Time", Unit::kDurNs},
+              {"Calls", Unit::kNone},
+              {"Avg", Unit::kDurNs},
+              {"Max", Unit::kDurNs},
+              {"Threads", Unit::kNone},
+              {"Function", Unit::kNone}});
   std::vector<Cell> row;
   for (uint32_t g : order) {
     const FunctionGroup& f = groups[g];
     row.clear();
     row.push_back(grand_self == 0 ? Cell::null()
-                                  : Cell::real(sqlite_round(static_cast<double>(f.self) * 100.0 /
-                                                            static_cast<double>(grand_self), 1)));
+                                  : Cell::real(sqlite_round(
+                                        static_cast<double>(f.self) * 100.0 / static_cast<double>(grand_self), 1)));
     row.push_back(Cell::integer(f.self));
     row.push_back(Cell::integer(f.total));
     row.push_back(Cell::integer(f.calls));

@@ -21,9 +21,7 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-
 constexpr uint32_t kNoText = TextIds::kNoText;
-
 
 struct OpGroup {
   StrId name = kNoStr, dims = kNoStr;  // first row's ids, for the label cells
@@ -32,7 +30,8 @@ struct OpGroup {
 };
 
 // Rows in output order: CPU self time descending, then name, then input dims.
-std::vector<uint32_t> op_order(const Trace& trace, const std::vector<OpGroup>& groups, const std::vector<uint8_t>& keep) {
+std::vector<uint32_t> op_order(const Trace& trace, const std::vector<OpGroup>& groups,
+                               const std::vector<uint8_t>& keep) {
   std::vector<uint32_t> order;
   for (uint32_t g = 0; g < groups.size(); ++g) {
     if (keep[g]) order.push_back(g);
@@ -47,7 +46,6 @@ std::vector<uint32_t> op_order(const Trace& trace, const std::vector<OpGroup>& g
   });
   return order;
 }
-
 
 }  // namespace
 
@@ -87,10 +85,9 @@ Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     if (keep[g]) grand_self += groups[g].cpu_self;
   }
 
-  std::vector<ColumnSpec> columns = {{"CPU Time", Unit::kRatioPct}, {"CPU Total", Unit::kDurNs},
-                                     {"CPU Self", Unit::kDurNs},    {"Calls", Unit::kNone},
-                                     {"GPU Total", Unit::kDurNs},   {"GPU Self", Unit::kDurNs},
-                                     {"Kernels", Unit::kNone}};
+  std::vector<ColumnSpec> columns = {
+      {"CPU Time", Unit::kRatioPct}, {"CPU Total", Unit::kDurNs}, {"CPU Self", Unit::kDurNs}, {"Calls", Unit::kNone},
+      {"GPU Total", Unit::kDurNs},   {"GPU Self", Unit::kDurNs},  {"Kernels", Unit::kNone}};
   if (by_shapes) columns.push_back({"Input Dims", Unit::kNone});
   columns.push_back({"Operator", Unit::kNone});
   sink.begin(columns);
@@ -99,8 +96,8 @@ Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     const OpGroup& g = groups[gi];
     row.clear();
     row.push_back(grand_self == 0 ? Cell::null()
-                                  : Cell::real(sqlite_round(static_cast<double>(g.cpu_self) * 100.0 /
-                                                            static_cast<double>(grand_self), 1)));
+                                  : Cell::real(sqlite_round(
+                                        static_cast<double>(g.cpu_self) * 100.0 / static_cast<double>(grand_self), 1)));
     row.push_back(Cell::integer(g.cpu_total));
     row.push_back(Cell::integer(g.cpu_self));
     row.push_back(Cell::integer(g.calls));
@@ -122,20 +119,27 @@ Status op_dispatch_sum(const Trace& trace, const ReportArgs& args, RowSink& sink
   for (const DispatchGroup& g : d.ops) {
     if (args.name_ok(trace.str(g.name))) grand = sat_add(grand, g.framework);
   }
-  sink.begin({{"Framework Time", Unit::kRatioPct}, {"Framework Time", Unit::kDurNs}, {"Calls", Unit::kNone},
-              {"CPU Self", Unit::kDurNs},          {"CUDA API", Unit::kDurNs},       {"GPU Self", Unit::kDurNs},
-              {"Kernels", Unit::kNone},            {"Framework/Kernel", Unit::kDurNs}, {"Operator", Unit::kNone}});
+  sink.begin({{"Framework Time", Unit::kRatioPct},
+              {"Framework Time", Unit::kDurNs},
+              {"Calls", Unit::kNone},
+              {"CPU Self", Unit::kDurNs},
+              {"CUDA API", Unit::kDurNs},
+              {"GPU Self", Unit::kDurNs},
+              {"Kernels", Unit::kNone},
+              {"Framework/Kernel", Unit::kDurNs},
+              {"Operator", Unit::kNone}});
   std::vector<Cell> row;
   for (const DispatchGroup& g : d.ops) {
     const std::string_view name = trace.str(g.name);
     if (!args.name_ok(name)) continue;
     row.clear();
     row.push_back(grand == 0 ? Cell::null()
-                             : Cell::real(sqlite_round(static_cast<double>(g.framework) * 100.0 /
-                                                       static_cast<double>(grand), 1)));
+                             : Cell::real(sqlite_round(
+                                   static_cast<double>(g.framework) * 100.0 / static_cast<double>(grand), 1)));
     for (int64_t v : {g.framework, g.calls, g.cpu_self, g.api, g.gpu_self, g.kernels}) row.push_back(Cell::integer(v));
-    row.push_back(g.kernels == 0 ? Cell::null()
-                                 : Cell::real(sqlite_round(static_cast<double>(g.framework) / static_cast<double>(g.kernels), 1)));
+    row.push_back(g.kernels == 0
+                      ? Cell::null()
+                      : Cell::real(sqlite_round(static_cast<double>(g.framework) / static_cast<double>(g.kernels), 1)));
     row.push_back(Cell::pooled(name));
     sink.row(row);
   }
@@ -149,15 +153,23 @@ Status step_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   auto found = find_steps(trace, options, &launches);
   if (!found.ok()) {
     if (found.status().code() != ErrorCode::kNoData) return found.status();
-    return no_data(trace, options.marker.empty() ? "does not contain ProfilerStep ranges, and no repeating kernel sequence was found."
-                                                  : found.status().message());
+    return no_data(trace, options.marker.empty()
+                              ? "does not contain ProfilerStep ranges, and no repeating kernel sequence was found."
+                              : found.status().message());
   }
   const std::vector<StepWindow>& steps = found->steps;
   const std::vector<StepGpuWork> gpu = gpu_work_per_step(trace, steps, &launches);
 
-  sink.begin({{"Rank", Unit::kNone},    {"Step", Unit::kNone},    {"CPU Start", Unit::kTsNs}, {"CPU Duration", Unit::kDurNs},
-              {"GPU Start", Unit::kTsNs}, {"GPU End", Unit::kTsNs},  {"GPU Span", Unit::kDurNs},
-              {"GPU Busy", Unit::kDurNs}, {"Kernels", Unit::kNone},  {"Name", Unit::kNone}});
+  sink.begin({{"Rank", Unit::kNone},
+              {"Step", Unit::kNone},
+              {"CPU Start", Unit::kTsNs},
+              {"CPU Duration", Unit::kDurNs},
+              {"GPU Start", Unit::kTsNs},
+              {"GPU End", Unit::kTsNs},
+              {"GPU Span", Unit::kDurNs},
+              {"GPU Busy", Unit::kDurNs},
+              {"Kernels", Unit::kNone},
+              {"Name", Unit::kNone}});
   std::vector<Cell> row;
   std::string detected_name;
   for (size_t s = 0; s < steps.size(); ++s) {

@@ -51,7 +51,8 @@ double sm_efficiency(const KernelTable& k, const std::vector<uint32_t>& rows, in
     }
     load += edges[i].kind == 0 ? edges[i].value : -edges[i].value;
   }
-  return any ? weighted / static_cast<double>(sat_sub(window.end, window.start)) : std::numeric_limits<double>::quiet_NaN();
+  return any ? weighted / static_cast<double>(sat_sub(window.end, window.start))
+             : std::numeric_limits<double>::quiet_NaN();
 }
 
 // Kineto's est. achieved occupancy (%), averaged over the kernels weighted by their time inside the
@@ -77,17 +78,32 @@ bool is_tensor_core_kernel(std::string_view name) {
   // tb_plugin's TC_Allowlist, after NVIDIA PyProf (prof/tc.py): fragments of cuBLAS/cuDNN kernel
   // names that use tensor cores. Kernels of later libraries (CUTLASS sm90_*, flash attention, Triton)
   // are not in it, as in the plugin.
-  static constexpr std::string_view kFragments[] = {
-      "h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "dgrad_1x1_stride_2x2",
-      "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1", "direct_group", "xmma_implicit_gemm",
-      "xmma_sparse_conv", "xmma_warp_specialized_implicit_gemm", "xmma_gemm", "xmma_sparse_gemm", "c1688"};
+  static constexpr std::string_view kFragments[] = {"h884",
+                                                    "s884",
+                                                    "h1688",
+                                                    "s1688",
+                                                    "hmma",
+                                                    "i8816",
+                                                    "16816",
+                                                    "dgrad_1x1_stride_2x2",
+                                                    "first_layer_wgrad_kernel",
+                                                    "conv1x1",
+                                                    "conv2d_c1_k1",
+                                                    "direct_group",
+                                                    "xmma_implicit_gemm",
+                                                    "xmma_sparse_conv",
+                                                    "xmma_warp_specialized_implicit_gemm",
+                                                    "xmma_gemm",
+                                                    "xmma_sparse_gemm",
+                                                    "c1688"};
   for (std::string_view f : kFragments) {
     if (name.find(f) != std::string_view::npos) return true;
   }
   return false;
 }
 
-std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<TbUnit>& units, const TbOptions& options) {
+std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<TbUnit>& units,
+                                         const TbOptions& options) {
   const KernelTable& k = trace.kernels;
   // The plugin's Tensor Cores share sees only kernels launched by a runtime call (difference 2).
   std::vector<uint8_t> counted(k.size(), 1);
@@ -106,7 +122,8 @@ std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<T
   for (const DeviceInfo& d : trace.devices) sm_count[d.id] = d.sm_count;
 
   std::map<std::pair<int64_t, int32_t>, std::vector<uint32_t>> groups;
-  for (size_t r = 0; r < k.size(); ++r) groups[{owner_of(k.global_pid[r]), k.device[r]}].push_back(static_cast<uint32_t>(r));
+  for (size_t r = 0; r < k.size(); ++r)
+    groups[{owner_of(k.global_pid[r]), k.device[r]}].push_back(static_cast<uint32_t>(r));
 
   std::vector<TbGpuMetrics> out;
   for (const auto& [key, rows] : groups) {
@@ -127,14 +144,17 @@ std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<T
       busy.push_back({k.start[r], k.end[r]});
       if (!counted[r]) continue;
       m.kernel_time = sat_add(m.kernel_time, sat_sub(k.end[r], k.start[r]));
-      if (is_tensor_core_kernel(trace.str(k.name[r]))) m.tensor_core_time = sat_add(m.tensor_core_time, sat_sub(k.end[r], k.start[r]));
+      if (is_tensor_core_kernel(trace.str(k.name[r])))
+        m.tensor_core_time = sat_add(m.tensor_core_time, sat_sub(k.end[r], k.start[r]));
     }
     m.busy = IntervalSet::busy_union(std::move(busy)).covered_within(window);
-    if (window.end > window.start) m.utilization = static_cast<double>(m.busy) / static_cast<double>(sat_sub(window.end, window.start));
+    if (window.end > window.start)
+      m.utilization = static_cast<double>(m.busy) / static_cast<double>(sat_sub(window.end, window.start));
     const auto sms = sm_count.find(m.device);
     m.sm_efficiency = sm_efficiency(k, rows, sms == sm_count.end() ? 0 : sms->second, window);
     m.occupancy = mean_occupancy(k, rows, window);
-    if (m.kernel_time > 0) m.tensor_cores = static_cast<double>(m.tensor_core_time) / static_cast<double>(m.kernel_time);
+    if (m.kernel_time > 0)
+      m.tensor_cores = static_cast<double>(m.tensor_core_time) / static_cast<double>(m.kernel_time);
     out.push_back(m);
   }
   return out;

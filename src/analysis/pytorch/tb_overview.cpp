@@ -17,7 +17,6 @@ constexpr TimeNs kMaxTime = std::numeric_limits<TimeNs>::max();
 constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
 constexpr int kClaimingRoles = kTbRoles - 1;  // Other is what they leave
 
-
 // The rank tag of a merged directory's ids (rank + 1 in the top bits; 0 in a single file).
 int64_t owner_of(int64_t global_id) { return global_id >> 48; }
 
@@ -54,10 +53,10 @@ struct UnitInput {
   int64_t owner = 0;
   bool has_cpu = false;
   std::vector<Interval> roles[kClaimingRoles];
-  std::vector<TbStep> steps;                           // host windows, in time order
-  TimeNs cpu_min = kMaxTime, cpu_max = kMinTime;       // span of the CPU events
-  std::vector<uint32_t> runtimes;                      // API rows, in start order
-  std::vector<uint32_t> gpu_ops;                       // indices into the GPU op list
+  std::vector<TbStep> steps;                      // host windows, in time order
+  TimeNs cpu_min = kMaxTime, cpu_max = kMinTime;  // span of the CPU events
+  std::vector<uint32_t> runtimes;                 // API rows, in start order
+  std::vector<uint32_t> gpu_ops;                  // indices into the GPU op list
 };
 
 class Builder {
@@ -105,7 +104,8 @@ void Builder::gather() {
       if (k < communication.size()) communication[k] = 1;
     }
     for (size_t k = 0; k < t_.kernels.size(); ++k) {
-      if (classify_kernel_name(t_.str(t_.kernels.name[k]), Classifier::kTracedoc) == WorkClass::kCommunication) communication[k] = 1;
+      if (classify_kernel_name(t_.str(t_.kernels.name[k]), Classifier::kTracedoc) == WorkClass::kCommunication)
+        communication[k] = 1;
     }
   }
   auto add_gpu = [&](GpuKind kind, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
@@ -123,8 +123,10 @@ void Builder::gather() {
   const KernelTable& k = t_.kernels;
   add_gpu(GpuKind::kKernel, k.start, k.end, k.global_pid,
           [&](size_t r) { return communication[r] ? TbRole::kCommunication : TbRole::kKernel; });
-  add_gpu(GpuKind::kMemcpy, t_.memcpys.start, t_.memcpys.end, t_.memcpys.global_pid, [](size_t) { return TbRole::kMemcpy; });
-  add_gpu(GpuKind::kMemset, t_.memsets.start, t_.memsets.end, t_.memsets.global_pid, [](size_t) { return TbRole::kMemset; });
+  add_gpu(GpuKind::kMemcpy, t_.memcpys.start, t_.memcpys.end, t_.memcpys.global_pid,
+          [](size_t) { return TbRole::kMemcpy; });
+  add_gpu(GpuKind::kMemset, t_.memsets.start, t_.memsets.end, t_.memsets.global_pid,
+          [](size_t) { return TbRole::kMemset; });
   std::sort(by_launch_.begin(), by_launch_.end());
 
   // Runtime calls (the table is in start order).
@@ -143,7 +145,8 @@ void Builder::gather() {
   const bool ranges_in_span = !o_.cpu_span_ops_only || t_.pytorch.era <= 1;
   const OpTable& ops = t_.pytorch.ops;
   for (size_t i = 0; i < ops.size(); ++i) {
-    add_cpu(unit(owner_of(ops.global_tid[i])), ops.start[i], ops.end[i], cpu_role(t_.str(ops.name[i]), o_.plugin_communication), true);
+    add_cpu(unit(owner_of(ops.global_tid[i])), ops.start[i], ops.end[i],
+            cpu_role(t_.str(ops.name[i]), o_.plugin_communication), true);
   }
   const RangeTable& r = t_.ranges;
   std::vector<uint8_t> is_step(r.size(), 0);
@@ -161,7 +164,8 @@ void Builder::gather() {
   }
   for (size_t i = 0; i < r.size(); ++i) {
     if (is_step[i] || r.end[i] == kNoTime) continue;
-    add_cpu(unit(owner_of(r.global_tid[i])), r.start[i], r.end[i], cpu_role(t_.str(r.text[i]), o_.plugin_communication), ranges_in_span);
+    add_cpu(unit(owner_of(r.global_tid[i])), r.start[i], r.end[i], cpu_role(t_.str(r.text[i]), o_.plugin_communication),
+            ranges_in_span);
   }
 
   // The plugin's view of GPU-side annotations: CPU annotations, the ProfilerStep#N ones steps. They
@@ -188,7 +192,8 @@ void Builder::gather() {
     }
   }
   for (auto& u : inputs_) {
-    std::stable_sort(u.steps.begin(), u.steps.end(), [](const TbStep& a, const TbStep& b) { return a.host_start < b.host_start; });
+    std::stable_sort(u.steps.begin(), u.steps.end(),
+                     [](const TbStep& a, const TbStep& b) { return a.host_start < b.host_start; });
   }
 }
 
@@ -211,7 +216,8 @@ void Builder::stretch_steps(const UnitInput& in, TbUnit& out) {
     if (api.start[a] < steps[s].host_start) {
       ++c;
     } else if (api.end[a] <= steps[s].host_end) {
-      auto it = std::lower_bound(by_launch_.begin(), by_launch_.end(), std::make_pair(static_cast<int32_t>(a), uint32_t{0}));
+      auto it =
+          std::lower_bound(by_launch_.begin(), by_launch_.end(), std::make_pair(static_cast<int32_t>(a), uint32_t{0}));
       for (; it != by_launch_.end() && it->first == static_cast<int32_t>(a); ++it) {
         const GpuOp& op = ops_[it->second];
         lo = std::min(lo, op.start);
@@ -260,7 +266,8 @@ void Builder::stretch_steps(const UnitInput& in, TbUnit& out) {
     while (i > 0 && steps[i - 1].gpu_ops == 0) --i;
     if (i > 0) {
       size_t keep = i;
-      if (i > 1 && static_cast<double>(steps[i - 2].gpu_ops) * 0.8 > static_cast<double>(steps[i - 1].gpu_ops)) keep = i - 1;
+      if (i > 1 && static_cast<double>(steps[i - 2].gpu_ops) * 0.8 > static_cast<double>(steps[i - 1].gpu_ops))
+        keep = i - 1;
       out.dropped_steps = static_cast<int64_t>(n - keep);
       steps.resize(keep);
     }
@@ -317,7 +324,8 @@ Result<TbOverview> Builder::run() {
     result.units.push_back(std::move(u));
   }
   if (result.units.empty()) return NoData("has no CPU events to make a step of.");
-  std::sort(result.units.begin(), result.units.end(), [](const TbUnit& a, const TbUnit& b) { return a.owner < b.owner; });
+  std::sort(result.units.begin(), result.units.end(),
+            [](const TbUnit& a, const TbUnit& b) { return a.owner < b.owner; });
   result.gpus = tb_gpu_metrics(t_, result.units, o_);
   return result;
 }
@@ -338,8 +346,6 @@ const char* tb_role_name(TbRole role) {
   return "Other";
 }
 
-Result<TbOverview> tb_overview(const Trace& trace, const TbOptions& options) {
-  return Builder(trace, options).run();
-}
+Result<TbOverview> tb_overview(const Trace& trace, const TbOptions& options) { return Builder(trace, options).run(); }
 
 }  // namespace tracedoc::pytorch

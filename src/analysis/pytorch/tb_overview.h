@@ -88,8 +88,8 @@ struct TbOptions {
 };
 
 struct TbStep {
-  int64_t number = kNoValue;  // N of ProfilerStep#N; kNoValue for the whole-trace step
-  StrId name = kNoStr;        // the range's name; kNoStr for the whole-trace step
+  int64_t number = kNoValue;            // N of ProfilerStep#N; kNoValue for the whole-trace step
+  StrId name = kNoStr;                  // the range's name; kNoStr for the whole-trace step
   TimeNs host_start = 0, host_end = 0;  // the CPU window
   TimeNs start = 0, end = 0;            // stretched to the GPU work
   int64_t gpu_ops = 0;                  // GPU operations launched by calls inside the CPU window
@@ -100,19 +100,19 @@ struct TbStep {
 
 // One process of the trace (a rank of a merged directory; a single file is one unit).
 struct TbUnit {
-  int64_t owner = 0;     // rank tag of the ids (0 in a single file)
-  int64_t rank = -1;     // -1 when unknown
-  bool whole_trace = false;     // no ProfilerStep: one step over the CPU events
-  int64_t dropped_steps = 0;    // trailing steps left out (see above)
-  std::vector<TbStep> steps;    // the steps kept, in time order; never empty
+  int64_t owner = 0;          // rank tag of the ids (0 in a single file)
+  int64_t rank = -1;          // -1 when unknown
+  bool whole_trace = false;   // no ProfilerStep: one step over the CPU events
+  int64_t dropped_steps = 0;  // trailing steps left out (see above)
+  std::vector<TbStep> steps;  // the steps kept, in time order; never empty
 };
 
 struct TbGpuMetrics {
   int64_t owner = 0, rank = -1;
   int32_t device = 0;
   TimeNs window_start = 0, window_end = 0;
-  int64_t kernels = 0;           // kernels of the GPU in the whole trace
-  int64_t busy = 0;              // ns inside the window with a kernel running
+  int64_t kernels = 0;                                              // kernels of the GPU in the whole trace
+  int64_t busy = 0;                                                 // ns inside the window with a kernel running
   double utilization = std::numeric_limits<double>::quiet_NaN();    // fraction
   double sm_efficiency = std::numeric_limits<double>::quiet_NaN();  // fraction
   double occupancy = std::numeric_limits<double>::quiet_NaN();      // percent
@@ -121,15 +121,16 @@ struct TbGpuMetrics {
 };
 
 struct TbOverview {
-  std::vector<TbUnit> units;        // in owner order
-  std::vector<TbGpuMetrics> gpus;   // in (owner, device) order
+  std::vector<TbUnit> units;       // in owner order
+  std::vector<TbGpuMetrics> gpus;  // in (owner, device) order
 };
 
 // NoData when the trace is not a PyTorch trace or has no CPU event to make a step of.
 Result<TbOverview> tb_overview(const Trace& trace, const TbOptions& options = {});
 
 // The GPU metrics of the units' windows (tb_overview calls it).
-std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<TbUnit>& units, const TbOptions& options = {});
+std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<TbUnit>& units,
+                                         const TbOptions& options = {});
 
 // The plugin's tensor-core test: the name contains one of NVIDIA PyProf's kernel name fragments
 // (h884, s1688, hmma, xmma_gemm, ...; tb_plugin/torch_tb_profiler/profiler/tensor_core.py).

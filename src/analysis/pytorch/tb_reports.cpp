@@ -10,7 +10,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-
 Result<TbOverview> overview(const Trace& trace, const ReportArgs& args) {
   auto result = tb_overview(trace, args.has("plugin") ? TbOptions::plugin() : TbOptions{});
   if (!result.ok() && result.status().code() == ErrorCode::kNoData) return no_data(trace, result.status().message());
@@ -32,8 +31,8 @@ Cell percent(double fraction) {
 Status tb_step_breakdown(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_ASSIGN_OR_RETURN(auto result, overview(trace, args));
 
-  std::vector<ColumnSpec> columns = {{"Rank", Unit::kNone}, {"Step", Unit::kNone}, {"Start", Unit::kTsNs},
-                                     {"Duration", Unit::kDurNs}};
+  std::vector<ColumnSpec> columns = {
+      {"Rank", Unit::kNone}, {"Step", Unit::kNone}, {"Start", Unit::kTsNs}, {"Duration", Unit::kDurNs}};
   for (int r = 0; r < kTbRoles; ++r) columns.push_back({tb_role_name(static_cast<TbRole>(r)), Unit::kDurNs});
   for (int r = 0; r < kTbRoles; ++r) columns.push_back({tb_role_name(static_cast<TbRole>(r)), Unit::kRatioPct});
   columns.push_back({"GPU Ops", Unit::kNone});
@@ -49,7 +48,8 @@ Status tb_step_breakdown(const Trace& trace, const ReportArgs& args, RowSink& si
       row.push_back(Cell::integer(s.start));
       row.push_back(Cell::integer(s.duration()));
       for (int r = 0; r < kTbRoles; ++r) row.push_back(Cell::integer(s.role[r]));
-      for (int r = 0; r < kTbRoles; ++r) row.push_back(percent(static_cast<double>(s.role[r]), static_cast<double>(s.duration())));
+      for (int r = 0; r < kTbRoles; ++r)
+        row.push_back(percent(static_cast<double>(s.role[r]), static_cast<double>(s.duration())));
       row.push_back(Cell::integer(s.gpu_ops));
       row.push_back(s.name == kNoStr ? Cell::text("(whole trace)") : Cell::pooled(trace.str(s.name)));
       sink.row(row);
