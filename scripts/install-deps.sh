@@ -2,7 +2,7 @@
 # Installs the Debian packages tracedoc builds and tests with. Safe to run repeatedly.
 set -euo pipefail
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang-format
   libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
   libcli11-dev libfmt-dev libtomlplusplus-dev libpugixml-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev

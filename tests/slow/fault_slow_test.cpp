@@ -82,7 +82,9 @@ TEST(SlowFaults, ExportThatShrinksWhileRead) {
     const fs::path copy = dir.path() / "copy.sqlite";
     fs::copy_file(source, copy, fs::copy_options::overwrite_existing);
     const fs::path out = dir.path() / "summary.json";
-    const double at = read_s * (0.05 + 0.04 * run);  // 5% .. 41% of the way: inside the read
+    // 3% .. 30% of the way: inside the read even when a run goes twice as fast as the measured one
+    // (that one may have shared the cores with other tests of a parallel suite).
+    const double at = read_s * (0.03 + 0.03 * run);
     std::thread truncate([&] {
       std::this_thread::sleep_for(std::chrono::duration<double>(at));
       fs::resize_file(copy, size / 2);
