@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "analysis/statistics.h"
 #include "bench_process.h"
 #include "common/task_pool.h"
 #include "ingest/open_trace.h"
@@ -21,12 +23,6 @@
 namespace fs = std::filesystem;
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Seconds to read `path` with `threads` threads, and the rows read (to check both counts read the same).
 std::pair<double, size_t> read_once(const fs::path& path, int threads) {
@@ -59,7 +55,7 @@ void measure(const std::string& label, const fs::path& path, int runs, int cores
     std::exit(1);
   }
   const double mb = static_cast<double>(fs::file_size(path)) / 1e6;
-  const double t1 = median_of(one), tn = median_of(all);
+  const double t1 = tracedoc::median(std::span<double>(one)), tn = tracedoc::median(std::span<double>(all));
   std::printf("%s: %.0f MB, %zu rows\n", label.c_str(), mb, rows_one);
   std::printf(
       "  1 thread %.3f s (%.0f MB/s), %d threads %.3f s (%.0f MB/s): %.2fx (goal >= 1.7x on 2 cores; median of %d)\n",
