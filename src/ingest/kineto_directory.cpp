@@ -259,7 +259,6 @@ Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks) {
   if (failed) return failure;
   ranks.clear();
   release_free_pages();
-  merged.ranges.row_id.resize(merged.ranges.start.size());  // numbered by sort_by_time
   merged.source.session_start_utc_ns = merged.pytorch.base_time_ns;
   sort_by_time(merged);
   kineto::find_steps(merged);

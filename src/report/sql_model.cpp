@@ -23,120 +23,108 @@ std::string insert_into(std::string_view table, size_t columns) {
   return fmt::format("INSERT INTO {} VALUES ({})", table, placeholders(static_cast<int>(columns)));
 }
 
-// Codes the trace can name: rendered as the labels the reports print.
-bool is_copy_kind(std::string_view column) { return column == "copy_kind"; }
-bool is_mem_kind(std::string_view column) {
-  return column == "src_kind" || column == "dst_kind" || column == "mem_kind";
-}
-
-// How a global owner id renders: `global_tid` as rank, pid, tid; `global_pid` as rank, pid; a
-// prefixed one (`end_global_tid`) as end_pid, end_tid.
-struct OwnerParts {
-  std::string prefix;
-  bool rank = false, tid = false;
+// How one model column renders as SQL columns, decided once per table from its declaration.
+enum class Render : uint8_t { kTime, kOwner, kText, kKernelRowid, kReal, kChar, kCopyLabel, kMemLabel, kInteger };
+struct Rendering {
+  Render how = Render::kInteger;
+  bool duration = false;           // kTime: the end of a table with a start; duration_ns follows
+  bool rank = false, tid = false;  // kOwner: rank (an id without prefix), tid (a thread id)
+  std::string_view prefix;         // kOwner: "end_" of end_global_tid
 };
-OwnerParts owner_parts(std::string_view name) {
-  OwnerParts p;
-  p.tid = name.ends_with("global_tid");
-  p.prefix = std::string(name.substr(0, name.size() - std::string_view("global_tid").size()));
-  p.rank = p.prefix.empty();
-  return p;
+
+// `global_tid` renders as rank, pid, tid; `global_pid` as rank, pid; a prefixed id (`end_global_tid`)
+// as end_pid, end_tid. Codes the trace can name (copy and memory kinds) render as the labels the
+// reports print.
+template <typename Table, typename T>
+Rendering rendering_of(const Column<Table, T>& column, bool has_start) {
+  Rendering r;
+  const std::string_view name = column.name;
+  switch (column.role) {
+    case ColumnRole::kTime:
+      r.how = Render::kTime;
+      r.duration = has_start && name == "end";
+      return r;
+    case ColumnRole::kOwner:
+      r.how = Render::kOwner;
+      r.tid = name.ends_with("global_tid");
+      r.prefix = name.substr(0, name.size() - std::string_view("global_tid").size());
+      r.rank = r.prefix.empty();
+      return r;
+    case ColumnRole::kString: r.how = Render::kText; return r;
+    case ColumnRole::kKernelRow: r.how = Render::kKernelRowid; return r;
+    default: break;
+  }
+  if (std::is_floating_point_v<T>)
+    r.how = Render::kReal;
+  else if (std::is_same_v<T, char>)
+    r.how = Render::kChar;
+  else if (name == "copy_kind")
+    r.how = Render::kCopyLabel;
+  else if (name == "src_kind" || name == "dst_kind" || name == "mem_kind")
+    r.how = Render::kMemLabel;
+  return r;
 }
 
 // The SQL columns of one model column, appended as "name TYPE" to `out` with their descriptions.
 template <typename Table, typename T>
-void sql_columns(const Column<Table, T>& column, bool has_start, std::vector<std::pair<std::string, std::string>>& out,
-                 std::vector<std::string>& descriptions) {
+void sql_columns(const Column<Table, T>& column, const Rendering& r,
+                 std::vector<std::pair<std::string, std::string>>& out, std::vector<std::string>& descriptions) {
   const std::string name(column.name);
   const std::string doc(column.description);
-  switch (column.role) {
-    case ColumnRole::kTime:
+  switch (r.how) {
+    case Render::kTime:
       out.push_back({name + "_ns", "INTEGER"}), descriptions.push_back(doc + " (ns)");
-      if (has_start && name == "end")
-        out.push_back({"duration_ns", "INTEGER"}), descriptions.push_back("end_ns - start_ns");
+      if (r.duration) out.push_back({"duration_ns", "INTEGER"}), descriptions.push_back("end_ns - start_ns");
       return;
-    case ColumnRole::kOwner: {
-      const OwnerParts p = owner_parts(column.name);
-      if (p.rank)
+    case Render::kOwner: {
+      const std::string prefix(r.prefix);
+      if (r.rank)
         out.push_back({"rank", "INTEGER"}), descriptions.push_back("PyTorch rank of " + doc + " (NULL: none)");
-      out.push_back({p.prefix + "pid", "INTEGER"}), descriptions.push_back("process id of " + doc);
-      if (p.tid) out.push_back({p.prefix + "tid", "INTEGER"}), descriptions.push_back("thread id of " + doc);
+      out.push_back({prefix + "pid", "INTEGER"}), descriptions.push_back("process id of " + doc);
+      if (r.tid) out.push_back({prefix + "tid", "INTEGER"}), descriptions.push_back("thread id of " + doc);
       return;
     }
-    case ColumnRole::kString: out.push_back({name, "TEXT"}), descriptions.push_back(doc); return;
-    case ColumnRole::kKernelRow:
+    case Render::kKernelRowid:
       out.push_back({name + "_rowid", "INTEGER"}), descriptions.push_back(doc + ": kernels.rowid");
       return;
-    default: break;
+    case Render::kText:
+    case Render::kChar:
+    case Render::kCopyLabel:
+    case Render::kMemLabel: out.push_back({name, "TEXT"}), descriptions.push_back(doc); return;
+    case Render::kReal: out.push_back({name, "REAL"}), descriptions.push_back(doc); return;
+    case Render::kInteger: out.push_back({name, "INTEGER"}), descriptions.push_back(doc); return;
   }
-  const char* type = std::is_floating_point_v<T>                                          ? "REAL"
-                     : std::is_same_v<T, char> || is_copy_kind(name) || is_mem_kind(name) ? "TEXT"
-                                                                                          : "INTEGER";
-  out.push_back({name, type}), descriptions.push_back(doc);
 }
 
-// Binds row `r` of one model column (its SQL columns, as sql_columns declares them).
+// Binds row `r` of one model column (its SQL columns, as sql_columns declares them); `start` is the
+// row's start time, for the duration.
 template <typename Table, typename T>
-void bind_row(const Trace& tr, const Column<Table, T>& column, const std::vector<T>& values, size_t r, TimeNs start,
-              bool has_start, SqlInsert& ins) {
-  const std::string_view name = column.name;
-  const bool recorded = !values.empty();
-  const T v = recorded ? values[r] : column.absent;
-  const bool absent = [&] {
-    if constexpr (std::is_floating_point_v<T>)
-      return std::isnan(v);
-    else
-      return v == column.absent;
-  }();
-  switch (column.role) {
-    case ColumnRole::kTime:
-      if (absent)
-        ins.null();
-      else
-        ins.i(static_cast<int64_t>(v));
-      if (has_start && name == "end") {
-        if (absent || start == kNoTime)
-          ins.null();
-        else
-          ins.i(sat_sub(static_cast<int64_t>(v), start));
-      }
+void bind_row(const Trace& tr, const Column<Table, T>& column, const Rendering& how, const std::vector<T>& values,
+              size_t r, TimeNs start, SqlInsert& ins) {
+  const T v = values.empty() ? column.absent : values[r];  // empty: an optional column not recorded
+  bool absent;
+  if constexpr (std::is_floating_point_v<T>)
+    absent = std::isnan(v);
+  else
+    absent = v == column.absent;
+  const auto integer = [&](int64_t x) -> SqlInsert& { return absent ? ins.null() : ins.i(x); };
+  const auto id = static_cast<int64_t>(v);
+  switch (how.how) {
+    case Render::kTime:
+      integer(id);
+      if (how.duration) start == kNoTime ? ins.null() : integer(sat_sub(id, start));
       return;
-    case ColumnRole::kOwner: {
-      const OwnerParts p = owner_parts(name);
-      const auto id = static_cast<int64_t>(v);
-      if (p.rank) {
+    case Render::kOwner: {
+      if (how.rank) {
         const int64_t rank = absent ? -1 : tr.rank_of(id);
-        if (rank < 0)
-          ins.null();
-        else
-          ins.i(rank);
+        rank < 0 ? ins.null() : ins.i(rank);
       }
-      if (absent)
-        ins.null();
-      else
-        ins.i(pid_of(id));
-      if (p.tid) {
-        if (absent)
-          ins.null();
-        else
-          ins.i(tid_of(id));
-      }
+      integer(pid_of(id));
+      if (how.tid) integer(tid_of(id));
       return;
     }
-    case ColumnRole::kString:
-      if constexpr (std::is_same_v<T, StrId>) {
-        if (absent)
-          ins.null();
-        else
-          ins.t(tr.str(v));
-      }
-      return;
-    case ColumnRole::kKernelRow:
-      if (absent)
-        ins.null();
-      else
-        ins.i(static_cast<int64_t>(v) + 1);
-      return;
+    case Render::kKernelRowid: integer(id + 1); return;
+    case Render::kInteger: integer(id); return;
     default: break;
   }
   if (absent) {
@@ -145,12 +133,12 @@ void bind_row(const Trace& tr, const Column<Table, T>& column, const std::vector
     ins.d(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, char>) {
     ins.t(std::string_view(&v, 1));
-  } else if (is_copy_kind(name)) {
+  } else if (how.how == Render::kText) {
+    ins.t(tr.str(static_cast<StrId>(v)));
+  } else if (how.how == Render::kCopyLabel) {
     ins.t(tr.copy_label(static_cast<uint8_t>(v)));
-  } else if (is_mem_kind(name)) {
-    ins.t(tr.mem_label(static_cast<uint8_t>(v)));
   } else {
-    ins.i(static_cast<int64_t>(v));
+    ins.t(tr.mem_label(static_cast<uint8_t>(v)));
   }
 }
 
@@ -169,12 +157,20 @@ struct Inserts {
 template <typename Table>
 bool load_model_table(const Trace& tr, std::string_view name, const Table& table, bool fill, sqlite3* db,
                       Inserts& out) {
-  bool has_start = false;
-  for_each_column_of<Table>(
-      [&](const auto& column) { has_start |= column.name == "start" && column.role == ColumnRole::kTime; });
+  // The start column (for durations), and how each column renders, decided once.
+  const std::vector<TimeNs>* start = nullptr;
+  for_each_column(table, [&](const auto& column, const auto& values) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(values)>, std::vector<TimeNs>>) {
+      if (column.name == "start" && column.role == ColumnRole::kTime) start = &values;
+    }
+  });
+  std::vector<Rendering> renderings;
   std::vector<std::pair<std::string, std::string>> columns;
   std::vector<std::string> descriptions;
-  for_each_column_of<Table>([&](const auto& column) { sql_columns(column, has_start, columns, descriptions); });
+  for_each_column_of<Table>([&](const auto& column) {
+    renderings.push_back(rendering_of(column, start != nullptr));
+    sql_columns(column, renderings.back(), columns, descriptions);
+  });
   std::string create = fmt::format("CREATE TABLE {} (", name);
   for (size_t c = 0; c < columns.size(); ++c)
     create += fmt::format("{}{} {}", c ? ", " : "", columns[c].first, columns[c].second);
@@ -190,16 +186,11 @@ bool load_model_table(const Trace& tr, std::string_view name, const Table& table
   if (!fill) return true;
   SqlInsert ins(db, insert_into(name, columns.size()));
   const size_t rows = table.size();
-  const std::vector<TimeNs>* start = nullptr;
-  for_each_column(table, [&](const auto& column, const auto& values) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(values)>, std::vector<TimeNs>>) {
-      if (column.name == "start" && column.role == ColumnRole::kTime) start = &values;
-    }
-  });
   for (size_t r = 0; r < rows; ++r) {
     const TimeNs row_start = start ? (*start)[r] : kNoTime;
+    size_t c = 0;
     for_each_column(table, [&](const auto& column, const auto& values) {
-      bind_row(tr, column, values, r, row_start, has_start, ins);
+      bind_row(tr, column, renderings[c++], values, r, row_start, ins);
     });
     out.run(ins);
   }
