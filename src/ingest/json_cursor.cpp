@@ -218,28 +218,34 @@ bool parse_double(std::string_view text, double* out) {
   return ec == std::errc() && ptr == last;
 }
 
-std::string compact(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+std::string_view compact(std::string_view text, std::string& out) {
+  if (out.size() < 2 * text.size()) out.resize(2 * text.size());  // every ',' may become ", "
+  char* o = out.data();
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      out += c;
+      *o++ = c;
       if (c == '\\' && i + 1 < text.size())
-        out += text[++i];
+        *o++ = text[++i];
       else if (c == '"')
         in_string = false;
     } else if (c == '"') {
       in_string = true;
-      out += c;
+      *o++ = c;
     } else if (c == ',') {
-      out += ", ";
+      *o++ = ',';
+      *o++ = ' ';
     } else if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-      out += c;
+      *o++ = c;
     }
   }
-  return out;
+  return {out.data(), static_cast<size_t>(o - out.data())};
+}
+
+std::string compact(std::string_view text) {
+  std::string out;
+  return std::string(compact(text, out));
 }
 
 }  // namespace tracedoc::json

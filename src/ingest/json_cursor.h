@@ -240,5 +240,7 @@ bool parse_double(std::string_view text, double* out);
 // JSON text re-spaced the way Python prints lists, "[[1, 512], []]", whatever the writer's layout
 // (a stable key for "Input Dims" and the like).
 std::string compact(std::string_view json_text);
+// The same into `scratch` (grown as needed, reused between calls); the view is into it.
+std::string_view compact(std::string_view json_text, std::string& scratch);
 
 }  // namespace tracedoc::json

@@ -425,7 +425,7 @@ void TraceBuilder::add_op(const RawEvent& e, TimeNs start, TimeNs end) {
   o.external_id.push_back(int_or(e.external_id, kNoValue));
   o.sequence_number.push_back(int_or(e.sequence_number, kNoValue));
   o.fwd_thread_id.push_back(int_or(e.fwd_thread_id, kNoValue));
-  o.input_dims.push_back(e.input_dims.present ? t_.strings.intern(json::compact(e.input_dims.text)) : kNoStr);
+  o.input_dims.push_back(e.input_dims.present ? t_.strings.intern(json::compact(e.input_dims.text, scratch_)) : kNoStr);
 }
 
 void TraceBuilder::add_range(const RawEvent& e, TimeNs start, TimeNs end) {

@@ -2,8 +2,10 @@
 // builder that turns events into the trace model.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,8 +37,73 @@ struct RawEvent {
   Value python_id, python_parent_id;  // python_function: "Python id", "Python parent id"
   int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   bool has_grid = false, has_block = false;
-  bool has_ev_idx = false;  // `Ev Idx` (2022-10 and later)
+  bool has_ev_idx = false;    // `Ev Idx` (2022-10 and later)
+  uint64_t present_mask = 0;  // bit i: kRawEventValues[i] was set
+
+  // Stores `v` in `field`, one of this event's Values, and marks it set.
+  void set(Value& field, const Value& v) {
+    field = v;
+    present_mask |= uint64_t{1} << index_of(field);
+  }
+  // Back to an empty event, touching only what was set (an event sets a dozen of its 36 Values).
+  void clear();
+  // The index in kRawEventValues of one of this event's Values: they come first, in that order.
+  size_t index_of(const Value& field) const {
+    return static_cast<size_t>(reinterpret_cast<const char*>(&field) - reinterpret_cast<const char*>(this)) /
+           sizeof(Value);
+  }
 };
+
+// Every Value of RawEvent in declaration order, for what handles them all alike (the pipeline
+// packs events by this list).
+inline constexpr Value RawEvent::*kRawEventValues[] = {
+    &RawEvent::ph,
+    &RawEvent::cat,
+    &RawEvent::name,
+    &RawEvent::pid,
+    &RawEvent::tid,
+    &RawEvent::ts,
+    &RawEvent::dur,
+    &RawEvent::id,
+    &RawEvent::scope,
+    &RawEvent::correlation,
+    &RawEvent::external_id,
+    &RawEvent::device,
+    &RawEvent::stream,
+    &RawEvent::context,
+    &RawEvent::bytes,
+    &RawEvent::registers,
+    &RawEvent::shared_memory,
+    &RawEvent::sequence_number,
+    &RawEvent::fwd_thread_id,
+    &RawEvent::input_dims,
+    &RawEvent::total_allocated,
+    &RawEvent::total_reserved,
+    &RawEvent::addr,
+    &RawEvent::device_type,
+    &RawEvent::device_id,
+    &RawEvent::collective,
+    &RawEvent::dtype,
+    &RawEvent::in_nelems,
+    &RawEvent::out_nelems,
+    &RawEvent::group_size,
+    &RawEvent::group_name,
+    &RawEvent::graph_node_id,
+    &RawEvent::arg_name,
+    &RawEvent::occupancy,
+    &RawEvent::python_id,
+    &RawEvent::python_parent_id,
+};
+// The Values come first in RawEvent: a Value added without its entry above fails here.
+static_assert(offsetof(RawEvent, grid) == std::size(kRawEventValues) * sizeof(Value));
+static_assert(std::size(kRawEventValues) <= 64, "present_mask has a bit per Value");
+
+inline void RawEvent::clear() {
+  for (uint64_t m = present_mask; m != 0; m &= m - 1) this->*kRawEventValues[__builtin_ctzll(m)] = Value{};
+  grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 0;  // (a failed read_dim3 leaves some)
+  has_grid = has_block = has_ev_idx = false;
+  present_mask = 0;
+}
 
 // Format features seen while reading, from which the era is decided at the end.
 struct EraClues {
@@ -96,6 +163,7 @@ class TraceBuilder {
   int64_t next_named_pid_ = 0xFFFF00, next_compact_ = 0xFFFE00;
   std::unordered_map<int64_t, StrId> thread_names_, process_names_;  // by global tid / global pid
   std::vector<int64_t> collective_kernel_rows_;
+  std::string scratch_;  // json::compact's output, reused
   int64_t first_cpu_pid_ = -1;
   // The threads of stored Python calls, numbered in first-seen order; PythonFunctionTable::global_tid
   // holds these numbers until finish() maps them. Mapping a pid or tid can number a new named

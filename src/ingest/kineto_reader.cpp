@@ -9,8 +9,11 @@
 
 #include "common/memory_budget.h"
 #include "common/name_pattern.h"
+#include "common/task_pool.h"
 #include "ingest/byte_stream.h"
 #include "ingest/json_cursor.h"
+#include "ingest/kineto_event_parser.h"
+#include "ingest/kineto_event_pipeline.h"
 #include "ingest/kineto_events.h"
 
 namespace tracedoc {
@@ -20,205 +23,9 @@ namespace {
 using json::Cursor;
 using json::is;
 using kineto::RawEvent;
+using kineto::read_event;
+using kineto::read_value;
 using kineto::Value;
-
-Value read_value(Cursor& c) {
-  Value v;
-  v.present = true;
-  const char ch = c.peek();
-  if (ch == '"') {
-    v.is_string = true;
-    v.text = c.string(&v.escaped);
-  } else if (ch == '{' || ch == '[') {
-    const char* start = c.skip_value();
-    v.text = std::string_view(start, static_cast<size_t>(c.p - start));
-  } else {
-    v.text = c.scalar();
-  }
-  return v;
-}
-
-// "[50, 1, 1]" -> up to three integers.
-bool read_dim3(Cursor& c, int64_t out[3]) {
-  const Value v = read_value(c);
-  std::string_view s = v.text;
-  if (s.empty() || s.front() != '[') return false;
-  int n = 0;
-  size_t i = 1;
-  while (i < s.size() && n < 3) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == ',' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
-    size_t j = i;
-    while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == '-')) ++j;
-    if (j == i) break;
-    json::parse_int64(s.substr(i, j - i), &out[n++]);
-    i = j;
-  }
-  return n > 0;
-}
-
-// The args object: keys tracedoc reads are kept, everything else is skipped unread.
-void read_args(Cursor& c, RawEvent& e) {
-  c.expect('{', "to open args");
-  while (!c.consume('}')) {
-    const std::string_view key = c.string();
-    c.expect(':', "after an args key");
-    Value* target = nullptr;
-    bool consumed = false;
-    switch (key.size()) {
-      case 4:
-        if (is(key, "grid")) {
-          e.has_grid = read_dim3(c, e.grid);
-          consumed = true;
-          break;
-        }
-        if (is(key, "name"))
-          target = &e.arg_name;
-        else if (is(key, "Addr"))
-          target = &e.addr;
-        break;
-      case 5:
-        if (is(key, "block")) {
-          e.has_block = read_dim3(c, e.block);
-          consumed = true;
-          break;
-        }
-        if (is(key, "bytes") || is(key, "Bytes"))
-          target = &e.bytes;
-        else if (is(key, "dtype"))
-          target = &e.dtype;
-        break;
-      case 6:
-        if (is(key, "device"))
-          target = &e.device;
-        else if (is(key, "stream"))
-          target = &e.stream;
-        else if (is(key, "Ev Idx"))
-          e.has_ev_idx = true;  // 2022-10 on (2022's "Profiler Event Index" before)
-        break;
-      case 7:
-        if (is(key, "context")) target = &e.context;
-        break;
-      case 9:
-        if (is(key, "Device Id"))
-          target = &e.device_id;
-        else if (is(key, "Python id"))
-          target = &e.python_id;
-        break;
-      case 10:
-        if (is(key, "Input Dims"))
-          target = &e.input_dims;
-        else if (is(key, "Group size"))
-          target = &e.group_size;
-        break;
-      case 11:
-        if (is(key, "correlation"))
-          target = &e.correlation;
-        else if (is(key, "External id") || is(key, "external id"))
-          target = &e.external_id;
-        else if (is(key, "Device Type"))
-          target = &e.device_type;
-        break;
-      case 13:
-        if (is(key, "shared memory"))
-          target = &e.shared_memory;
-        else if (is(key, "Fwd thread id"))
-          target = &e.fwd_thread_id;
-        else if (is(key, "In msg nelems"))
-          target = &e.in_nelems;
-        else if (is(key, "graph node id"))
-          target = &e.graph_node_id;
-        break;
-      case 14:
-        if (is(key, "Out msg nelems"))
-          target = &e.out_nelems;
-        else if (is(key, "Total Reserved"))
-          target = &e.total_reserved;
-        break;
-      case 15:
-        if (is(key, "Sequence number"))
-          target = &e.sequence_number;
-        else if (is(key, "Total Allocated"))
-          target = &e.total_allocated;
-        else if (is(key, "Collective name"))
-          target = &e.collective;
-        break;
-      case 16:
-        if (is(key, "Python parent id")) target = &e.python_parent_id;  // null for the outermost call
-        break;
-      case 18:
-        if (is(key, "Process Group Name")) target = &e.group_name;
-        break;
-      case 20:
-        if (is(key, "registers per thread")) target = &e.registers;
-        break;
-      case 25:
-        if (is(key, "est. achieved occupancy %")) target = &e.occupancy;
-        break;
-      default: break;
-    }
-    if (target)
-      *target = read_value(c);
-    else if (!consumed)
-      c.skip_value(2);
-    if (!c.next_member('}')) {
-      c.expect('}', "to close args");
-      break;
-    }
-  }
-}
-
-void read_event(Cursor& c, RawEvent& e) {
-  c.expect('{', "to open an event");
-  while (!c.consume('}')) {
-    const std::string_view key = c.string();
-    c.expect(':', "after an event key");
-    Value* target = nullptr;
-    bool args = false;
-    switch (key.size()) {
-      case 1:
-        if (key[0] == 's') target = &e.scope;
-        break;
-      case 2:
-        if (key[0] == 'p' && key[1] == 'h')
-          target = &e.ph;
-        else if (key[0] == 't' && key[1] == 's')
-          target = &e.ts;
-        else if (key[0] == 'i' && key[1] == 'd')
-          target = &e.id;
-        break;
-      case 3:
-        if (is(key, "cat"))
-          target = &e.cat;
-        else if (is(key, "pid"))
-          target = &e.pid;
-        else if (is(key, "tid"))
-          target = &e.tid;
-        else if (is(key, "dur"))
-          target = &e.dur;
-        break;
-      case 4:
-        if (is(key, "name"))
-          target = &e.name;
-        else if (is(key, "args")) {
-          args = true;
-          if (c.peek() == '{')
-            read_args(c, e);
-          else
-            c.skip_value(1);
-        }
-        break;
-      default: break;
-    }
-    if (target)
-      *target = read_value(c);
-    else if (!args)
-      c.skip_value(1);
-    if (!c.next_member('}')) {
-      c.expect('}', "to close an event");
-      break;
-    }
-  }
-}
 
 // The per-document state between refills: which part of the document the next unit belongs to.
 enum class Place { kStart, kTopMembers, kEvents, kAfterDocument, kDone };
@@ -337,17 +144,16 @@ void read_unit(Cursor& c, Place& place, TopLevel& top, RawEvent& event) {
       return;
     }
     case Place::kEvents: {
-      if (c.consume(',')) return;
-      if (c.consume(']')) {
-        place = top.builder.clues().bare_array ? Place::kAfterDocument : Place::kTopMembers;
-        return;
+      switch (kineto::next_array_unit(c)) {
+        case kineto::ArrayUnit::kSeparator: return;
+        case kineto::ArrayUnit::kArrayEnd:
+          ++c.p;
+          place = top.builder.clues().bare_array ? Place::kAfterDocument : Place::kTopMembers;
+          return;
+        case kineto::ArrayUnit::kOther: top.trace.warnings.unknown_events++; return;
+        case kineto::ArrayUnit::kEvent: break;
       }
-      if (c.peek() != '{') {  // a number, string or null in the event list: not an event, skipped
-        c.skip_value(1);
-        top.trace.warnings.unknown_events++;
-        return;
-      }
-      event = RawEvent{};
+      event.clear();
       read_event(c, event);
       if (event.ph.present) top.events_with_phase++;
       top.builder.add_event(event);
@@ -457,19 +263,42 @@ Result<Trace> read_kineto_stream(ByteStream& in, const std::string& path, const 
   uint64_t window_offset = 0;
   bool eof = false;
   uint64_t units = 0;
+  // The event array goes to the pipeline from its first unit on, and again after each unit the
+  // pipeline handed back (`parallel_from`): the sequential loop takes one unit at least in between.
+  // A bound on units below what a window holds is the sequential reader's to apply.
+  const bool parallel =
+      options.parallel_run_bytes > 0 && thread_count() > 1 && options.max_unit_bytes > 2 * kineto::kMaxWindowBytes;
+  uint64_t parallel_from = 0;
+  const kineto::RunConsumer consume = [&](kineto::EventRun& run) {
+    run.events.for_each(run.base, [&](const RawEvent& e) { builder.add_event(e); });
+    top.events_with_phase += run.with_phase;
+    trace.warnings.unknown_events += run.non_objects;
+    return MemoryBudget::check(path);
+  };
   try {
     for (;;) {
       Cursor c(buffer.data() + pos, buffer.data() + filled, eof, window_offset + pos);
+      bool handed_back = false;
       try {
         while (place != Place::kDone) {
           // Whitespace between units is consumed for good: a refill keeps only the unit it is in,
           // so gigabytes of blanks between two events read through the same window.
           c.skip_whitespace();
           pos = static_cast<size_t>(c.p - buffer.data());
+          // Worth it when more than a few runs are left: the stream goes on, or the window holds them.
+          if (parallel && place == Place::kEvents && window_offset + pos >= parallel_from &&
+              (!eof || filled - pos > 4 * options.parallel_run_bytes)) {
+            TRACEDOC_RETURN_IF_ERROR(kineto::read_event_array(in, path, {buffer, filled, pos, window_offset, eof},
+                                                              options.parallel_run_bytes, consume));
+            parallel_from = window_offset + 1;
+            handed_back = true;
+            break;
+          }
           read_unit(c, place, top, event);
           pos = static_cast<size_t>(c.p - buffer.data());
           if ((++units & 0xFFFF) == 0) TRACEDOC_RETURN_IF_ERROR(MemoryBudget::check(path));
         }
+        if (handed_back) continue;
         break;
       } catch (const json::NeedMore&) {
         // Keep the unfinished unit, read more behind it.

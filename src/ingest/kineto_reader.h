@@ -39,6 +39,11 @@ struct KinetoReadOptions {
   // counted in ReadWarnings::oversized_events: real events are under a megabyte, while one string
   // or args value of gigabytes (a damaged or hostile file) would otherwise have to fit in memory.
   size_t max_unit_bytes = size_t{256} << 20;
+  // With more than one thread in the task pool (common/task_pool.h), the traceEvents array is
+  // tokenized in runs of about this many bytes at once while one thread builds the model from them
+  // in document order (ingest/kineto_event_pipeline.h); the trace read is the same on any number
+  // of threads. 0 reads on one thread. Tests make runs small to put small traces through it.
+  size_t parallel_run_bytes = size_t{1} << 20;
 };
 
 // True when the first bytes look like a Kineto/Chrome trace: gzip magic, or JSON text starting

@@ -331,11 +331,13 @@ struct ThreadInfo {
   int64_t global_tid = 0;
   StrId name = kNoStr;
   int32_t priority = 0;
+  bool operator==(const ThreadInfo&) const = default;
 };
 struct ProcessInfo {
   int64_t global_pid = 0;
   int64_t pid = 0;
   StrId name = kNoStr;
+  bool operator==(const ProcessInfo&) const = default;
 };
 struct DeviceInfo {
   int32_t id = 0;
@@ -343,6 +345,7 @@ struct DeviceInfo {
   int32_t sm_count = 0;
   int64_t total_memory = 0;
   int32_t compute_major = 0, compute_minor = 0;
+  bool operator==(const DeviceInfo&) const = default;
 };
 
 // Where the trace came from and what it contained (reports say "does not contain ..." from this).
@@ -369,6 +372,7 @@ struct ReadWarnings {
   int64_t oversized_events = 0;    // JSON events (or top-level members) over KinetoReadOptions::max_unit_bytes: skipped
   int64_t bad_values = 0;  // nsys rows with a value of the wrong type (text in an integer column): read as absent
   int64_t unknown_string_ids = 0;  // nsys name ids with no StringIds row: read as unnamed
+  bool operator==(const ReadWarnings&) const = default;
   bool any() const {
     return negative_durations || absurd_durations || missing_times || unusable_durations || oversized_events ||
            bad_values || unknown_string_ids;
