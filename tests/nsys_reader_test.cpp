@@ -2,6 +2,7 @@
 // exactly what SQLite reads, and the schema differences it absorbs.
 #include <gtest/gtest.h>
 
+#include "common/task_pool.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "view/timeline.h"
 #include "test_support.h"
@@ -87,6 +88,24 @@ TEST(NsysReader, DirectPageScanReadsWhatSqliteReads) {
     EXPECT_EQ(x.threads.size(), y.threads.size());
     EXPECT_EQ(x.devices.size(), y.devices.size());
   }
+}
+
+// NVTX_EVENTS read in parts at once (several threads) gives the model one scan gives (one
+// thread): the same rows in the same order, row ids, and the inline texts interned in row order.
+TEST(NsysReader, TablesReadInPartsMatchOneScan) {
+  auto exports = all_exports();
+  if (exports.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
+  const int before = thread_count();
+  for (const auto& path : exports) {
+    set_thread_count(1);
+    auto one = read_nsys_sqlite(path.string());
+    set_thread_count(3);  // 12 parts
+    auto parts = read_nsys_sqlite(path.string());
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    ASSERT_TRUE(parts.ok()) << parts.status().message();
+    expect_same_trace(*one, *parts, path.filename().string());
+  }
+  set_thread_count(before);
 }
 
 TEST(NsysReader, ReadsEverySchemaWithRealCounts) {

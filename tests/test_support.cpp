@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <type_traits>
 
 #include "analysis/nsys_analyze/rules.h"
 #include "ingest/kineto_reader.h"
@@ -137,6 +139,45 @@ std::optional<std::string> rule_csv(const Trace& trace, const std::string& rule_
   if (st.code() == ErrorCode::kNoData) return std::nullopt;
   if (!st.ok()) throw std::runtime_error(st.message());
   return table_csv(table);
+}
+
+namespace {
+
+// Equal values, NaN (the absent double) equal to NaN.
+template <typename T>
+bool same_values(const std::vector<T>& a, const std::vector<T>& b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](T x, T y) { return x == y || (std::isnan(x) && std::isnan(y)); });
+  } else {
+    return a == b;
+  }
+}
+
+}  // namespace
+
+void expect_same_trace(const Trace& a, const Trace& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  for_each_trace_table([&](const TableInfo& info, auto get) {
+    const auto& ta = get(a);
+    const auto& tb = get(b);
+    for_each_column_of<std::remove_cvref_t<decltype(ta)>>([&](const auto& column) {
+      EXPECT_TRUE(same_values(column.of(ta), column.of(tb))) << info.name << "." << column.name << " differs";
+    });
+  });
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (StrId id = 0; id < a.strings.size(); ++id) ASSERT_EQ(a.strings.get(id), b.strings.get(id)) << id;
+  EXPECT_TRUE(a.warnings == b.warnings);
+  EXPECT_TRUE(a.threads == b.threads);
+  EXPECT_TRUE(a.processes == b.processes);
+  EXPECT_TRUE(a.devices == b.devices);
+  EXPECT_EQ(a.pytorch.era, b.pytorch.era);
+  EXPECT_EQ(a.pytorch.rank, b.pytorch.rank);
+  EXPECT_EQ(a.pytorch.event_count, b.pytorch.event_count);
+  EXPECT_EQ(a.pytorch.python_function_count, b.pytorch.python_function_count);
+  EXPECT_EQ(a.pytorch.flow_count, b.pytorch.flow_count);
+  EXPECT_EQ(a.pytorch.base_time_ns, b.pytorch.base_time_ns);
+  EXPECT_EQ(a.source.session_start_utc_ns, b.source.session_start_utc_ns);
 }
 
 std::vector<std::vector<std::string>> parse_csv(const std::string& text) {

@@ -35,6 +35,11 @@ std::optional<std::string> report_csv(const Trace& trace, const std::string& rep
 // The same for an `nsys analyze` rule ("name[:key=value...]"), as `tracedoc analyze -f csv`.
 std::optional<std::string> rule_csv(const Trace& trace, const std::string& rule_with_args);
 
+// Two reads of one trace hold the same model: every table column by column (NaN equal to NaN),
+// the strings in id order, the warnings, threads, processes, devices and the PyTorch scalars.
+// Failures name `what`.
+void expect_same_trace(const Trace& a, const Trace& b, const std::string& what);
+
 std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 
 // One CSV cell: equal text, or both numbers with the same value ("12.0" == "12").

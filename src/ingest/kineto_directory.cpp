@@ -286,8 +286,12 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, c
 
   std::vector<Rank> read(files.size());
   std::vector<Status> errors(files.size());
+  // As many files as threads already keep every thread reading: each file then reads on its own
+  // thread, without the pipeline's windows (three per file).
+  KinetoReadOptions per_file = options;
+  if (files.size() >= static_cast<size_t>(thread_count())) per_file.parallel_run_bytes = 0;
   parallel_for(files.size(), [&](size_t i) {
-    auto t = read_kineto_trace(files[i], options);
+    auto t = read_kineto_trace(files[i], per_file);
     if (!t.ok()) {
       errors[i] = t.status();
       return;

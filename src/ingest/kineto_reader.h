@@ -2,7 +2,8 @@
 // from 2021 on, and PyTorch's legacy bare-array exporter) into the trace model.
 //
 // The file is streamed: it is read (and inflated) in blocks and parsed one event at a time, so memory
-// stays bounded by the model plus the largest single event, whatever the file size.
+// stays bounded by the model plus the largest single event, whatever the file size (and, with more
+// than one thread, three windows of at most 32 MB: ingest/kineto_event_pipeline.h).
 //
 // Mapping onto the model (the same tables nsys exports fill, so every nsys report runs on them):
 //   kernel / Kernel                        -> Trace::kernels

@@ -168,6 +168,8 @@ class Loader {
   }
 
   void use_fast_scanner(const SqlitePageFile* fast) { fast_ = fast; }
+  // Large tables are read in this many parts at once (1: one scan each).
+  void split_scans(size_t parts) { split_parts_ = std::max<size_t>(parts, 1); }
   // Values of the wrong type read so far (text in an integer column), read as absent.
   int64_t wrong_type() const { return wrong_type_; }
   // Rows dropped for want of a start or end (see timed).
@@ -188,9 +190,15 @@ class Loader {
     }
     return Status::Ok();
   }
-  // The record positions of `wanted` in `table`, its root page and its rowid-alias column.
-  template <typename RowFn, typename PrepareFn>
-  Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row, PrepareFn& prepare) {
+  // Where the fast scanner finds a table's columns: its root page, its rowid-alias column, the
+  // record positions it decodes and, for each wanted column, the index of its decoded value.
+  struct FastLayout {
+    uint32_t root = 0;
+    int rowid_column = -1;
+    std::vector<int> record_columns;  // ascending, unique
+    std::vector<int> value_index;     // wanted column -> decoded value (absent columns: the trailing NULL)
+  };
+  Result<FastLayout> fast_layout(const std::string& table, const std::vector<std::string>& wanted) const {
     auto stmt = db_.prepare(
         fmt::format("SELECT (SELECT rootpage FROM sqlite_master WHERE type='table' AND name='{}'), cid, name, "
                     "upper(type), pk FROM pragma_table_info('{}')",
@@ -211,30 +219,44 @@ class Loader {
       }
     }
     if (root <= 0 || positions.empty()) return BadInput("no table");
-    const int rowid_column = pk_count == 1 && pk_integer ? pk_position : -1;
-    std::vector<int> record_columns;  // ascending, unique
+    FastLayout layout;
+    layout.root = static_cast<uint32_t>(root);
+    layout.rowid_column = pk_count == 1 && pk_integer ? pk_position : -1;
     std::vector<int> wanted_position(wanted.size(), -1);
     for (size_t w = 0; w < wanted.size(); ++w) {
       for (const auto& [name, cid] : positions) {
         if (name == wanted[w]) wanted_position[w] = cid;
       }
-      if (wanted_position[w] >= 0) record_columns.push_back(wanted_position[w]);
+      if (wanted_position[w] >= 0) layout.record_columns.push_back(wanted_position[w]);
     }
-    std::sort(record_columns.begin(), record_columns.end());
-    record_columns.erase(std::unique(record_columns.begin(), record_columns.end()), record_columns.end());
-    // wanted column -> index into the decoded values; absent columns read the trailing NULL value
-    std::vector<int> value_index(wanted.size(), static_cast<int>(record_columns.size()));
+    auto& columns = layout.record_columns;
+    std::sort(columns.begin(), columns.end());
+    columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+    layout.value_index.assign(wanted.size(), static_cast<int>(columns.size()));
     for (size_t w = 0; w < wanted.size(); ++w) {
       if (wanted_position[w] < 0) continue;
-      value_index[w] = static_cast<int>(
-          std::lower_bound(record_columns.begin(), record_columns.end(), wanted_position[w]) - record_columns.begin());
+      layout.value_index[w] =
+          static_cast<int>(std::lower_bound(columns.begin(), columns.end(), wanted_position[w]) - columns.begin());
     }
+    return layout;
+  }
+  // Part `part` of `parts` of the table's rows (all of them by default) through the fast scanner;
+  // values of the wrong type are counted in `wrong_type` (by default the loader's count).
+  template <typename RowFn, typename PrepareFn>
+  Status fast_scan(const FastLayout& layout, RowFn& row, PrepareFn& prepare, size_t part = 0, size_t parts = 1,
+                   int64_t* wrong_type = nullptr) {
+    if (!wrong_type) wrong_type = &wrong_type_;
     return fast_->scan(
-        static_cast<uint32_t>(root), record_columns, rowid_column,
+        layout.root, layout.record_columns, layout.rowid_column,
         [&](std::span<const SqlValue> values) {
-          row(FastRow{values, value_index, &wrong_type_});
+          row(FastRow{values, layout.value_index, wrong_type});
         },
-        prepare);
+        prepare, part, parts, /*count_first=*/parts == 1);
+  }
+  template <typename RowFn, typename PrepareFn>
+  Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row, PrepareFn& prepare) {
+    TRACEDOC_ASSIGN_OR_RETURN(const FastLayout layout, fast_layout(table, wanted));
+    return fast_scan(layout, row, prepare);
   }
 
   // The fast scanner's row, with the accessors of SqliteStatement.
@@ -675,32 +697,104 @@ class Loader {
   }
 
   // NVTX rows need the string table (inline texts are interned), so they load after StringIds.
+  // NVTX_EVENTS, the largest host table of most exports. With split_scans, its leaf pages are read
+  // in parts at once on the task pool, each part writing its rows where they go in the table (the
+  // parts' row counts come first). Each part interns the texts without a string id into a pool of
+  // its own; then each part's strings are added to the trace's pool in the part's first-seen
+  // order, part after part, which is the order one scan adds them in.
   Status load_ranges(const StringIdMap& ids) {
+    const std::string table = "NVTX_EVENTS";
     auto& r = trace_.ranges;
     Fields in;
     const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), end_global_tid = in("endGlobalTid"),
                 event_type = in("eventType"), text_id = in("textId"), text_column = in("text"),
                 domain_id = in("domainId"), range_id = in("rangeId");
+    // Row `at` of the table, appended (one scan) or written in place (the parts, into a table sized
+    // first); a text without a string id goes through intern(text, at).
+    auto set_row = [&](size_t at, const auto& s, auto&& intern) {
+      auto put = [at](auto& column, auto value) {
+        if (at < column.size())
+          column[at] = value;
+        else
+          column.push_back(value);
+      };
+      put(r.start, s.int64_or(start, kNoTime));
+      put(r.end, s.int64_or(end, kNoTime));
+      put(r.global_tid, s.int64_or(global_tid, 0));
+      put(r.end_global_tid, s.int64_or(end_global_tid, kNone));
+      put(r.kind, static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
+      StrId text = kNoStr;
+      if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
+      if (text == kNoStr && !s.is_null(text_column)) text = intern(s.text(text_column), at);
+      put(r.text, text);
+      put(r.domain_id, s.int64_or(domain_id, kNone));
+      put(r.range_id, s.int64_or(range_id, kNone));
+      put(r.row_id, static_cast<int64_t>(at) + 1);
+    };
+    if (split_parts_ > 1 && fast_ && trace_.source.has_table(table)) {
+      TRACEDOC_ASSIGN_OR_RETURN(auto cols, db_.column_names(table));
+      TRACEDOC_RETURN_IF_ERROR(check_required_columns(table, cols));
+      Status st = load_ranges_in_parts(table, in, set_row);
+      // An I/O error (the file shrank) is final; anything else is read again by one scan below.
+      if (st.ok() || st.code() == ErrorCode::kIo) return st;
+    }
     return scan(
-        "NVTX_EVENTS", in,
+        table, in,
         [&](const auto& s) {
-          r.start.push_back(s.int64_or(start, kNoTime));
-          r.end.push_back(s.int64_or(end, kNoTime));
-          r.global_tid.push_back(s.int64_or(global_tid, 0));
-          r.end_global_tid.push_back(s.int64_or(end_global_tid, kNone));
-          r.kind.push_back(static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
-          StrId text = kNoStr;
-          if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
-          if (text == kNoStr && !s.is_null(text_column)) text = trace_.strings.intern(s.text(text_column));
-          r.text.push_back(text);
-          r.domain_id.push_back(s.int64_or(domain_id, kNone));
-          r.range_id.push_back(s.int64_or(range_id, kNone));
-          r.row_id.push_back(static_cast<int64_t>(r.row_id.size()) + 1);
+          set_row(r.size(), s, [&](std::string_view text, size_t) { return trace_.strings.intern(text); });
         },
         [&](size_t n) {
           r = RangeTable{};
           r.reserve(n);
         });
+  }
+
+  template <typename SetRow>
+  Status load_ranges_in_parts(const std::string& table, const Fields& in, SetRow& set_row) {
+    TRACEDOC_ASSIGN_OR_RETURN(const FastLayout layout, fast_layout(table, in.names()));
+    const size_t parts = split_parts_;
+    std::vector<Result<size_t>> counts(parts, size_t{0});
+    parallel_for(parts, [&](size_t i) { counts[i] = fast_->count_rows(layout.root, i, parts); });
+    std::vector<size_t> first_row(parts + 1, 0);
+    for (size_t i = 0; i < parts; ++i) {
+      if (!counts[i].ok()) return counts[i].status();
+      first_row[i + 1] = first_row[i] + *counts[i];
+    }
+    auto& r = trace_.ranges;
+    r = RangeTable{};
+    parallel_for(column_count<RangeTable>(), [&](size_t c) { resize_rows(r, first_row[parts], c); });
+    std::vector<StringPool> pools(parts);
+    std::vector<std::vector<size_t>> pooled_rows(parts);  // the rows whose text is an id of the part's pool
+    std::vector<Status> statuses(parts);
+    std::vector<int64_t> wrong_type(parts, 0);
+    parallel_for(parts, [&](size_t i) {
+      size_t next = first_row[i];
+      bool extra = false;  // more rows than counted (the file changed): never past the part's rows
+      auto row = [&](const auto& s) {
+        if (next == first_row[i + 1]) {
+          extra = true;
+          return;
+        }
+        set_row(next++, s, [&](std::string_view text, size_t at) {
+          pooled_rows[i].push_back(at);
+          return pools[i].intern(text);
+        });
+      };
+      auto no_count = [](size_t) {};
+      statuses[i] = fast_scan(layout, row, no_count, i, parts, &wrong_type[i]);
+      if (statuses[i].ok() && (extra || next != first_row[i + 1])) {
+        statuses[i] = BadInput("the table changed while it was read");
+      }
+    });
+    for (size_t i = 0; i < parts; ++i) TRACEDOC_RETURN_IF_ERROR(statuses[i]);
+    std::vector<StrId> to_trace;
+    for (size_t i = 0; i < parts; ++i) {
+      to_trace.resize(pools[i].size());
+      for (StrId id = 0; id < pools[i].size(); ++id) to_trace[id] = trace_.strings.intern(pools[i].get(id));
+      for (size_t at : pooled_rows[i]) r.text[at] = to_trace[r.text[at]];
+      wrong_type_ += wrong_type[i];
+    }
+    return Status::Ok();
   }
 
   Status load_strings(StringIdMap& ids) {
@@ -795,6 +889,7 @@ class Loader {
   const SqliteDb& db_;
   Trace& trace_;
   const SqlitePageFile* fast_ = nullptr;
+  size_t split_parts_ = 1;
   int64_t wrong_type_ = 0;
   int64_t untimed_ = 0;
 
@@ -892,10 +987,18 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   };
   constexpr size_t kJobs = 1 + std::size(kGpuSide);
   const bool parallel = options.parallel && thread_count() > 1;
+  // The NVTX table alone can be half of an export's rows: in parts, it spreads over every thread
+  // (and fills the gaps the other tables leave).
+  if (parallel) main_loader.split_scans(4 * static_cast<size_t>(thread_count()));
   const auto t0 = std::chrono::steady_clock::now();
+  // TRACEDOC_TIMING=1: when each job ran, on stderr after the read.
+  const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
+  std::array<std::pair<double, double>, kJobs> job_times{};
+  auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::array<Status, kJobs> statuses;
   std::array<int64_t, kJobs> wrong_type{}, untimed{};
   auto host_chain = [&] {
+    job_times[0].first = since_start();
     Status st = main_loader.load_metadata();
     if (st.ok()) st = main_loader.load_strings(ids);
     if (st.ok()) st = MemoryBudget::check(path);
@@ -907,6 +1010,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     if (st.ok()) st = MemoryBudget::check(path);
     statuses[0] = st;
     wrong_type[0] = main_loader.wrong_type(), untimed[0] = main_loader.untimed();
+    job_times[0].second = since_start();
   };
   auto gpu_table = [&](size_t j) {
     const TableJob& job = kGpuSide[j];
@@ -922,10 +1026,12 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     }
     Loader loader(own ? *own : db, trace);
     loader.use_fast_scanner(fast.get());
+    job_times[1 + j].first = since_start();
     Status st = (loader.*job.load)();
     if (st.ok()) st = MemoryBudget::check(path);
     statuses[1 + j] = st;
     wrong_type[1 + j] = loader.wrong_type(), untimed[1 + j] = loader.untimed();
+    job_times[1 + j].second = since_start();
   };
   if (parallel) {
     parallel_for(kJobs, [&](size_t j) { j == 0 ? host_chain() : gpu_table(j - 1); });
@@ -936,10 +1042,13 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
       if (!statuses[1 + j].ok()) break;
     }
   }
-  if (std::getenv("TRACEDOC_TIMING")) {
-    std::fprintf(stderr, "timing: tables read in %.3f s on %d threads\n",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                 parallel ? thread_count() : 1);
+  if (timing) {
+    std::fprintf(stderr, "timing: tables read in %.3f s on %d threads\n", since_start(), parallel ? thread_count() : 1);
+    for (size_t j = 0; j < kJobs; ++j) {
+      if (job_times[j].second > 0)
+        std::fprintf(stderr, "timing:   job %zu (%s) %.3f .. %.3f s\n", j, j == 0 ? "host tables" : "GPU-side table",
+                     job_times[j].first, job_times[j].second);
+    }
   }
   for (const Status& st : statuses) {
     if (!st.ok()) return explain(st);

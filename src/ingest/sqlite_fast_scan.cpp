@@ -113,14 +113,22 @@ Status SqlitePageFile::read_pages(uint32_t first, uint32_t count, std::vector<ui
 }
 
 Status SqlitePageFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const {
-  // Depth-first, left to right: leaves come out in rowid order.
-  std::vector<uint32_t> stack = {root_page};
+  // Depth-first, left to right: leaves come out in rowid order. A table b-tree keeps every leaf at
+  // one depth, so once the leftmost leaf has shown that depth, the pages there are taken as leaves
+  // unread: a table's scan then reads its interior pages alone here, not every leaf twice. The scan
+  // checks each leaf's type as it reads it (a damaged tree is not taken on trust).
+  std::vector<std::pair<uint32_t, uint32_t>> stack = {{root_page, 0}};  // (page, depth)
   std::vector<uint8_t> buffer;
   size_t guard = 0;
+  int64_t leaf_depth = -1;
   while (!stack.empty()) {
-    const uint32_t number = stack.back();
+    const auto [number, depth] = stack.back();
     stack.pop_back();
     if (number == 0 || number > page_count_ || ++guard > page_count_ + 1) return BadInput("damaged SQLite b-tree");
+    if (static_cast<int64_t>(depth) == leaf_depth) {
+      out.push_back(number);
+      continue;
+    }
     TRACEDOC_RETURN_IF_ERROR(read_pages(number, 1, buffer));
     const uint8_t* p = buffer.data();
     const size_t header = number == 1 ? 100 : 0;
@@ -131,19 +139,71 @@ Status SqlitePageFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out
     // (fuzz/regressions/fuzz_nsys_sqlite/cell_count_past_mapping.sqlite).
     if (header + (type == 0x0D ? 8u : 12u) + 2u * cells > usable_) return BadInput("damaged SQLite b-tree page");
     if (type == 0x0D) {
+      if (leaf_depth < 0) leaf_depth = depth;
+      if (static_cast<int64_t>(depth) != leaf_depth) return BadInput("damaged SQLite b-tree: leaves at two depths");
       out.push_back(number);
       continue;
     }
     if (type != 0x05) return BadInput("unexpected SQLite page type");
+    if (leaf_depth >= 0 && static_cast<int64_t>(depth) >= leaf_depth) return BadInput("damaged SQLite b-tree depth");
     const uint8_t* pointers = p + header + 12;
-    stack.push_back(be32(p + header + 8));  // right-most child, visited last
+    stack.push_back({be32(p + header + 8), depth + 1});  // right-most child, visited last
     for (int c = cells - 1; c >= 0; --c) {
       const uint16_t offset = static_cast<uint16_t>((pointers[2 * c] << 8) | pointers[2 * c + 1]);
       if (offset + 4u > page_size_) return BadInput("damaged SQLite b-tree cell");
-      stack.push_back(be32(p + offset));
+      stack.push_back({be32(p + offset), depth + 1});
     }
   }
   return Status::Ok();
+}
+
+Status SqlitePageFile::part_leaves(uint32_t root_page, size_t part, size_t parts, std::vector<uint32_t>& leaves,
+                                   std::vector<std::pair<size_t, size_t>>& runs) const {
+  TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
+  if (parts > 1) {
+    const size_t n = leaves.size();
+    leaves.erase(leaves.begin() + static_cast<std::ptrdiff_t>(n * (part + 1) / parts), leaves.end());
+    leaves.erase(leaves.begin(), leaves.begin() + static_cast<std::ptrdiff_t>(n * part / parts));
+  }
+  const uint32_t max_run = std::max<uint32_t>(1, kMaxRunBytes / page_size_);
+  for (size_t i = 0; i < leaves.size();) {
+    size_t j = i + 1;
+    while (j < leaves.size() && j - i < max_run && leaves[j] == leaves[j - 1] + 1) ++j;
+    runs.emplace_back(i, j);
+    i = j;
+  }
+  return Status::Ok();
+}
+
+Status SqlitePageFile::count_leaf_rows(const std::vector<uint32_t>& leaves,
+                                       const std::vector<std::pair<size_t, size_t>>& runs, std::vector<uint8_t>& buffer,
+                                       size_t& total) const {
+  total = 0;
+  for (const auto& [begin, end] : runs) {
+    TRACEDOC_RETURN_IF_ERROR(read_pages(leaves[begin], static_cast<uint32_t>(end - begin), buffer));
+    for (size_t l = begin; l < end; ++l) {
+      const size_t header = leaves[l] == 1 ? 100 : 0;
+      const uint8_t* p = buffer.data() + (l - begin) * page_size_ + header;
+      // leaf_pages took the pages at the leaves' depth unread: each must be a leaf whose cell
+      // pointers fit in it.
+      const size_t cells = static_cast<size_t>((p[3] << 8) | p[4]);
+      if (p[0] != 0x0D || header + 8u + 2u * cells > usable_) {
+        return BadInput("damaged SQLite table page " + std::to_string(leaves[l]));
+      }
+      total += cells;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<size_t> SqlitePageFile::count_rows(uint32_t root_page, size_t part, size_t parts) const {
+  std::vector<uint32_t> leaves;
+  std::vector<std::pair<size_t, size_t>> runs;
+  TRACEDOC_RETURN_IF_ERROR(part_leaves(root_page, part, parts, leaves, runs));
+  std::vector<uint8_t> buffer;
+  size_t total = 0;
+  TRACEDOC_RETURN_IF_ERROR(count_leaf_rows(leaves, runs, buffer, total));
+  return total;
 }
 
 bool SqlitePageFile::decode_cell(const uint8_t* p, uint16_t cell_offset, const std::vector<int>& columns,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -49,10 +50,16 @@ class SqlitePageFile {
   // positions (table_info cid order); `rowid_column` is the position of an INTEGER PRIMARY KEY
   // column (stored as the rowid), or -1. Calls on_count(total rows), then row(values) with one
   // SqlValue per requested column, plus one last value that is always NULL (for absent columns).
-  // Threads may scan at once (each scan has its own buffers).
+  // Threads may scan at once (each scan has its own buffers). With `parts` > 1 the scan reads only
+  // part `part` of the table's leaf pages, split in equal counts in rowid order: the parts of one
+  // table, scanned at once and joined in order, are its rows.
+  // `count_first` false: on_count is not called (a caller that counted with count_rows saves a
+  // read of every page).
   template <typename RowFn, typename CountFn>
-  Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
-              CountFn&& on_count) const;
+  Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row, CountFn&& on_count,
+              size_t part = 0, size_t parts = 1, bool count_first = true) const;
+  // The rows scan(root_page, ..., part, parts) gives, from the leaves' headers alone.
+  Result<size_t> count_rows(uint32_t root_page, size_t part = 0, size_t parts = 1) const;
 
  private:
   SqlitePageFile() = default;
@@ -60,8 +67,15 @@ class SqlitePageFile {
   // shrank under the reader: an IoError naming it.
   Status read_pages(uint32_t first, uint32_t count, std::vector<uint8_t>& buffer) const;
   Status leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const;
-  // The leaf pages of one table, read in runs of consecutive page numbers (a table's leaves are
-  // mostly consecutive in an export, so this is a few large reads rather than one per page).
+  // The leaves of part `part` of `parts` (all by default), and their runs of consecutive pages (a
+  // table's leaves are mostly consecutive in an export, so this is a few large reads rather than
+  // one per page).
+  Status part_leaves(uint32_t root_page, size_t part, size_t parts, std::vector<uint32_t>& leaves,
+                     std::vector<std::pair<size_t, size_t>>& runs) const;
+  // The rows of the leaves (their type and cell count checked: leaf_pages took them unread).
+  Status count_leaf_rows(const std::vector<uint32_t>& leaves, const std::vector<std::pair<size_t, size_t>>& runs,
+                         std::vector<uint8_t>& buffer, size_t& total) const;
+  // The most bytes one read of a run of leaves takes.
   static constexpr uint32_t kMaxRunBytes = 1u << 20;
   // Decodes one cell; fills `values` for the requested columns. Returns false on corruption.
   // `overflow_left`: overflow pages the rest of the scan may still follow. In a sound file each
@@ -84,30 +98,18 @@ class SqlitePageFile {
 
 template <typename RowFn, typename CountFn>
 Status SqlitePageFile::scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
-                            CountFn&& on_count) const {
+                            CountFn&& on_count, size_t part, size_t parts, bool count_first) const {
   std::vector<uint32_t> leaves;
-  TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
-  // Runs of consecutive leaves: [begin, end) into `leaves`.
-  std::vector<std::pair<size_t, size_t>> runs;
-  const uint32_t max_run = std::max<uint32_t>(1, kMaxRunBytes / page_size_);
-  for (size_t i = 0; i < leaves.size();) {
-    size_t j = i + 1;
-    while (j < leaves.size() && j - i < max_run && leaves[j] == leaves[j - 1] + 1) ++j;
-    runs.emplace_back(i, j);
-    i = j;
-  }
+  std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) into `leaves`
+  TRACEDOC_RETURN_IF_ERROR(part_leaves(root_page, part, parts, leaves, runs));
   std::vector<uint8_t> buffer, overflow;
   // The row count (from each leaf's header) comes first, so that the caller reserves its columns
   // once: a first pass over the runs (the second reads them from the page cache).
-  size_t total = 0;
-  for (const auto& [begin, end] : runs) {
-    TRACEDOC_RETURN_IF_ERROR(read_pages(leaves[begin], static_cast<uint32_t>(end - begin), buffer));
-    for (size_t l = begin; l < end; ++l) {
-      const uint8_t* p = buffer.data() + (l - begin) * page_size_ + (leaves[l] == 1 ? 100 : 0);
-      total += static_cast<size_t>((p[3] << 8) | p[4]);
-    }
+  if (count_first) {
+    size_t total = 0;
+    TRACEDOC_RETURN_IF_ERROR(count_leaf_rows(leaves, runs, buffer, total));
+    on_count(total);
   }
-  on_count(total);
   std::vector<SqlValue> values(columns.size() + 1);  // the extra one stays NULL
   std::string scratch;
   uint32_t overflow_left = page_count_;  // see decode_cell
@@ -119,6 +121,9 @@ Status SqlitePageFile::scan(uint32_t root_page, const std::vector<int>& columns,
       const uint8_t* p = buffer.data() + (l - begin) * page_size_;
       const size_t header = number == 1 ? 100 : 0;
       const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
+      if (p[header] != 0x0D || header + 8u + 2u * cells > usable_) {  // (changed since it was counted)
+        return BadInput("damaged SQLite table page " + std::to_string(number));
+      }
       const uint8_t* pointers = p + header + 8;
       for (uint16_t c = 0; c < cells; ++c) {
         const uint16_t offset = static_cast<uint16_t>((pointers[2 * c] << 8) | pointers[2 * c + 1]);

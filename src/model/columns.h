@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -119,6 +120,18 @@ void reserve_rows(Table& table, size_t n) {
     if (column.optional()) return;  // a table that never fills it keeps it empty
     values.reserve(n);
     advise_huge_pages(values.data(), values.capacity() * sizeof(*values.data()));
+  });
+}
+
+// n rows in every column a table always fills (new rows hold zeros): for readers that write rows
+// by index, several parts of a table at once. With `only` set, just that column (by declaration
+// order), so that the columns of a large table are sized at once on several threads.
+template <typename Table>
+void resize_rows(Table& table, size_t n, std::optional<size_t> only = std::nullopt) {
+  size_t index = 0;
+  for_each_column(table, [&](const auto& column, auto& values) {
+    if (!column.optional() && (!only || *only == index)) values.resize(n);
+    ++index;
   });
 }
 
