@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/memory_budget.h"
 #include "common/task_pool.h"
 #include "ingest/kineto_reader.h"
 #include "test_support.h"
@@ -22,98 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-template <typename T>
-void expect_same(const char* what, const std::vector<T>& a, const std::vector<T>& b) {
-  if (a == b) return;
-  size_t i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
-  ADD_FAILURE() << what << " differs: " << a.size() << " vs " << b.size() << " rows, first difference at row " << i;
-}
-#define EXPECT_SAME_COLUMN(col) expect_same(#col, x.col, y.col)
-
-// Every table the Kineto reader fills, column by column, and the strings behind the ids.
-void expect_same_trace(const Trace& x, const Trace& y) {
-  EXPECT_SAME_COLUMN(kernels.start), EXPECT_SAME_COLUMN(kernels.end), EXPECT_SAME_COLUMN(kernels.global_pid);
-  EXPECT_SAME_COLUMN(kernels.correlation), EXPECT_SAME_COLUMN(kernels.device), EXPECT_SAME_COLUMN(kernels.context);
-  EXPECT_SAME_COLUMN(kernels.green_context), EXPECT_SAME_COLUMN(kernels.stream), EXPECT_SAME_COLUMN(kernels.name);
-  EXPECT_SAME_COLUMN(kernels.short_name), EXPECT_SAME_COLUMN(kernels.mangled_name), EXPECT_SAME_COLUMN(kernels.grid_x);
-  EXPECT_SAME_COLUMN(kernels.grid_y), EXPECT_SAME_COLUMN(kernels.grid_z), EXPECT_SAME_COLUMN(kernels.block_x);
-  EXPECT_SAME_COLUMN(kernels.block_y), EXPECT_SAME_COLUMN(kernels.block_z),
-      EXPECT_SAME_COLUMN(kernels.registers_per_thread);
-  EXPECT_SAME_COLUMN(kernels.static_smem), EXPECT_SAME_COLUMN(kernels.dynamic_smem),
-      EXPECT_SAME_COLUMN(kernels.graph_node_id);
-  EXPECT_SAME_COLUMN(memcpys.start), EXPECT_SAME_COLUMN(memcpys.end), EXPECT_SAME_COLUMN(memcpys.global_pid);
-  EXPECT_SAME_COLUMN(memcpys.correlation), EXPECT_SAME_COLUMN(memcpys.bytes), EXPECT_SAME_COLUMN(memcpys.device);
-  EXPECT_SAME_COLUMN(memcpys.context), EXPECT_SAME_COLUMN(memcpys.green_context), EXPECT_SAME_COLUMN(memcpys.stream);
-  EXPECT_SAME_COLUMN(memcpys.src_device), EXPECT_SAME_COLUMN(memcpys.dst_device), EXPECT_SAME_COLUMN(memcpys.copy_kind);
-  EXPECT_SAME_COLUMN(memcpys.src_kind), EXPECT_SAME_COLUMN(memcpys.dst_kind);
-  EXPECT_SAME_COLUMN(memsets.start), EXPECT_SAME_COLUMN(memsets.end), EXPECT_SAME_COLUMN(memsets.global_pid);
-  EXPECT_SAME_COLUMN(memsets.correlation), EXPECT_SAME_COLUMN(memsets.bytes), EXPECT_SAME_COLUMN(memsets.value);
-  EXPECT_SAME_COLUMN(memsets.device), EXPECT_SAME_COLUMN(memsets.context), EXPECT_SAME_COLUMN(memsets.green_context);
-  EXPECT_SAME_COLUMN(memsets.stream), EXPECT_SAME_COLUMN(memsets.mem_kind);
-  EXPECT_SAME_COLUMN(syncs.start), EXPECT_SAME_COLUMN(syncs.end), EXPECT_SAME_COLUMN(syncs.global_pid);
-  EXPECT_SAME_COLUMN(syncs.correlation), EXPECT_SAME_COLUMN(syncs.event_id), EXPECT_SAME_COLUMN(syncs.device);
-  EXPECT_SAME_COLUMN(syncs.context), EXPECT_SAME_COLUMN(syncs.stream), EXPECT_SAME_COLUMN(syncs.sync_type);
-  EXPECT_SAME_COLUMN(api.start), EXPECT_SAME_COLUMN(api.end), EXPECT_SAME_COLUMN(api.global_tid);
-  EXPECT_SAME_COLUMN(api.correlation), EXPECT_SAME_COLUMN(api.return_value), EXPECT_SAME_COLUMN(api.name);
-  EXPECT_SAME_COLUMN(api.api_class);
-  EXPECT_SAME_COLUMN(ranges.start), EXPECT_SAME_COLUMN(ranges.end), EXPECT_SAME_COLUMN(ranges.global_tid);
-  EXPECT_SAME_COLUMN(ranges.end_global_tid), EXPECT_SAME_COLUMN(ranges.kind), EXPECT_SAME_COLUMN(ranges.text);
-  EXPECT_SAME_COLUMN(ranges.domain_id), EXPECT_SAME_COLUMN(ranges.range_id), EXPECT_SAME_COLUMN(ranges.row_id);
-  EXPECT_SAME_COLUMN(pytorch.ops.start), EXPECT_SAME_COLUMN(pytorch.ops.end),
-      EXPECT_SAME_COLUMN(pytorch.ops.global_tid);
-  EXPECT_SAME_COLUMN(pytorch.ops.name), EXPECT_SAME_COLUMN(pytorch.ops.external_id);
-  EXPECT_SAME_COLUMN(pytorch.ops.sequence_number), EXPECT_SAME_COLUMN(pytorch.ops.fwd_thread_id);
-  EXPECT_SAME_COLUMN(pytorch.ops.input_dims);
-  EXPECT_SAME_COLUMN(pytorch.gpu_annotations.start), EXPECT_SAME_COLUMN(pytorch.gpu_annotations.end);
-  EXPECT_SAME_COLUMN(pytorch.gpu_annotations.device), EXPECT_SAME_COLUMN(pytorch.gpu_annotations.stream);
-  EXPECT_SAME_COLUMN(pytorch.gpu_annotations.name), EXPECT_SAME_COLUMN(pytorch.gpu_annotations.external_id);
-  EXPECT_SAME_COLUMN(pytorch.allocator.time), EXPECT_SAME_COLUMN(pytorch.allocator.global_tid);
-  EXPECT_SAME_COLUMN(pytorch.allocator.address), EXPECT_SAME_COLUMN(pytorch.allocator.bytes);
-  EXPECT_SAME_COLUMN(pytorch.allocator.total_allocated), EXPECT_SAME_COLUMN(pytorch.allocator.total_reserved);
-  EXPECT_SAME_COLUMN(pytorch.allocator.device_type), EXPECT_SAME_COLUMN(pytorch.allocator.device_id);
-  EXPECT_SAME_COLUMN(pytorch.collectives.kernel), EXPECT_SAME_COLUMN(pytorch.collectives.collective);
-  EXPECT_SAME_COLUMN(pytorch.collectives.dtype), EXPECT_SAME_COLUMN(pytorch.collectives.group_name);
-  EXPECT_SAME_COLUMN(pytorch.collectives.in_nelems), EXPECT_SAME_COLUMN(pytorch.collectives.out_nelems);
-  EXPECT_SAME_COLUMN(pytorch.collectives.group_size);
-  EXPECT_SAME_COLUMN(pytorch.forward_backward.id), EXPECT_SAME_COLUMN(pytorch.forward_backward.time);
-  EXPECT_SAME_COLUMN(pytorch.forward_backward.global_tid), EXPECT_SAME_COLUMN(pytorch.forward_backward.phase);
-  EXPECT_SAME_COLUMN(pytorch.steps);
-
-  // String ids: the same pool, id for id (reports break ties by id).
-  ASSERT_EQ(x.strings.size(), y.strings.size());
-  for (StrId id = 0; id < x.strings.size(); ++id) ASSERT_EQ(x.str(id), y.str(id)) << "string id " << id;
-
-  ASSERT_EQ(x.threads.size(), y.threads.size());
-  for (size_t i = 0; i < x.threads.size(); ++i) {
-    EXPECT_EQ(x.threads[i].global_tid, y.threads[i].global_tid);
-    EXPECT_EQ(x.threads[i].name, y.threads[i].name);
-    EXPECT_EQ(x.threads[i].priority, y.threads[i].priority);
-  }
-  ASSERT_EQ(x.processes.size(), y.processes.size());
-  for (size_t i = 0; i < x.processes.size(); ++i) {
-    EXPECT_EQ(x.processes[i].global_pid, y.processes[i].global_pid);
-    EXPECT_EQ(x.processes[i].pid, y.processes[i].pid);
-    EXPECT_EQ(x.processes[i].name, y.processes[i].name);
-  }
-  ASSERT_EQ(x.devices.size(), y.devices.size());
-  for (size_t i = 0; i < x.devices.size(); ++i) {
-    EXPECT_EQ(x.devices[i].id, y.devices[i].id);
-    EXPECT_EQ(x.devices[i].name, y.devices[i].name);
-    EXPECT_EQ(x.devices[i].total_memory, y.devices[i].total_memory);
-  }
-  EXPECT_EQ(x.source.tables, y.source.tables);
-  EXPECT_EQ(x.source.session_start_utc_ns, y.source.session_start_utc_ns);
-  EXPECT_EQ(x.pytorch.era, y.pytorch.era);
-  EXPECT_EQ(x.pytorch.rank, y.pytorch.rank);
-  EXPECT_EQ(x.pytorch.world_size, y.pytorch.world_size);
-  EXPECT_EQ(x.pytorch.base_time_ns, y.pytorch.base_time_ns);
-  EXPECT_EQ(x.pytorch.event_count, y.pytorch.event_count);
-  EXPECT_EQ(x.pytorch.python_function_count, y.pytorch.python_function_count);
-  EXPECT_EQ(x.pytorch.flow_count, y.pytorch.flow_count);
-  EXPECT_EQ(x.warnings.negative_durations, y.warnings.negative_durations);
-  EXPECT_EQ(x.warnings.unknown_events, y.warnings.unknown_events);
-}
 #undef EXPECT_SAME_COLUMN
 
 // A directory of five ranks of different jobs, eras and clock bases, made of links to real traces
@@ -168,7 +77,7 @@ TEST(KinetoDirectory, SameTablesOnOneOrMoreThreads) {
       set_thread_count(threads);
       auto many = read_kineto_directory(dir.string(), -1);
       ASSERT_TRUE(many.ok()) << many.status().message();
-      expect_same_trace(*one, *many);
+      testing::expect_same_trace(*one, *many, dir.string());
     }
     set_thread_count(before);
   }
@@ -247,6 +156,41 @@ TEST(KinetoDirectory, RanksKeepTheirRows) {
   }
   EXPECT_TRUE(std::is_sorted(merged->kernels.start.begin(), merged->kernels.start.end()));
   EXPECT_TRUE(std::is_sorted(merged->pytorch.ops.start.begin(), merged->pytorch.ops.start.end()));
+}
+
+// --max-memory bounds how many files are read at once: the largest file's estimated model must fit
+// in what the limit leaves, as many times as files are read at once; the read is the same.
+TEST(KinetoDirectory, FilesReadAtOnceFitTheMemoryLimit) {
+  const fs::path shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";
+  const fs::path dir = shared / "traces/kineto/TraceLens/tests/traces/mi300";
+  const std::vector<std::string> files = kineto_files_in(dir.string());
+  ASSERT_EQ(files.size(), 6u);
+  uint64_t largest = 0;
+  for (const std::string& f : files) largest = std::max(largest, kineto_model_estimate(f));
+  // A gzip file's estimate is a fifth of its JSON, the size its trailer records.
+  const std::string first = files.front();
+  const std::string json = first.ends_with(".gz") ? testing::gunzip(first) : testing::read_file(first);
+  EXPECT_EQ(kineto_model_estimate(first), std::max<uint64_t>(json.size(), 8 * fs::file_size(first)) / 5);
+  const uint64_t before = MemoryBudget::limit();
+  MemoryBudget::set_limit(0);
+  EXPECT_EQ(kineto_files_at_once(files), 6u);
+  auto unlimited = read_kineto_directory(dir.string());
+  ASSERT_TRUE(unlimited.ok()) << unlimited.status().message();
+  MemoryBudget::set_limit(MemoryBudget::resident_bytes() + largest / 2);
+  EXPECT_EQ(kineto_files_at_once(files), 1u);
+  MemoryBudget::set_limit(MemoryBudget::resident_bytes() + 100 * largest);
+  EXPECT_EQ(kineto_files_at_once(files), 6u);
+  // Room for about three: the files go in three lanes, and the merged trace is the same.
+  MemoryBudget::set_limit(MemoryBudget::resident_bytes() + 3 * largest + largest / 2);
+  const size_t lanes = kineto_files_at_once(files);
+  EXPECT_GE(lanes, 2u);
+  EXPECT_LE(lanes, 3u);
+  MemoryBudget::set_limit(MemoryBudget::resident_bytes() + (512u << 20));
+  auto bounded = read_kineto_directory(dir.string());
+  MemoryBudget::set_limit(before);
+  ASSERT_TRUE(bounded.ok()) << bounded.status().message();
+  testing::expect_same_trace(*unlimited, *bounded, "read within a memory limit");
 }
 
 }  // namespace

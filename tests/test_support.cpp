@@ -173,6 +173,8 @@ void expect_same_trace(const Trace& a, const Trace& b, const std::string& what) 
   EXPECT_TRUE(a.devices == b.devices);
   EXPECT_EQ(a.pytorch.era, b.pytorch.era);
   EXPECT_EQ(a.pytorch.rank, b.pytorch.rank);
+  EXPECT_EQ(a.pytorch.world_size, b.pytorch.world_size);
+  EXPECT_TRUE(a.source.tables == b.source.tables);
   EXPECT_EQ(a.pytorch.event_count, b.pytorch.event_count);
   EXPECT_EQ(a.pytorch.python_function_count, b.pytorch.python_function_count);
   EXPECT_EQ(a.pytorch.flow_count, b.pytorch.flow_count);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -31,6 +32,7 @@
 
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
+#include "ingest/byte_stream.h"
 #include "ingest/kineto_events.h"
 #include "ingest/kineto_reader.h"
 #include "model/table_sort.h"
@@ -279,6 +281,36 @@ std::vector<std::string> kineto_files_in(const std::string& dir) {
   return files;
 }
 
+uint64_t kineto_model_estimate(const std::string& path) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return 0;
+  uint64_t json = size;
+  if (is_gzip_file(path)) {
+    // The trailer's ISIZE is the last member's inflated size modulo 4 GiB; traces deflate 10-20x.
+    uint32_t isize = 0;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+      unsigned char tail[4] = {};
+      if (size >= 4 && std::fseek(f, -4, SEEK_END) == 0 && std::fread(tail, 1, 4, f) == 4)
+        isize = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (uint32_t{tail[3]} << 24);
+      std::fclose(f);
+    }
+    json = std::max<uint64_t>(isize, 8 * size);
+  }
+  return json / 5;
+}
+
+size_t kineto_files_at_once(const std::vector<std::string>& files) {
+  const size_t all = std::max<size_t>(files.size(), 1);
+  const uint64_t limit = MemoryBudget::limit();
+  if (limit == 0) return all;
+  uint64_t largest = 1;
+  for (const std::string& f : files) largest = std::max(largest, kineto_model_estimate(f));
+  const uint64_t resident = MemoryBudget::resident_bytes();
+  const uint64_t room = limit > resident ? limit - resident : 0;
+  return static_cast<size_t>(std::clamp<uint64_t>(room / largest, 1, all));
+}
+
 Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, const KinetoReadOptions& options) {
   const auto files = kineto_files_in(dir);
   if (files.empty())
@@ -286,18 +318,22 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, c
 
   std::vector<Rank> read(files.size());
   std::vector<Status> errors(files.size());
+  // Files are read `lanes` at once, each lane taking every lanes-th file in turn.
+  const size_t lanes = kineto_files_at_once(files);
   // As many files as threads already keep every thread reading: each file then reads on its own
   // thread, without the pipeline's windows (three per file).
   KinetoReadOptions per_file = options;
-  if (files.size() >= static_cast<size_t>(thread_count())) per_file.parallel_run_bytes = 0;
-  parallel_for(files.size(), [&](size_t i) {
-    auto t = read_kineto_trace(files[i], per_file);
-    if (!t.ok()) {
-      errors[i] = t.status();
-      return;
+  if (lanes >= static_cast<size_t>(thread_count())) per_file.parallel_run_bytes = 0;
+  parallel_for(lanes, [&](size_t lane) {
+    for (size_t i = lane; i < files.size(); i += lanes) {
+      auto t = read_kineto_trace(files[i], per_file);
+      if (!t.ok()) {
+        errors[i] = t.status();
+        continue;
+      }
+      read[i].trace = std::move(t).value();
+      read[i].strings = PackedStrings(read[i].trace.strings);
     }
-    read[i].trace = std::move(t).value();
-    read[i].strings = PackedStrings(read[i].trace.strings);
   });
 
   // Files that are JSON but not traces (e.g. a run's metadata beside its traces) are passed over.

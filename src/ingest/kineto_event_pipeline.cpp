@@ -186,9 +186,8 @@ const char* guess_event_start(const char* from, const char* to) {
   for (const char* p = from; p < to; ++p) {
     p = static_cast<const char*>(std::memchr(p, '{', static_cast<size_t>(to - p)));
     if (!p) return to;
-    // Back over whitespace to a ',', and over whitespace again to a '}'; never before `from`'s
-    // window start, which the caller's bytes before `from` guarantee (a run starts at least one
-    // share into its window).
+    // Back over whitespace to a ',', and over whitespace again to a '}', looking no further back
+    // than `from` (a '{' whose "}," lies before it is passed over).
     const char* q = p - 1;
     while (q >= from && is_blank(*q)) --q;
     if (q < from || *q != ',') continue;

@@ -23,6 +23,8 @@
 // traces with baseTimeNanoseconds the values stay relative to that base (Trace::pytorch.base_time_ns).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,5 +72,13 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank = 
 
 // The trace files of a rank directory, sorted by name (for tests and listings).
 std::vector<std::string> kineto_files_in(const std::string& dir);
+
+// About the memory the model of one trace file takes: a fifth of its JSON (the 1 GB tiled trace's
+// model is 90 MB), a gzip file's JSON being the size its trailer records, at least 8x the file.
+uint64_t kineto_model_estimate(const std::string& path);
+// How many of `files` read_kineto_directory reads at once: all of them (the pool runs as many as it
+// has threads), unless the --max-memory limit less the memory in use holds fewer of the largest's
+// estimate; at least 1.
+size_t kineto_files_at_once(const std::vector<std::string>& files);
 
 }  // namespace tracedoc

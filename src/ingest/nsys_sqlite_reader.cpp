@@ -989,7 +989,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   const bool parallel = options.parallel && thread_count() > 1;
   // The NVTX table alone can be half of an export's rows: in parts, it spreads over every thread
   // (and fills the gaps the other tables leave).
-  if (parallel) main_loader.split_scans(4 * static_cast<size_t>(thread_count()));
+  // (Each part walks the table's interior pages: at most 64 parts.)
+  if (parallel) main_loader.split_scans(std::min<size_t>(4 * static_cast<size_t>(thread_count()), 64));
   const auto t0 = std::chrono::steady_clock::now();
   // TRACEDOC_TIMING=1: when each job ran, on stderr after the read.
   const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
