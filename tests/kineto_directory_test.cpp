@@ -159,7 +159,8 @@ TEST(KinetoDirectory, RanksKeepTheirRows) {
 }
 
 // --max-memory bounds how many files are read at once: the largest file's estimated model must fit
-// in what the limit leaves, as many times as files are read at once; the read is the same.
+// in what the limit leaves, as many times as files are read at once (the reads themselves are the
+// same however many run at once: SameTablesOnOneOrMoreThreads).
 TEST(KinetoDirectory, FilesReadAtOnceFitTheMemoryLimit) {
   const fs::path shared = testing::shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";
@@ -170,27 +171,21 @@ TEST(KinetoDirectory, FilesReadAtOnceFitTheMemoryLimit) {
   for (const std::string& f : files) largest = std::max(largest, kineto_model_estimate(f));
   // A gzip file's estimate is a fifth of its JSON, the size its trailer records.
   const std::string first = files.front();
-  const std::string json = first.ends_with(".gz") ? testing::gunzip(first) : testing::read_file(first);
-  EXPECT_EQ(kineto_model_estimate(first), std::max<uint64_t>(json.size(), 8 * fs::file_size(first)) / 5);
+  ASSERT_TRUE(first.ends_with(".gz"));
+  EXPECT_EQ(kineto_model_estimate(first),
+            std::max<uint64_t>(testing::gunzip(first).size(), 8 * fs::file_size(first)) / 5);
   const uint64_t before = MemoryBudget::limit();
   MemoryBudget::set_limit(0);
   EXPECT_EQ(kineto_files_at_once(files), 6u);
-  auto unlimited = read_kineto_directory(dir.string());
-  ASSERT_TRUE(unlimited.ok()) << unlimited.status().message();
   MemoryBudget::set_limit(MemoryBudget::resident_bytes() + largest / 2);
   EXPECT_EQ(kineto_files_at_once(files), 1u);
   MemoryBudget::set_limit(MemoryBudget::resident_bytes() + 100 * largest);
   EXPECT_EQ(kineto_files_at_once(files), 6u);
-  // Room for about three: the files go in three lanes, and the merged trace is the same.
   MemoryBudget::set_limit(MemoryBudget::resident_bytes() + 3 * largest + largest / 2);
-  const size_t lanes = kineto_files_at_once(files);
-  EXPECT_GE(lanes, 2u);
-  EXPECT_LE(lanes, 3u);
-  MemoryBudget::set_limit(MemoryBudget::resident_bytes() + (512u << 20));
-  auto bounded = read_kineto_directory(dir.string());
+  const size_t room_for_three = kineto_files_at_once(files);
   MemoryBudget::set_limit(before);
-  ASSERT_TRUE(bounded.ok()) << bounded.status().message();
-  testing::expect_same_trace(*unlimited, *bounded, "read within a memory limit");
+  EXPECT_GE(room_for_three, 2u);
+  EXPECT_LE(room_for_three, 3u);
 }
 
 }  // namespace
