@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "common/flat_hash.h"
@@ -240,18 +241,16 @@ class Loader {
     }
     return layout;
   }
-  // Part `part` of `parts` of the table's rows (all of them by default) through the fast scanner;
-  // values of the wrong type are counted in `wrong_type` (by default the loader's count).
+  // The table's rows through the fast scanner: all of them (prepare(n) first), or only those of
+  // `leaves` (a run of its leaf pages, no prepare); values of the wrong type are counted in
+  // `wrong_type` (by default the loader's count).
   template <typename RowFn, typename PrepareFn>
-  Status fast_scan(const FastLayout& layout, RowFn& row, PrepareFn& prepare, size_t part = 0, size_t parts = 1,
-                   int64_t* wrong_type = nullptr) {
+  Status fast_scan(const FastLayout& layout, RowFn& row, PrepareFn& prepare,
+                   std::optional<std::span<const uint32_t>> leaves = std::nullopt, int64_t* wrong_type = nullptr) {
     if (!wrong_type) wrong_type = &wrong_type_;
-    return fast_->scan(
-        layout.root, layout.record_columns, layout.rowid_column,
-        [&](std::span<const SqlValue> values) {
-          row(FastRow{values, layout.value_index, wrong_type});
-        },
-        prepare, part, parts, /*count_first=*/parts == 1);
+    auto fast_row = [&](std::span<const SqlValue> values) { row(FastRow{values, layout.value_index, wrong_type}); };
+    if (leaves) return fast_->scan_leaves(*leaves, layout.record_columns, layout.rowid_column, fast_row);
+    return fast_->scan(layout.root, layout.record_columns, layout.rowid_column, fast_row, prepare);
   }
   template <typename RowFn, typename PrepareFn>
   Status fast_scan(const std::string& table, const std::vector<std::string>& wanted, RowFn& row, PrepareFn& prepare) {
@@ -753,8 +752,14 @@ class Loader {
   Status load_ranges_in_parts(const std::string& table, const Fields& in, SetRow& set_row) {
     TRACEDOC_ASSIGN_OR_RETURN(const FastLayout layout, fast_layout(table, in.names()));
     const size_t parts = split_parts_;
+    std::vector<uint32_t> leaves;
+    TRACEDOC_RETURN_IF_ERROR(fast_->leaf_pages(layout.root, leaves));
+    auto leaves_of = [&](size_t i) {  // part i's share of the leaves, in equal counts
+      const size_t from = leaves.size() * i / parts, to = leaves.size() * (i + 1) / parts;
+      return std::span<const uint32_t>(leaves).subspan(from, to - from);
+    };
     std::vector<Result<size_t>> counts(parts, size_t{0});
-    parallel_for(parts, [&](size_t i) { counts[i] = fast_->count_rows(layout.root, i, parts); });
+    parallel_for(parts, [&](size_t i) { counts[i] = fast_->count_rows(leaves_of(i)); });
     std::vector<size_t> first_row(parts + 1, 0);
     for (size_t i = 0; i < parts; ++i) {
       if (!counts[i].ok()) return counts[i].status();
@@ -762,7 +767,7 @@ class Loader {
     }
     auto& r = trace_.ranges;
     r = RangeTable{};
-    parallel_for(column_count<RangeTable>(), [&](size_t c) { resize_rows(r, first_row[parts], c); });
+    parallel_for(column_count<RangeTable>(), [&](size_t c) { resize_column(r, c, first_row[parts]); });
     std::vector<StringPool> pools(parts);
     std::vector<std::vector<size_t>> pooled_rows(parts);  // the rows whose text is an id of the part's pool
     std::vector<Status> statuses(parts);
@@ -780,8 +785,8 @@ class Loader {
           return pools[i].intern(text);
         });
       };
-      auto no_count = [](size_t) {};
-      statuses[i] = fast_scan(layout, row, no_count, i, parts, &wrong_type[i]);
+      auto no_prepare = [](size_t) {};
+      statuses[i] = fast_scan(layout, row, no_prepare, leaves_of(i), &wrong_type[i]);
       if (statuses[i].ok() && (extra || next != first_row[i + 1])) {
         statuses[i] = BadInput("the table changed while it was read");
       }

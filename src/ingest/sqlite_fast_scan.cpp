@@ -157,14 +157,8 @@ Status SqlitePageFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out
   return Status::Ok();
 }
 
-Status SqlitePageFile::part_leaves(uint32_t root_page, size_t part, size_t parts, std::vector<uint32_t>& leaves,
-                                   std::vector<std::pair<size_t, size_t>>& runs) const {
-  TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
-  if (parts > 1) {
-    const size_t n = leaves.size();
-    leaves.erase(leaves.begin() + static_cast<std::ptrdiff_t>(n * (part + 1) / parts), leaves.end());
-    leaves.erase(leaves.begin(), leaves.begin() + static_cast<std::ptrdiff_t>(n * part / parts));
-  }
+std::vector<std::pair<size_t, size_t>> SqlitePageFile::runs_of(std::span<const uint32_t> leaves) const {
+  std::vector<std::pair<size_t, size_t>> runs;
   const uint32_t max_run = std::max<uint32_t>(1, kMaxRunBytes / page_size_);
   for (size_t i = 0; i < leaves.size();) {
     size_t j = i + 1;
@@ -172,37 +166,28 @@ Status SqlitePageFile::part_leaves(uint32_t root_page, size_t part, size_t parts
     runs.emplace_back(i, j);
     i = j;
   }
-  return Status::Ok();
+  return runs;
 }
 
-Status SqlitePageFile::count_leaf_rows(const std::vector<uint32_t>& leaves,
-                                       const std::vector<std::pair<size_t, size_t>>& runs, std::vector<uint8_t>& buffer,
-                                       size_t& total) const {
-  total = 0;
-  for (const auto& [begin, end] : runs) {
-    TRACEDOC_RETURN_IF_ERROR(read_pages(leaves[begin], static_cast<uint32_t>(end - begin), buffer));
-    for (size_t l = begin; l < end; ++l) {
-      const size_t header = leaves[l] == 1 ? 100 : 0;
-      const uint8_t* p = buffer.data() + (l - begin) * page_size_ + header;
-      // leaf_pages took the pages at the leaves' depth unread: each must be a leaf whose cell
-      // pointers fit in it.
-      const size_t cells = static_cast<size_t>((p[3] << 8) | p[4]);
-      if (p[0] != 0x0D || header + 8u + 2u * cells > usable_) {
-        return BadInput("damaged SQLite table page " + std::to_string(leaves[l]));
-      }
-      total += cells;
-    }
-  }
-  return Status::Ok();
+std::optional<uint16_t> SqlitePageFile::leaf_cells(const uint8_t* page, uint32_t number) const {
+  const size_t header = number == 1 ? 100 : 0;
+  const uint8_t* p = page + header;
+  const uint16_t cells = static_cast<uint16_t>((p[3] << 8) | p[4]);
+  if (p[0] != 0x0D || header + 8u + 2u * cells > usable_) return std::nullopt;
+  return cells;
 }
 
-Result<size_t> SqlitePageFile::count_rows(uint32_t root_page, size_t part, size_t parts) const {
-  std::vector<uint32_t> leaves;
-  std::vector<std::pair<size_t, size_t>> runs;
-  TRACEDOC_RETURN_IF_ERROR(part_leaves(root_page, part, parts, leaves, runs));
+Result<size_t> SqlitePageFile::count_rows(std::span<const uint32_t> leaves) const {
   std::vector<uint8_t> buffer;
   size_t total = 0;
-  TRACEDOC_RETURN_IF_ERROR(count_leaf_rows(leaves, runs, buffer, total));
+  for (const auto& [begin, end] : runs_of(leaves)) {
+    TRACEDOC_RETURN_IF_ERROR(read_pages(leaves[begin], static_cast<uint32_t>(end - begin), buffer));
+    for (size_t l = begin; l < end; ++l) {
+      const std::optional<uint16_t> cells = leaf_cells(buffer.data() + (l - begin) * page_size_, leaves[l]);
+      if (!cells) return BadInput("damaged SQLite table page " + std::to_string(leaves[l]));
+      total += *cells;
+    }
+  }
   return total;
 }
 

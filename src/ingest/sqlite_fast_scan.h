@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,31 +51,32 @@ class SqlitePageFile {
   // positions (table_info cid order); `rowid_column` is the position of an INTEGER PRIMARY KEY
   // column (stored as the rowid), or -1. Calls on_count(total rows), then row(values) with one
   // SqlValue per requested column, plus one last value that is always NULL (for absent columns).
-  // Threads may scan at once (each scan has its own buffers). With `parts` > 1 the scan reads only
-  // part `part` of the table's leaf pages, split in equal counts in rowid order: the parts of one
-  // table, scanned at once and joined in order, are its rows.
-  // `count_first` false: on_count is not called (a caller that counted with count_rows saves a
-  // read of every page).
+  // Threads may scan at once (each scan has its own buffers).
   template <typename RowFn, typename CountFn>
-  Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row, CountFn&& on_count,
-              size_t part = 0, size_t parts = 1, bool count_first = true) const;
-  // The rows scan(root_page, ..., part, parts) gives, from the leaves' headers alone.
-  Result<size_t> count_rows(uint32_t root_page, size_t part = 0, size_t parts = 1) const;
+  Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
+              CountFn&& on_count) const;
+
+  // The same in parts, for threads that read one table at once: its leaf pages in rowid order (the
+  // interior pages read; the leaves are checked when read), the rows a run of them holds, and the
+  // rows of a run of them (without on_count). Consecutive runs, scanned at once and joined in
+  // order, are the table's rows.
+  Status leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const;
+  Result<size_t> count_rows(std::span<const uint32_t> leaves) const;
+  template <typename RowFn>
+  Status scan_leaves(std::span<const uint32_t> leaves, const std::vector<int>& columns, int rowid_column,
+                     RowFn&& row) const;
 
  private:
   SqlitePageFile() = default;
   // Reads pages [first, first + count) into `buffer` (resized to fit). A short read means the file
   // shrank under the reader: an IoError naming it.
   Status read_pages(uint32_t first, uint32_t count, std::vector<uint8_t>& buffer) const;
-  Status leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const;
-  // The leaves of part `part` of `parts` (all by default), and their runs of consecutive pages (a
-  // table's leaves are mostly consecutive in an export, so this is a few large reads rather than
-  // one per page).
-  Status part_leaves(uint32_t root_page, size_t part, size_t parts, std::vector<uint32_t>& leaves,
-                     std::vector<std::pair<size_t, size_t>>& runs) const;
-  // The rows of the leaves (their type and cell count checked: leaf_pages took them unread).
-  Status count_leaf_rows(const std::vector<uint32_t>& leaves, const std::vector<std::pair<size_t, size_t>>& runs,
-                         std::vector<uint8_t>& buffer, size_t& total) const;
+  // Runs of consecutive page numbers in `leaves`, [begin, end) indices (a table's leaves are mostly
+  // consecutive in an export, so this is a few large reads rather than one per page).
+  std::vector<std::pair<size_t, size_t>> runs_of(std::span<const uint32_t> leaves) const;
+  // The cells of leaf page `number` (its bytes at `page`), or nullopt when it is no table leaf or
+  // its cell pointers do not fit in it: leaf_pages takes the leaves unread, so each is checked here.
+  std::optional<uint16_t> leaf_cells(const uint8_t* page, uint32_t number) const;
   // The most bytes one read of a run of leaves takes.
   static constexpr uint32_t kMaxRunBytes = 1u << 20;
   // Decodes one cell; fills `values` for the requested columns. Returns false on corruption.
@@ -98,34 +100,33 @@ class SqlitePageFile {
 
 template <typename RowFn, typename CountFn>
 Status SqlitePageFile::scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
-                            CountFn&& on_count, size_t part, size_t parts, bool count_first) const {
+                            CountFn&& on_count) const {
   std::vector<uint32_t> leaves;
-  std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) into `leaves`
-  TRACEDOC_RETURN_IF_ERROR(part_leaves(root_page, part, parts, leaves, runs));
-  std::vector<uint8_t> buffer, overflow;
+  TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
   // The row count (from each leaf's header) comes first, so that the caller reserves its columns
-  // once: a first pass over the runs (the second reads them from the page cache).
-  if (count_first) {
-    size_t total = 0;
-    TRACEDOC_RETURN_IF_ERROR(count_leaf_rows(leaves, runs, buffer, total));
-    on_count(total);
-  }
+  // once: a first pass over the leaves (the second reads them from the page cache).
+  TRACEDOC_ASSIGN_OR_RETURN(const size_t total, count_rows(leaves));
+  on_count(total);
+  return scan_leaves(leaves, columns, rowid_column, row);
+}
+
+template <typename RowFn>
+Status SqlitePageFile::scan_leaves(std::span<const uint32_t> leaves, const std::vector<int>& columns, int rowid_column,
+                                   RowFn&& row) const {
+  std::vector<uint8_t> buffer, overflow;
   std::vector<SqlValue> values(columns.size() + 1);  // the extra one stays NULL
   std::string scratch;
   uint32_t overflow_left = page_count_;  // see decode_cell
   Status io;
-  for (const auto& [begin, end] : runs) {
+  for (const auto& [begin, end] : runs_of(leaves)) {
     TRACEDOC_RETURN_IF_ERROR(read_pages(leaves[begin], static_cast<uint32_t>(end - begin), buffer));
     for (size_t l = begin; l < end; ++l) {
       const uint32_t number = leaves[l];
       const uint8_t* p = buffer.data() + (l - begin) * page_size_;
-      const size_t header = number == 1 ? 100 : 0;
-      const uint16_t cells = static_cast<uint16_t>((p[header + 3] << 8) | p[header + 4]);
-      if (p[header] != 0x0D || header + 8u + 2u * cells > usable_) {  // (changed since it was counted)
-        return BadInput("damaged SQLite table page " + std::to_string(number));
-      }
-      const uint8_t* pointers = p + header + 8;
-      for (uint16_t c = 0; c < cells; ++c) {
+      const std::optional<uint16_t> cells = leaf_cells(p, number);
+      if (!cells) return BadInput("damaged SQLite table page " + std::to_string(number));
+      const uint8_t* pointers = p + (number == 1 ? 100 : 0) + 8;
+      for (uint16_t c = 0; c < *cells; ++c) {
         const uint16_t offset = static_cast<uint16_t>((pointers[2 * c] << 8) | pointers[2 * c + 1]);
         if (!decode_cell(p, offset, columns, rowid_column, values, scratch, overflow_left, overflow, io)) {
           if (!io.ok()) return io;

@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -123,15 +122,14 @@ void reserve_rows(Table& table, size_t n) {
   });
 }
 
-// n rows in every column a table always fills (new rows hold zeros): for readers that write rows
-// by index, several parts of a table at once. With `only` set, just that column (by declaration
-// order), so that the columns of a large table are sized at once on several threads.
+// n rows in column `index` (declaration order) of a table, unless it is optional (new rows hold
+// zeros): for readers that write rows by index, several parts of a table at once, and size the
+// columns of a large table at once on several threads.
 template <typename Table>
-void resize_rows(Table& table, size_t n, std::optional<size_t> only = std::nullopt) {
-  size_t index = 0;
+void resize_column(Table& table, size_t index, size_t n) {
+  size_t at = 0;
   for_each_column(table, [&](const auto& column, auto& values) {
-    if (!column.optional() && (!only || *only == index)) values.resize(n);
-    ++index;
+    if (at++ == index && !column.optional()) values.resize(n);
   });
 }
 
