@@ -67,12 +67,14 @@ const Golden& golden() {
 }
 
 const Trace& synthetic_trace() {
-  static const std::string path = [] {
+  static const Trace& trace = []() -> const Trace& {
     auto p = write_sql_export({kGolden / "synthetic_export.sql"}, "memory_copy");
     if (!p.ok()) throw std::runtime_error(p.status().message());
-    return *p;
+    const Trace& t = load_nsys(*p);
+    fs::remove(*p);  // read once and kept by load_nsys: no temporary file outlives the test
+    return t;
   }();
-  return load_nsys(path);
+  return trace;
 }
 
 // The trace a golden source names; nullptr when the shared traces are absent.

@@ -9,6 +9,7 @@
 
 #include "analysis/statistics.h"
 #include "common/flat_hash.h"
+#include "common/huge_pages.h"
 
 namespace tracedoc {
 
@@ -18,8 +19,8 @@ class GroupedValues {
   // Room for `rows` rows. The group table grows on demand: sized for the worst case (a group per
   // row) it would no longer fit in cache when, as usual, names repeat.
   void reserve(size_t rows) {
-    group_.reserve(rows);
-    value_.reserve(rows);
+    reserve_on_huge_pages(group_, rows);
+    reserve_on_huge_pages(value_, rows);
   }
   void add(uint32_t group, int64_t value) {
     group_.push_back(group);

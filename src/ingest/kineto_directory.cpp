@@ -202,8 +202,7 @@ class RankMerger {
     }
     size_t total = dst.size();
     for (size_t n : rows) total += n;
-    dst.reserve(total);
-    advise_huge_pages(dst.data(), dst.capacity() * sizeof(T));
+    reserve_on_huge_pages(dst, total);
     for (size_t i = 0; i < ranks_.size(); ++i) {
       Rank& r = ranks_[i];
       auto& src = column.of(get(r.trace));

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "model/string_pool.h"
 
 namespace tracedoc {
@@ -30,10 +31,6 @@ inline constexpr TimeNs kNoTime = std::numeric_limits<int64_t>::min();
 inline constexpr int64_t kNoValue = std::numeric_limits<int64_t>::min();
 inline constexpr int32_t kNoInt32 = std::numeric_limits<int32_t>::min();
 inline constexpr uint8_t kNoKind = 0xFF;  // an enum code not recorded
-
-// Asks the kernel to back a large buffer with huge pages: filling millions of rows otherwise spends
-// a tenth of the run in page faults.
-void advise_huge_pages(const void* data, size_t bytes);
 
 // What a column's values are, which says what generic operations do to them.
 enum class ColumnRole : uint8_t {
@@ -58,6 +55,13 @@ struct Column {
   std::vector<T>& of(Table& t) const { return t.*member; }
   const std::vector<T>& of(const Table& t) const { return t.*member; }
   bool optional() const { return role == ColumnRole::kOptionalValue; }
+  // Whether a value stands for SQL NULL: the declared sentinel, or NaN in a floating-point column.
+  bool is_absent(T value) const {
+    if constexpr (std::is_floating_point_v<T>)
+      return value != value;
+    else
+      return value == absent;
+  }
 };
 
 #define TRACEDOC_COLUMN_MEMBER(name, type, role, absent, description) std::vector<type> name;
@@ -117,8 +121,7 @@ template <typename Table>
 void reserve_rows(Table& table, size_t n) {
   for_each_column(table, [&](const auto& column, auto& values) {
     if (column.optional()) return;  // a table that never fills it keeps it empty
-    values.reserve(n);
-    advise_huge_pages(values.data(), values.capacity() * sizeof(*values.data()));
+    reserve_on_huge_pages(values, n);
   });
 }
 
@@ -129,7 +132,9 @@ template <typename Table>
 void resize_column(Table& table, size_t index, size_t n) {
   size_t at = 0;
   for_each_column(table, [&](const auto& column, auto& values) {
-    if (at++ == index && !column.optional()) values.resize(n);
+    if (at++ != index || column.optional()) return;
+    reserve_on_huge_pages(values, n);  // before resize's zeros touch the pages
+    values.resize(n);
   });
 }
 

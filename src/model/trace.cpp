@@ -1,7 +1,5 @@
 #include "model/trace.h"
 
-#include <sys/mman.h>
-
 #include <cstdint>
 
 namespace tracedoc {
@@ -27,14 +25,6 @@ constexpr const char* kMemKindLabels[] = {
     "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown",
 };
 }  // namespace
-
-void advise_huge_pages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHuge = 2u << 20;
-  if (bytes < 2 * kHuge) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 const char* copy_kind_label(uint8_t kind) { return kind < std::size(kCopyLabels) ? kCopyLabels[kind] : nullptr; }
 const char* mem_kind_label(uint8_t kind) { return kind < std::size(kMemKindLabels) ? kMemKindLabels[kind] : nullptr; }

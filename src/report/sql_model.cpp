@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <cmath>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -102,11 +102,7 @@ template <typename Table, typename T>
 void bind_row(const Trace& tr, const Column<Table, T>& column, const Rendering& how, const std::vector<T>& values,
               size_t r, TimeNs start, SqlInsert& ins) {
   const T v = values.empty() ? column.absent : values[r];  // empty: an optional column not recorded
-  bool absent;
-  if constexpr (std::is_floating_point_v<T>)
-    absent = std::isnan(v);
-  else
-    absent = v == column.absent;
+  const bool absent = column.is_absent(v);
   const auto integer = [&](int64_t x) -> SqlInsert& { return absent ? ins.null() : ins.i(x); };
   const auto id = static_cast<int64_t>(v);
   switch (how.how) {
@@ -279,6 +275,84 @@ Status load_sql_model(const Trace& tr, const SqlAnalyses& analyses, sqlite3* db,
   if (!out.ok || sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return IoError(fmt::format("cannot fill the SQL tables: {}", out.why.empty() ? sqlite3_errmsg(db) : out.why));
   }
+  return Status::Ok();
+}
+
+namespace {
+
+// Runs one prepared read-only statement into the sink.
+Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
+  sqlite3_stmt* stmt = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db, query.c_str(), -1, &stmt, &tail) != SQLITE_OK || !stmt) {
+    const std::string why =
+        stmt ? sqlite3_errmsg(db) : (sqlite3_errcode(db) == SQLITE_OK ? "empty query" : sqlite3_errmsg(db));
+    sqlite3_finalize(stmt);
+    return UsageError(fmt::format("sql: {}", why));
+  }
+  if (tail && std::string_view(tail).find_first_not_of(" \t\r\n;") != std::string_view::npos) {
+    sqlite3_finalize(stmt);
+    return UsageError("sql: one statement at a time");
+  }
+  if (!sqlite3_stmt_readonly(stmt)) {
+    sqlite3_finalize(stmt);
+    return UsageError("sql: only queries that read (SELECT, WITH ... SELECT)");
+  }
+  const int n = sqlite3_column_count(stmt);
+  std::vector<ColumnSpec> columns;
+  for (int c = 0; c < n; ++c) {
+    columns.push_back({sqlite3_column_name(stmt, c), Unit::kNone});
+    // JSON rows are objects keyed by column name: two columns of one name would be one key.
+    for (int e = 0; e < c; ++e) {
+      if (columns[static_cast<size_t>(e)].name != columns.back().name) continue;
+      sqlite3_finalize(stmt);
+      return UsageError(
+          fmt::format("sql: two result columns are named '{}': name them apart (AS)", columns.back().name));
+    }
+  }
+  sink.begin(columns);
+  std::vector<Cell> row(static_cast<size_t>(n));
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (int c = 0; c < n; ++c) {
+      switch (sqlite3_column_type(stmt, c)) {
+        case SQLITE_INTEGER: row[static_cast<size_t>(c)] = Cell::integer(sqlite3_column_int64(stmt, c)); break;
+        case SQLITE_FLOAT: row[static_cast<size_t>(c)] = Cell::real(sqlite3_column_double(stmt, c)); break;
+        case SQLITE_NULL: row[static_cast<size_t>(c)] = Cell::null(); break;
+        default: {
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
+          row[static_cast<size_t>(c)] =
+              Cell::text(std::string_view(text, static_cast<size_t>(sqlite3_column_bytes(stmt, c))));
+        }
+      }
+    }
+    sink.row(row);
+  }
+  sink.end();
+  const Status st = rc == SQLITE_DONE ? Status::Ok() : UsageError(fmt::format("sql: {}", sqlite3_errmsg(db)));
+  sqlite3_finalize(stmt);
+  return st;
+}
+
+}  // namespace
+
+Status run_sql_query(const Trace& trace, const std::string& input, const std::string& query, RowSink& sink) {
+  const auto on_input = [&](const Status& st) { return Status(st.code(), input + ": " + st.message()); };
+  sqlite3* raw = nullptr;
+  if (sqlite3_open(":memory:", &raw) != SQLITE_OK) {
+    sqlite3_close(raw);
+    return IoError("sql: cannot open an in-memory database");
+  }
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
+  SqlAnalyses analyses;
+  Result<StepSet> steps = sql_query_names(query, "steps") ? find_steps(trace) : Result<StepSet>(StepSet{});
+  if (steps.ok()) analyses.steps = &*steps;
+  std::vector<MemorySeries> memory;
+  if (sql_query_names(query, "memory")) memory = collect_gpu_memory(trace), analyses.memory = &memory;
+  diagnose::Diagnosis diagnosis;
+  if (sql_query_names(query, "findings")) diagnosis = diagnose::diagnose(trace, {}), analyses.diagnosis = &diagnosis;
+  if (Status st = load_sql_model(trace, analyses, db.get(), query); !st.ok()) return on_input(st);
+  if (Status st = run_query(db.get(), query, sink); !st.ok()) return on_input(st);
   return Status::Ok();
 }
 

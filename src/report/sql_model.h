@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/gpu_memory.h"
+#include "analysis/result.h"
 #include "analysis/steps.h"
 #include "common/status.h"
 #include "diagnose/engine.h"
@@ -35,5 +36,12 @@ bool sql_query_names(std::string_view query, std::string_view table);
 
 // Creates the tables in `db` (an empty database, usually ":memory:") and fills those `query` names.
 Status load_sql_model(const Trace& trace, const SqlAnalyses& analyses, sqlite3* db, std::string_view query = {});
+
+// `tracedoc sql` (and the Python package's Trace.sql): one read-only statement over the model in a
+// new in-memory database, its rows into `sink` with SQLite's column names and each value's own type
+// (integers stay exact). The analyses run only for the tables the query reads (steps, memory,
+// findings: a diagnosis costs more than most queries). Errors start with `input`: a query that
+// fails on one trace (an overflowing sum) may run on another.
+Status run_sql_query(const Trace& trace, const std::string& input, const std::string& query, RowSink& sink);
 
 }  // namespace tracedoc

@@ -84,6 +84,7 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
   const KernelNames& names = names_or;
   const auto& k = trace.kernels;
   GroupedValues groups;
+  groups.reserve(k.size());
   std::map<std::array<int32_t, 6>, uint32_t> config_ids;
   std::vector<std::array<int32_t, 6>> configs;
   std::vector<int8_t> name_ok(names.id_bound() + 1, -1);  // cached --filter-name verdict per name
@@ -160,6 +161,7 @@ Status memop_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, 
   std::vector<int8_t> keep(names.size());
   for (size_t i = 0; i < names.size(); ++i) keep[i] = args.name_ok(names[i]);
   GroupedValues groups;
+  groups.reserve(trace.memcpys.size() + trace.memsets.size());
   for_each_memop(trace, [&](uint32_t key, int64_t duration, int64_t bytes) {
     if (keep[key]) groups.add(groups.group_of(key), by_size ? bytes : duration);
   });
@@ -200,6 +202,7 @@ template <typename Table, typename Keep>
 Status name_id_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, const Table& t,
                        std::string_view (*display)(std::string_view), Keep keep) {
   GroupedValues groups;
+  groups.reserve(t.size());
   std::vector<int8_t> name_ok(trace.strings.size() + 1, -1);
   for (size_t i = 0; i < t.size(); ++i) {
     if (!keep(i)) continue;

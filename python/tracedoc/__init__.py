@@ -1,0 +1,177 @@
+"""tracedoc in Python: GPU timelines (Nsight Systems exports, PyTorch profiler traces) as Arrow
+tables and pandas DataFrames, the ``nsys stats`` reports, the summary and the diagnosis, computed by
+the same C++ engine as the ``tracedoc`` command line.
+
+    >>> import tracedoc
+    >>> t = tracedoc.load("run.sqlite")
+    >>> kernels = t.table("kernels").to_pandas()
+    >>> t.report("cuda_gpu_kern_sum").head()
+
+See docs/python.md for the whole API.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import _tracedoc
+from ._tracedoc import NoDataError, TraceError
+
+if TYPE_CHECKING:  # imported when used: `import tracedoc` stays fast
+    import pandas
+    import pyarrow
+
+__all__ = [
+    "Column",
+    "NoDataError",
+    "Trace",
+    "TraceError",
+    "load",
+    "reports",
+    "tables",
+]
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a model table, as declared in the engine (model/trace.h)."""
+
+    name: str
+    type: str  #: the Arrow type: int64, int32, uint8, ..., double, dictionary<utf8>
+    unit: str  #: "ns" for times, "bytes" for sizes, "" otherwise
+    description: str
+
+
+def tables() -> dict[str, list[Column]]:
+    """Every table of the trace model and its columns, in the engine's order."""
+    return {name: [Column(*c) for c in columns] for name, columns in _tracedoc.table_declarations()}
+
+
+def reports() -> dict[str, str]:
+    """The ``tracedoc stats`` reports: name -> display name (``tracedoc stats --help-reports``)."""
+    return dict(_tracedoc.report_names())
+
+
+def load(
+    path: str | os.PathLike[str],
+    rank: int | None = None,
+    max_memory: str | int | None = None,
+    threads: int | None = None,
+) -> Trace:
+    """Reads a trace: an nsys SQLite export, an ``.nsys-rep`` (with ``nsys`` on PATH), a PyTorch
+    profiler trace (``.json`` or ``.json.gz``), a directory of per-rank PyTorch traces, or a
+    ``tracedoc capture`` file. The read runs without the GIL, on ``threads`` threads (default: the
+    cores this process may use).
+
+    rank: for PyTorch traces, keep only this rank. max_memory: stop with TraceError past this
+    resident size ("8G", "512M" or bytes; default: most of the machine's memory).
+    Raises TraceError with the command line's one-line message on bad input.
+    """
+    limit = None if max_memory is None else str(max_memory)
+    return Trace(_tracedoc.load(os.fspath(path), rank, limit, threads))
+
+
+def _batch(capsules: tuple[Any, Any]) -> pyarrow.RecordBatch:
+    import pyarrow
+
+    return pyarrow.RecordBatch._import_from_c_capsule(*capsules)
+
+
+def _frame(batch: pyarrow.RecordBatch) -> pandas.DataFrame:
+    """Report rows as a DataFrame that prints as the CSV does: integer columns with empty cells
+    as the nullable Int64 (an int64 with NaN would print 1.0 for 1)."""
+    import pandas
+    import pyarrow
+
+    columns = {}
+    for field, column in zip(batch.schema, batch.columns):
+        if pyarrow.types.is_integer(field.type) and column.null_count:
+            columns[field.name] = column.to_pandas(types_mapper={pyarrow.int64(): pandas.Int64Dtype()}.get)
+        else:
+            columns[field.name] = column.to_pandas()
+    return pandas.DataFrame(columns, index=pandas.RangeIndex(batch.num_rows))
+
+
+class Trace:
+    """An opened trace. Tables come out as ``pyarrow.Table`` over the engine's own memory (numeric
+    columns are not copied; the trace stays alive as long as any table does)."""
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+
+    def __repr__(self) -> str:
+        rows = sum(n for _, n in self._core.row_counts())
+        return f"<tracedoc.Trace {self.format} {self.path!r}: {rows} events>"
+
+    @property
+    def path(self) -> str:
+        """The file or directory the trace was read from."""
+        return self._core.path
+
+    @property
+    def format(self) -> str:
+        """``nsys-sqlite``, ``kineto-json`` or ``capture``."""
+        return self._core.format
+
+    @property
+    def tables(self) -> list[str]:
+        """The names of the model's tables (``table()`` takes them), those without rows included."""
+        return [name for name, _ in self._core.row_counts()]
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per table."""
+        return dict(self._core.row_counts())
+
+    def table(self, name: str) -> pyarrow.Table:
+        """One table of the model as a ``pyarrow.Table``: the columns ``tracedoc.tables()[name]``
+        declares, times in int64 ns, names dictionary-encoded over the trace's string pool, nulls
+        where the source recorded no value. ``.to_pandas()`` and ``polars.from_arrow`` work from it."""
+        import pyarrow
+
+        return pyarrow.Table.from_batches([_batch(self._core.table(name))])
+
+    def report(self, name: str, *args: str, filter_name: str | None = None) -> pandas.DataFrame:
+        """A ``tracedoc stats`` report (``nsys stats`` names and columns) as a DataFrame whose
+        ``to_csv(index=False)`` is the CSV ``tracedoc stats -r NAME -f csv`` writes. ``args`` are
+        the report's arguments (``t.report("cuda_gpu_kern_sum", "base")``); ``filter_name`` keeps
+        the rows whose name matches (``--filter-name``). Raises NoDataError when the trace lacks
+        what the report needs (the CLI's SKIPPED line)."""
+        request = ":".join([name, *args])
+        return _frame(_batch(self._core.report(request, filter_name or "")))
+
+    def sql(self, query: str) -> pandas.DataFrame:
+        """``tracedoc sql``: one SELECT over the model's tables as SQL (docs/sql.md: kernels, memcpy,
+        api, ranges, ops, ..., steps, memory, findings), as a DataFrame whose CSV is the CLI's."""
+        return _frame(_batch(self._core.sql(query)))
+
+    def summary(self, top: int = 5, gap_ms: float = 1.0, step_marker: str | None = None) -> dict[str, Any]:
+        """What ``tracedoc summary -f json`` prints for this trace (the first, only, entry of its
+        list): time split, steps, top kernels and calls, per-GPU figures, exact ns and bytes."""
+        if top < 0 or gap_ms < 0:
+            raise TraceError("summary: top and gap_ms must not be negative")
+        return json.loads(self._core.summary_json(top, gap_ms, step_marker or ""))
+
+    def diagnose(self, config: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """What ``tracedoc diagnose -f json [--config FILE]`` prints: the findings, each with its
+        evidence, figures and advice."""
+        return json.loads(self._core.diagnose_json("" if config is None else os.fspath(config)))
+
+    def to_parquet(self, directory: str | os.PathLike[str]) -> list[str]:
+        """Writes every table with rows as ``DIRECTORY/<table>.parquet`` (the table's schema and
+        field metadata kept); returns the paths written."""
+        import pyarrow.parquet
+
+        os.makedirs(directory, exist_ok=True)
+        written = []
+        for name, rows in self._core.row_counts():
+            if rows == 0:
+                continue
+            path = os.path.join(os.fspath(directory), f"{name}.parquet")
+            table = self.table(name)
+            metadata = dict(table.schema.metadata or {})
+            metadata[b"tracedoc.format"] = self.format.encode()
+            pyarrow.parquet.write_table(table.replace_schema_metadata(metadata), path)
+            written.append(path)
+        return written

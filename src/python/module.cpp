@@ -1,0 +1,209 @@
+// The `tracedoc._tracedoc` extension: the engine behind the Python package (python/tracedoc). It
+// opens traces with the readers the CLI uses, hands tables and report rows to pyarrow through the
+// Arrow C data interface (report/arrow_export.h) and the summary and diagnosis as the CLI's JSON;
+// python/tracedoc/__init__.py turns those into DataFrames and Python objects. Every engine error
+// becomes a tracedoc.TraceError carrying the CLI's one-line message, never a crash: the engine's
+// errors are values (Status), turned into the exception here, at the module's edge.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analysis/report_registry.h"
+#include "analysis/report_runs.h"
+#include "analysis/summary.h"
+#include "common/memory_budget.h"
+#include "common/task_pool.h"
+#include "diagnose/engine.h"
+#include "ingest/open_trace.h"
+#include "report/arrow_export.h"
+#include "report/diagnose_writer.h"
+#include "report/sql_model.h"
+#include "report/summary_writer.h"
+
+namespace nb = nanobind;
+
+namespace tracedoc::python {
+namespace {
+
+// A Status that is not ok, as the exception the module registers as tracedoc.TraceError.
+struct TraceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// A report the trace has no data for (the CLI's SKIPPED line): tracedoc.NoDataError, a TraceError.
+struct NoDataError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void raise_if_error(const Status& st) {
+  if (!st.ok()) throw TraceError(st.message());
+}
+
+template <typename T>
+T value_or_raise(Result<T> r) {
+  raise_if_error(r.status());
+  return std::move(r).value();
+}
+
+void free_schema(void* p) noexcept {
+  auto* schema = static_cast<ArrowSchema*>(p);
+  if (schema->release) schema->release(schema);
+  delete schema;
+}
+
+void free_array(void* p) noexcept {
+  auto* array = static_cast<ArrowArray*>(p);
+  if (array->release) array->release(array);
+  delete array;
+}
+
+// The pair of PyCapsules of the Arrow PyCapsule interface ("arrow_schema", "arrow_array"): pyarrow
+// takes the structs over (and marks them released); the capsules free what it did not take.
+nb::tuple capsules(ArrowSchema* schema, ArrowArray* array) {
+  return nb::make_tuple(nb::capsule(schema, "arrow_schema", free_schema),
+                        nb::capsule(array, "arrow_array", free_array));
+}
+
+template <typename Export>
+nb::tuple export_capsules(Export&& fill) {
+  auto schema = std::make_unique<ArrowSchema>();
+  auto array = std::make_unique<ArrowArray>();
+  *schema = ArrowSchema{};
+  *array = ArrowArray{};
+  raise_if_error(fill(array.get(), schema.get()));
+  return capsules(schema.release(), array.release());
+}
+
+// One opened trace. The model is shared with every Arrow table exported from it, which keeps it
+// alive as long as any of them is.
+class PyTrace {
+ public:
+  PyTrace(std::shared_ptr<const Trace> trace) : trace_(std::move(trace)), exporter_(trace_) {}
+
+  nb::tuple table(const std::string& name) {
+    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return exporter_.export_table(name, a, s); });
+  }
+
+  // The rows of one `tracedoc stats` report ("name[:arg...]"), under the CSV's default units.
+  nb::tuple report(const std::string& request, const std::string& filter_name) {
+    std::optional<NamePattern> pattern;
+    if (!filter_name.empty()) pattern = value_or_raise(NamePattern::compile(filter_name));
+    const auto requests = value_or_raise(report_requests({request}, pattern));
+    TableSink rows;
+    Status st;
+    {
+      nb::gil_scoped_release unlocked;
+      const ReportRuns runs(*trace_, requests);
+      st = runs.produce(0, rows);
+    }
+    if (st.code() == ErrorCode::kNoData) throw NoDataError("SKIPPED: " + st.message());
+    raise_if_error(st);
+    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+  }
+
+  // `tracedoc sql`'s rows for one read-only query.
+  nb::tuple sql(const std::string& query) {
+    TableSink rows;
+    Status st;
+    {
+      nb::gil_scoped_release unlocked;
+      st = run_sql_query(*trace_, trace_->source.path, query, rows);
+    }
+    raise_if_error(st);
+    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+  }
+
+  std::string summary_json(size_t top, double gap_ms, const std::string& step_marker) {
+    SummaryOptions options;
+    options.top = top;
+    options.gap_threshold_ns = static_cast<int64_t>(gap_ms * 1e6);
+    if (!step_marker.empty()) options.steps.marker = step_marker;
+    nb::gil_scoped_release unlocked;
+    return ::tracedoc::summary_json({summarize(*trace_, options)});
+  }
+
+  std::string diagnose_json(const std::string& config) {
+    diagnose::DiagnoseOptions options;
+    if (!config.empty()) raise_if_error(diagnose::load_config(config, options));
+    nb::gil_scoped_release unlocked;
+    return ::tracedoc::diagnose_json({diagnose::diagnose(*trace_, options)});
+  }
+
+  std::string path() const { return trace_->source.path; }
+  std::string format() const { return trace_->source.format; }
+  std::vector<std::pair<std::string, size_t>> row_counts() const {
+    std::vector<std::pair<std::string, size_t>> out;
+    for_each_table(*trace_, [&](const TableInfo& info, const auto& t) { out.emplace_back(info.name, t.size()); });
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const Trace> trace_;
+  ArrowTraceExporter exporter_;
+};
+
+PyTrace* load(const std::string& path, std::optional<int64_t> rank, std::optional<std::string> max_memory,
+              std::optional<int> threads) {
+  if (threads && *threads < 1) throw TraceError("threads must be at least 1");
+  const uint64_t limit = max_memory ? value_or_raise(parse_memory_size(*max_memory)) : MemoryBudget::default_limit();
+  OpenOptions options;
+  options.nsys.tables = kLoadAll;
+  options.rank = rank.value_or(-1);
+  Result<Trace> trace = BadInput("not read");
+  {
+    nb::gil_scoped_release unlocked;
+    set_thread_count(threads.value_or(0));
+    MemoryBudget::set_subject(path);
+    MemoryBudget::set_limit(limit);  // the readers' checks; no watchdog, which would end the interpreter
+    trace = open_trace(path, options);
+  }
+  raise_if_error(trace.status());
+  return new PyTrace(std::make_shared<const Trace>(std::move(trace).value()));
+}
+
+}  // namespace
+}  // namespace tracedoc::python
+
+NB_MODULE(_tracedoc, m) {
+  using namespace tracedoc;
+  using namespace tracedoc::python;
+  m.doc() = "tracedoc's engine (use the tracedoc package, not this module)";
+  nb::exception<TraceError> trace_error(m, "TraceError");
+  nb::exception<NoDataError>(m, "NoDataError", trace_error);
+
+  m.def("load", &load, nb::arg("path"), nb::arg("rank") = nb::none(), nb::arg("max_memory") = nb::none(),
+        nb::arg("threads") = nb::none(), nb::rv_policy::take_ownership);
+  m.def("usable_cores", &usable_cores);
+  m.def("report_names", [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& r : all_reports()) out.emplace_back(r.name, r.display_name);
+    return out;
+  });
+  m.def("default_reports", &default_reports);
+  m.def("table_declarations", [] {
+    // [(table, [(column, arrow type, unit, description), ...]), ...]
+    std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> out;
+    for (const ArrowTableInfo& t : arrow_tables()) {
+      std::vector<std::vector<std::string>> columns;
+      for (const ArrowColumnInfo& c : t.columns) columns.push_back({c.name, c.type, c.unit, c.description});
+      out.emplace_back(t.name, std::move(columns));
+    }
+    return out;
+  });
+
+  nb::class_<PyTrace>(m, "Trace")
+      .def("table", &PyTrace::table)
+      .def("report", &PyTrace::report, nb::arg("request"), nb::arg("filter_name") = "")
+      .def("sql", &PyTrace::sql)
+      .def("summary_json", &PyTrace::summary_json)
+      .def("diagnose_json", &PyTrace::diagnose_json)
+      .def("row_counts", &PyTrace::row_counts)
+      .def_prop_ro("path", &PyTrace::path)
+      .def_prop_ro("format", &PyTrace::format);
+}
