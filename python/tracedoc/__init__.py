@@ -29,8 +29,11 @@ __all__ = [
     "NoDataError",
     "Trace",
     "TraceError",
+    "View",
+    "diff",
     "load",
     "reports",
+    "rules",
     "tables",
 ]
 
@@ -54,11 +57,19 @@ def reports() -> dict[str, str]:
     return dict(_tracedoc.report_names())
 
 
+def rules() -> dict[str, str]:
+    """The ``tracedoc analyze`` (= ``nsys analyze``) rules: name -> display name."""
+    return dict(_tracedoc.rule_names())
+
+
 def load(
     path: str | os.PathLike[str],
     rank: int | None = None,
     max_memory: str | int | None = None,
     threads: int | None = None,
+    filter_time: str | None = None,
+    filter_nvtx: str | None = None,
+    all_ranks: bool = False,
 ) -> Trace:
     """Reads a trace: an nsys SQLite export, an ``.nsys-rep`` (with ``nsys`` on PATH), a PyTorch
     profiler trace (``.json`` or ``.json.gz``), a directory of per-rank PyTorch traces, or a
@@ -67,10 +78,62 @@ def load(
 
     rank: for PyTorch traces, keep only this rank. max_memory: stop with TraceError past this
     resident size ("8G", "512M" or bytes; default: most of the machine's memory).
+    filter_time ("[START]/[END]"), filter_nvtx ("RANGE[@DOMAIN][/INDEX]") and all_ranks keep what
+    ``tracedoc stats --filter-time / --filter-nvtx / --all-ranks`` keep.
     Raises TraceError with the command line's one-line message on bad input.
     """
     limit = None if max_memory is None else str(max_memory)
-    return Trace(_tracedoc.load(os.fspath(path), rank, limit, threads))
+    core = _tracedoc.load(os.fspath(path), rank, limit, threads, filter_time or "", filter_nvtx or "", all_ranks)
+    return Trace(core)
+
+
+def diff(
+    base: Trace | str | os.PathLike[str],
+    new: Trace | str | os.PathLike[str],
+    alpha: float = 0.05,
+    min_change: float = 5.0,
+    step_marker: str | None = None,
+    findings: bool = True,
+    config: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """What ``tracedoc diff BASE NEW -f json`` prints: step time, per-kernel, operator and range
+    changes with their significance (Mann-Whitney U, q-values), and the findings that came or went.
+    ``base`` and ``new`` are traces or paths."""
+    base_trace = base if isinstance(base, Trace) else load(base)
+    new_trace = new if isinstance(new, Trace) else load(new)
+    text = _tracedoc.diff_json(
+        base_trace._core,
+        new_trace._core,
+        alpha,
+        min_change,
+        step_marker or "",
+        findings,
+        "" if config is None else os.fspath(config),
+    )
+    return json.loads(text)
+
+
+class View:
+    """The ``tracedoc view`` page of a trace: shown inline by Jupyter (an iframe holding the
+    self-contained page), or written with ``save``."""
+
+    def __init__(self, html: str, height: int = 720) -> None:
+        self.html = html
+        self.height = height
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the page, which needs no network and no other file, to ``path``."""
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(self.html)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" '
+            f'style="width: 100%; height: {self.height}px; border: 0" '
+            'sandbox="allow-scripts allow-downloads"></iframe>'
+        )
 
 
 def _batch(capsules: tuple[Any, Any]) -> pyarrow.RecordBatch:
@@ -145,6 +208,50 @@ class Trace:
         """``tracedoc sql``: one SELECT over the model's tables as SQL (docs/sql.md: kernels, memcpy,
         api, ranges, ops, ..., steps, memory, findings), as a DataFrame whose CSV is the CLI's."""
         return _frame(_batch(self._core.sql(query)))
+
+    def analyze(self, rule: str, **options: Any) -> pandas.DataFrame:
+        """A ``tracedoc analyze`` (= ``nsys analyze``) rule's rows as a DataFrame whose CSV is
+        ``tracedoc analyze -r RULE[:key=value...] -f csv``'s. ``options`` are the rule's
+        (``rows=``, ``gap=``, ``threshold=``, ``chunks=``, ``start=``, ``end=``, ``nvtx=``, ...):
+        ``t.analyze("gpu_gaps", gap=100)``."""
+        request = ":".join([rule, *(f"{key}={value}" for key, value in options.items())])
+        return _frame(_batch(self._core.analyze(request)))
+
+    def check(
+        self,
+        budget: str | os.PathLike[str],
+        baseline: Trace | str | os.PathLike[str] | None = None,
+        step_marker: str | None = None,
+    ) -> dict[str, Any]:
+        """What ``tracedoc check INPUT --budget FILE -f json`` prints: each limit of the budget, the
+        measured value and whether it passed (``result["failed"]``, as the CLI's exit code 1).
+        ``baseline`` (a trace or a path) overrides the budget's [baseline] path."""
+        base = baseline._core if isinstance(baseline, Trace) else None
+        base_path = "" if baseline is None or base is not None else os.fspath(baseline)
+        return json.loads(self._core.check_json(os.fspath(budget), base, base_path, step_marker or ""))
+
+    def view(
+        self,
+        window: str | None = None,
+        colors: str = "default",
+        max_events: int = 500_000,
+        findings: bool = True,
+        config: str | os.PathLike[str] | None = None,
+        step_marker: str | None = None,
+        height: int = 720,
+    ) -> View:
+        """The interactive timeline of ``tracedoc view`` (window "[START]/[END]" from the run's
+        start; colors: default, critical or a colour scheme file). In Jupyter the returned object
+        shows the page inline; ``.save(path)`` writes it."""
+        html = self._core.view_html(
+            colors,
+            window or "",
+            max_events,
+            findings,
+            "" if config is None else os.fspath(config),
+            step_marker or "",
+        )
+        return View(html, height)
 
     def summary(self, top: int = 5, gap_ms: float = 1.0, step_marker: str | None = None) -> dict[str, Any]:
         """What ``tracedoc summary -f json`` prints for this trace (the first, only, entry of its

@@ -275,6 +275,20 @@ Result<NvtxFilterSpec> parse_nvtx_filter(const std::string& text) {
   return spec;
 }
 
+Result<TraceFilter> parse_filter(const std::string& time, const std::string& nvtx, bool all_ranks) {
+  TraceFilter filter;
+  if (!time.empty()) {
+    TRACEDOC_ASSIGN_OR_RETURN(auto w, parse_time_window(time));
+    filter.window = w;
+  }
+  if (!nvtx.empty()) {
+    TRACEDOC_ASSIGN_OR_RETURN(auto spec, parse_nvtx_filter(nvtx));
+    filter.nvtx = spec;
+    filter.all_ranks = all_ranks;
+  }
+  return filter;
+}
+
 Status apply_filter(Trace& trace, const TraceFilter& filter) {
   RowRule rule;
   if (filter.nvtx) {

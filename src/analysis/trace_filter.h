@@ -60,6 +60,9 @@ struct TraceFilter {
   bool all_ranks = false;              // with nvtx: do not restrict to the range's process/thread
 };
 
+// The filter of --filter-time TIME, --filter-nvtx NVTX and --all-ranks (empty strings: not given).
+Result<TraceFilter> parse_filter(const std::string& time, const std::string& nvtx, bool all_ranks);
+
 // Applies the filter in place. Fails (UsageError) when the NVTX range is not found, or when the
 // instance found was never closed and so defines no window.
 Status apply_filter(Trace& trace, const TraceFilter& filter);

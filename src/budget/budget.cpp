@@ -215,6 +215,22 @@ bool Budget::compares_baseline() const {
   return step_p50_regression_max_pct || step_p95_regression_max_pct || busy_drop_max_pct;
 }
 
+Result<std::string> baseline_trace_path(const Budget& b, const std::string& given, std::string_view given_name) {
+  if (!given.empty() && !b.compares_baseline()) {
+    return UsageError(fmt::format("check: {} {}: the budget {} sets no [baseline] limit", given_name, given, b.path));
+  }
+  if (!b.compares_baseline()) return std::string();
+  const std::string path = given.empty() ? b.baseline_path : given;
+  const std::string key = given.empty() ? fmt::format("{}: baseline.path", b.path) : std::string(given_name);
+  if (path.empty()) {
+    return BadInput(fmt::format("{}: baseline: the [baseline] limits need a baseline trace: set path, or pass {}",
+                                b.path, given_name));
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return BadInput(fmt::format("{}: no such file or directory: {}", key, path));
+  return path;
+}
+
 Result<Budget> load_budget(const std::string& path) {
   const Reader r(path);
   TRACEDOC_ASSIGN_OR_RETURN(auto parsed, read_toml_file(path));

@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -62,5 +63,10 @@ struct Budget {
 // Reads and validates a budget file. Relative paths inside it (findings.config, baseline.path) are
 // resolved against the file's folder, so a budget works from any working directory.
 Result<Budget> load_budget(const std::string& path);
+
+// The baseline trace a check reads: `given` (the --baseline option, named `given_name` in
+// messages) or else the budget's [baseline] path; empty when the budget sets no [baseline] limit.
+// Decided before any trace is read, so that a budget that cannot be checked fails fast.
+Result<std::string> baseline_trace_path(const Budget& budget, const std::string& given, std::string_view given_name);
 
 }  // namespace tracedoc::budget

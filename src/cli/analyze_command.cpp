@@ -35,15 +35,11 @@ struct RuleRequest {
 // A rule's own start=/end=/nvtx= options: the input read again with that filter (explicit times
 // override the NVTX range, as in nsys), so the trace the other rules share stays whole.
 std::optional<InputOptions> rule_input(const InputOptions& in, const nsys_analyze::RuleArgs& args) {
-  if (args.start.empty() && args.end.empty() && args.nvtx.empty()) return std::nullopt;
+  const nsys_analyze::RuleInputFilter filter = nsys_analyze::rule_input_filter(args);
+  if (!filter.any()) return std::nullopt;
   InputOptions own = in;
-  own.filter_time.clear();
-  own.filter_nvtx.clear();
-  if (!args.start.empty() || !args.end.empty()) {
-    own.filter_time = args.start + "/" + args.end;
-  } else {
-    own.filter_nvtx = args.nvtx;
-  }
+  own.filter_time = filter.time;
+  own.filter_nvtx = filter.nvtx;
   return own;
 }
 

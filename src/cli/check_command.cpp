@@ -9,7 +9,6 @@
 // budget or usage (nothing is written then).
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,25 +36,6 @@ struct CheckCommandOptions {
   int64_t rank = -1;
 };
 
-// The baseline trace to compare with, decided before any trace is read so that a budget that
-// cannot be checked fails fast. Empty when the budget sets no [baseline] limit.
-Result<std::string> baseline_path(const CheckCommandOptions& opt, const budget::Budget& b) {
-  if (!opt.baseline.empty() && !b.compares_baseline()) {
-    return UsageError(
-        fmt::format("check: --baseline {}: the budget {} sets no [baseline] limit", opt.baseline, b.path));
-  }
-  if (!b.compares_baseline()) return std::string();
-  const std::string path = opt.baseline.empty() ? b.baseline_path : opt.baseline;
-  const std::string key = opt.baseline.empty() ? fmt::format("{}: baseline.path", b.path) : std::string("--baseline");
-  if (path.empty()) {
-    return BadInput(
-        fmt::format("{}: baseline: the [baseline] limits need a baseline trace: set path, or pass --baseline", b.path));
-  }
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return BadInput(fmt::format("{}: no such file or directory: {}", key, path));
-  return path;
-}
-
 int run_check(const CheckCommandOptions& opt) {
   if (opt.input.empty()) return fail(UsageError("check: INPUT is required"));
   if (opt.budget.empty()) return fail(UsageError("check: --budget FILE is required"));
@@ -63,7 +43,7 @@ int run_check(const CheckCommandOptions& opt) {
   if (!loaded_budget.ok()) return fail(loaded_budget.status());
   budget::Budget& b = *loaded_budget;
   if (!opt.step_marker.empty()) b.step_marker = opt.step_marker;
-  const auto base_path = baseline_path(opt, b);
+  const auto base_path = budget::baseline_trace_path(b, opt.baseline, "--baseline");
   if (!base_path.ok()) return fail(base_path.status());
 
   auto trace = read_trace(opt.input, opt.rank, opt.max_memory);

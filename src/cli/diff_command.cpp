@@ -12,7 +12,6 @@
 // (nothing is written then).
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -48,12 +47,6 @@ struct DiffCommandOptions {
 
 int run_diff(const DiffCommandOptions& opt) {
   if (opt.base.empty() || opt.next.empty()) return fail(UsageError("diff: BASE and NEW are required"));
-  if (!(opt.alpha > 0 && opt.alpha < 1))
-    return fail(UsageError(fmt::format("diff: --alpha must lie between 0 and 1, not {:g}", opt.alpha)));
-  if (!(opt.min_change >= 0) || !std::isfinite(opt.min_change)) {
-    return fail(
-        UsageError(fmt::format("diff: --min-change must be a percentage of 0 or more, not {:g}", opt.min_change)));
-  }
   if (opt.fail_on_regression && !(*opt.fail_on_regression >= 0)) {
     return fail(UsageError(fmt::format("diff: --fail-on-regression must be a percentage of 0 or more, not {:g}",
                                        *opt.fail_on_regression)));
@@ -67,7 +60,7 @@ int run_diff(const DiffCommandOptions& opt) {
   }
   options.steps = options.diagnose.steps;
   if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
-  if (Status st = diagnose::check_options(options.diagnose); !st.ok()) return fail(st);
+  if (Status st = compare::check_options(options); !st.ok()) return fail(st);
 
   // Both traces at once, on the task pool.
   std::optional<Result<Trace>> base, next_read;

@@ -113,17 +113,7 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
 }
 
 Result<TraceFilter> parse_filter(const InputOptions& opt) {
-  TraceFilter filter;
-  if (!opt.filter_time.empty()) {
-    TRACEDOC_ASSIGN_OR_RETURN(auto w, parse_time_window(opt.filter_time));
-    filter.window = w;
-  }
-  if (!opt.filter_nvtx.empty()) {
-    TRACEDOC_ASSIGN_OR_RETURN(auto spec, parse_nvtx_filter(opt.filter_nvtx));
-    filter.nvtx = spec;
-    filter.all_ranks = opt.all_ranks;
-  }
-  return filter;
+  return ::tracedoc::parse_filter(opt.filter_time, opt.filter_nvtx, opt.all_ranks);
 }
 
 Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory, uint32_t tables) {

@@ -65,7 +65,6 @@ int run_view(ViewCommandOptions opt) {
   if (opt.inputs.empty()) return fail(UsageError("view: at least one INPUT is required"));
   if (opt.output.empty() || opt.output == "-")
     return fail(UsageError("view: -o OUT is required (the page is written whole or not at all)"));
-  if (opt.max_events < 0) return fail(UsageError("view: --max-events must be 0 or more"));
   if (opt.width < 400 || opt.width > 20000)
     return fail(UsageError("view: --width must be between 400 and 20000 pixels"));
   if (opt.inputs.size() > 1) {
@@ -76,22 +75,12 @@ int run_view(ViewCommandOptions opt) {
                                          ec ? ec.message() : "not a directory")));
     }
   }
-  view::ViewOptions options;
-  auto colors = view::ColorScheme::load(opt.colors);
-  if (!colors.ok()) return fail(colors.status());
-  options.colors = std::move(*colors);
-  options.findings = !opt.no_findings;
-  options.lod.max_events = opt.max_events;
-  if (!opt.config.empty()) {
-    if (Status st = diagnose::load_config(opt.config, options.diagnose); !st.ok()) return fail(st);
-  }
-  if (!opt.step_marker.empty()) options.diagnose.steps.marker = opt.step_marker;
-  if (!opt.window.empty()) {
-    auto w = parse_time_window(opt.window);
-    if (!w.ok()) return fail(UsageError(fmt::format("view: --window {}: {}", opt.window, w.status().message())));
-    if (w->start != std::numeric_limits<int64_t>::min()) options.lod.window_start = w->start;
-    if (w->end != std::numeric_limits<int64_t>::max()) options.lod.window_end = w->end;
-  }
+  view::ViewRequest request;
+  request.colors = opt.colors, request.window = opt.window, request.max_events = opt.max_events;
+  request.findings = !opt.no_findings, request.config = opt.config, request.step_marker = opt.step_marker;
+  auto built = view::view_options(request);
+  if (!built.ok()) return fail(built.status());
+  const view::ViewOptions& options = *built;
   for (const std::string& input : opt.inputs) {
     std::error_code ec;
     const std::string output = output_for(opt, input, opt.format);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -489,6 +490,16 @@ double StepDiff::median_change_pct() const { return relative_pct(base.median_ns,
 size_t TraceDiff::count(ItemKind kind, Verdict verdict) const {
   return static_cast<size_t>(std::count_if(items.begin(), items.end(),
                                            [&](const ItemDiff& i) { return i.kind == kind && i.verdict == verdict; }));
+}
+
+Status check_options(const DiffOptions& options) {
+  if (!(options.alpha > 0 && options.alpha < 1))
+    return UsageError(fmt::format("diff: --alpha must lie between 0 and 1, not {:g}", options.alpha));
+  if (!(options.min_change_pct >= 0) || !std::isfinite(options.min_change_pct)) {
+    return UsageError(
+        fmt::format("diff: --min-change must be a percentage of 0 or more, not {:g}", options.min_change_pct));
+  }
+  return diagnose::check_options(options.diagnose);
 }
 
 TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const DiffOptions& options) {

@@ -46,6 +46,10 @@ struct DiffOptions {
   diagnose::DiagnoseOptions diagnose;
 };
 
+// Usage errors in the options (alpha outside (0, 1), a negative --min-change, a bad diagnose
+// configuration), named as the CLI's options.
+Status check_options(const DiffOptions& options);
+
 enum class ItemKind : uint8_t { kKernel, kOperator, kRange };
 const char* item_kind_name(ItemKind k);  // "kernel", "operator", "range"
 

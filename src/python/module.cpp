@@ -15,17 +15,27 @@
 #include <string>
 #include <vector>
 
+#include "analysis/nsys_analyze/rules.h"
 #include "analysis/report_registry.h"
 #include "analysis/report_runs.h"
 #include "analysis/summary.h"
+#include "analysis/trace_filter.h"
+#include "budget/evaluate.h"
+#include "budget/measures.h"
+#include "common/split.h"
+#include "compare/trace_diff.h"
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
 #include "diagnose/engine.h"
 #include "ingest/open_trace.h"
 #include "report/arrow_export.h"
+#include "report/check_writer.h"
 #include "report/diagnose_writer.h"
+#include "report/diff_writer.h"
+#include "report/html_view_writer.h"
 #include "report/sql_model.h"
 #include "report/summary_writer.h"
+#include "view/view_model.h"
 
 namespace nb = nanobind;
 
@@ -80,11 +90,30 @@ nb::tuple export_capsules(Export&& fill) {
   return capsules(schema.release(), array.release());
 }
 
+// How a trace was read: what a rule with its own window reads again.
+struct ReadSettings {
+  std::string path;
+  int64_t rank = -1;
+};
+
+// Opens and, when a filter is given, filters a trace (the CLI's --filter-time / --filter-nvtx /
+// --all-ranks). Runs without the GIL.
+Result<Trace> read_filtered(const ReadSettings& read, const TraceFilter& filter) {
+  OpenOptions options;
+  options.nsys.tables = kLoadAll;
+  options.rank = read.rank;
+  TRACEDOC_ASSIGN_OR_RETURN(auto trace, open_trace(read.path, options));
+  if (filter.window || filter.nvtx) TRACEDOC_RETURN_IF_ERROR(apply_filter(trace, filter));
+  return trace;
+}
+
 // One opened trace. The model is shared with every Arrow table exported from it, which keeps it
 // alive as long as any of them is.
 class PyTrace {
  public:
-  PyTrace(std::shared_ptr<const Trace> trace) : trace_(std::move(trace)), exporter_(trace_) {}
+  PyTrace(std::shared_ptr<const Trace> trace, ReadSettings read)
+      : trace_(std::move(trace)), read_(std::move(read)), exporter_(trace_) {}
+  const Trace& trace() const { return *trace_; }
 
   nb::tuple table(const std::string& name) {
     return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return exporter_.export_table(name, a, s); });
@@ -119,6 +148,68 @@ class PyTrace {
     return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
   }
 
+  // `tracedoc analyze -r RULE[:key=value...]`'s rows. A rule with its own start=/end=/nvtx= reads
+  // the trace again with that filter, as the CLI does.
+  nb::tuple analyze(const std::string& request) {
+    const std::vector<std::string> parts = split(request, ':');
+    const auto* def = nsys_analyze::find_rule(parts[0]);
+    if (!def) throw TraceError("unknown rule '" + parts[0] + "' (tracedoc.rules() lists them)");
+    const auto args = value_or_raise(nsys_analyze::parse_rule_args(def->name, {parts.begin() + 1, parts.end()}));
+    const nsys_analyze::RuleInputFilter own = nsys_analyze::rule_input_filter(args);
+    const TraceFilter filter = value_or_raise(parse_filter(own.time, own.nvtx, false));
+    TableSink rows;
+    Status st;
+    {
+      nb::gil_scoped_release unlocked;
+      if (own.any()) {
+        Result<Trace> filtered = read_filtered(read_, filter);
+        st = filtered.ok() ? def->run(*filtered, args, rows) : filtered.status();
+      } else {
+        st = def->run(*trace_, args, rows);
+      }
+    }
+    raise_if_error(st);
+    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+  }
+
+  // `tracedoc check INPUT --budget FILE -f json`; the baseline is a trace already read, or a path
+  // (`baseline_path`, else the budget's own [baseline] path).
+  std::string check_json(const std::string& budget_path, const PyTrace* baseline, const std::string& baseline_path,
+                         const std::string& step_marker) {
+    budget::Budget b = value_or_raise(budget::load_budget(budget_path));
+    if (!step_marker.empty()) b.step_marker = step_marker;
+    if (baseline && !b.compares_baseline()) {
+      throw TraceError("check: baseline: the budget " + b.path + " sets no [baseline] limit");
+    }
+    const std::string base_path =
+        baseline ? std::string() : value_or_raise(budget::baseline_trace_path(b, baseline_path, "baseline="));
+    Result<std::string> json = BadInput("not checked");
+    {
+      nb::gil_scoped_release unlocked;
+      json = [&]() -> Result<std::string> {
+        const budget::Measures current = budget::measure(*trace_, b);
+        std::optional<budget::Measures> base;
+        if (baseline) {
+          base = budget::measure(baseline->trace(), b, budget::MeasureScope::kBaseline);
+        } else if (!base_path.empty()) {
+          TRACEDOC_ASSIGN_OR_RETURN(auto base_trace, read_filtered({base_path, read_.rank}, {}));
+          base = budget::measure(base_trace, b, budget::MeasureScope::kBaseline);
+        }
+        return ::tracedoc::check_json(budget::evaluate(b, current, base ? &*base : nullptr));
+      }();
+    }
+    return value_or_raise(std::move(json));
+  }
+
+  // `tracedoc view`'s page.
+  std::string view_html(const std::string& colors, const std::string& window, int64_t max_events, bool findings,
+                        const std::string& config, const std::string& step_marker) {
+    const view::ViewOptions options =
+        value_or_raise(view::view_options({colors, window, max_events, findings, config, step_marker}));
+    nb::gil_scoped_release unlocked;
+    return render_view_html(*trace_, view::build_view(*trace_, options));
+  }
+
   std::string summary_json(size_t top, double gap_ms, const std::string& step_marker) {
     SummaryOptions options;
     options.top = top;
@@ -145,26 +236,42 @@ class PyTrace {
 
  private:
   std::shared_ptr<const Trace> trace_;
+  ReadSettings read_;
   ArrowTraceExporter exporter_;
 };
 
 PyTrace* load(const std::string& path, std::optional<int64_t> rank, std::optional<std::string> max_memory,
-              std::optional<int> threads) {
+              std::optional<int> threads, const std::string& filter_time, const std::string& filter_nvtx,
+              bool all_ranks) {
   if (threads && *threads < 1) throw TraceError("threads must be at least 1");
   const uint64_t limit = max_memory ? value_or_raise(parse_memory_size(*max_memory)) : MemoryBudget::default_limit();
-  OpenOptions options;
-  options.nsys.tables = kLoadAll;
-  options.rank = rank.value_or(-1);
+  const TraceFilter filter = value_or_raise(parse_filter(filter_time, filter_nvtx, all_ranks));
+  const ReadSettings read{path, rank.value_or(-1)};
   Result<Trace> trace = BadInput("not read");
   {
     nb::gil_scoped_release unlocked;
     set_thread_count(threads.value_or(0));
     MemoryBudget::set_subject(path);
     MemoryBudget::set_limit(limit);  // the readers' checks; no watchdog, which would end the interpreter
-    trace = open_trace(path, options);
+    trace = read_filtered(read, filter);
   }
   raise_if_error(trace.status());
-  return new PyTrace(std::make_shared<const Trace>(std::move(trace).value()));
+  return new PyTrace(std::make_shared<const Trace>(std::move(trace).value()), read);
+}
+
+// `tracedoc diff BASE NEW -f json`.
+std::string diff_of(const PyTrace& base, const PyTrace& next, double alpha, double min_change,
+                    const std::string& step_marker, bool findings, const std::string& config) {
+  compare::DiffOptions options;
+  options.alpha = alpha;
+  options.min_change_pct = min_change;
+  options.findings = findings;
+  if (!config.empty()) raise_if_error(diagnose::load_config(config, options.diagnose));
+  options.steps = options.diagnose.steps;
+  if (!step_marker.empty()) options.steps.marker = step_marker;
+  raise_if_error(compare::check_options(options));
+  nb::gil_scoped_release unlocked;
+  return ::tracedoc::diff_json(compare::diff_traces(base.trace(), next.trace(), options));
 }
 
 }  // namespace
@@ -178,7 +285,14 @@ NB_MODULE(_tracedoc, m) {
   nb::exception<NoDataError>(m, "NoDataError", trace_error);
 
   m.def("load", &load, nb::arg("path"), nb::arg("rank") = nb::none(), nb::arg("max_memory") = nb::none(),
-        nb::arg("threads") = nb::none(), nb::rv_policy::take_ownership);
+        nb::arg("threads") = nb::none(), nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "",
+        nb::arg("all_ranks") = false, nb::rv_policy::take_ownership);
+  m.def("diff_json", &diff_of);
+  m.def("rule_names", [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& r : nsys_analyze::all_rules()) out.emplace_back(r.name, r.display_name);
+    return out;
+  });
   m.def("usable_cores", &usable_cores);
   m.def("report_names", [] {
     std::vector<std::pair<std::string, std::string>> out;
@@ -201,6 +315,10 @@ NB_MODULE(_tracedoc, m) {
       .def("table", &PyTrace::table)
       .def("report", &PyTrace::report, nb::arg("request"), nb::arg("filter_name") = "")
       .def("sql", &PyTrace::sql)
+      .def("analyze", &PyTrace::analyze)
+      .def("check_json", &PyTrace::check_json, nb::arg("budget"), nb::arg("baseline").none(), nb::arg("baseline_path"),
+           nb::arg("step_marker"))
+      .def("view_html", &PyTrace::view_html)
       .def("summary_json", &PyTrace::summary_json)
       .def("diagnose_json", &PyTrace::diagnose_json)
       .def("row_counts", &PyTrace::row_counts)

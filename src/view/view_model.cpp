@@ -1,10 +1,14 @@
 #include "view/view_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
 #include "analysis/statistics.h"
+#include "analysis/trace_filter.h"
 #include "common/task_pool.h"
 #include "analysis/context.h"
 
@@ -118,6 +122,23 @@ void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewMod
 }
 
 }  // namespace
+
+Result<ViewOptions> view_options(const ViewRequest& request) {
+  if (request.max_events < 0) return UsageError("view: --max-events must be 0 or more");
+  ViewOptions options;
+  TRACEDOC_ASSIGN_OR_RETURN(options.colors, ColorScheme::load(request.colors));
+  options.findings = request.findings;
+  options.lod.max_events = request.max_events;
+  if (!request.config.empty()) TRACEDOC_RETURN_IF_ERROR(diagnose::load_config(request.config, options.diagnose));
+  if (!request.step_marker.empty()) options.diagnose.steps.marker = request.step_marker;
+  if (!request.window.empty()) {
+    auto w = parse_time_window(request.window);
+    if (!w.ok()) return UsageError(fmt::format("view: --window {}: {}", request.window, w.status().message()));
+    if (w->start != std::numeric_limits<int64_t>::min()) options.lod.window_start = w->start;
+    if (w->end != std::numeric_limits<int64_t>::max()) options.lod.window_end = w->end;
+  }
+  return options;
+}
 
 ViewModel build_view(const Trace& trace, const ViewOptions& options) {
   ViewModel vm;

@@ -58,6 +58,19 @@ struct ViewModel {
   int64_t kernel_total_ns = 0;
 };
 
+// What a user asks of the page, as `tracedoc view` and the Python package's Trace.view take it.
+struct ViewRequest {
+  std::string colors = "default";  // critical, default, or a colour scheme file (TOML or XML)
+  std::string window;              // "[START]/[END]" from the timeline's start (--filter-time's syntax)
+  int64_t max_events = 500'000;    // raw events embedded exactly; the rest is drawn aggregated
+  bool findings = true;
+  std::string config;       // diagnose configuration file (TOML), or empty
+  std::string step_marker;  // the range that marks a step, or empty
+};
+
+// The options of a request; errors name the option (`view: --window ...`) as the CLI prints them.
+Result<ViewOptions> view_options(const ViewRequest& request);
+
 ViewModel build_view(const Trace& trace, const ViewOptions& options);
 
 }  // namespace tracedoc::view

@@ -8,6 +8,7 @@ import csv
 import io
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 import tracedoc

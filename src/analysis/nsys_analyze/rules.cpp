@@ -82,6 +82,11 @@ constexpr uint32_t kGpuOps = kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadOve
 
 }  // namespace
 
+RuleInputFilter rule_input_filter(const RuleArgs& args) {
+  if (!args.start.empty() || !args.end.empty()) return {args.start + "/" + args.end, ""};
+  return {"", args.nvtx};
+}
+
 Result<RuleArgs> parse_rule_args(std::string_view rule, const std::vector<std::string>& args) {
   RuleArgs out;
   out.raw = args;

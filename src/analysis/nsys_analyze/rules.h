@@ -34,6 +34,15 @@ struct RuleArgs {
 
 Result<RuleArgs> parse_rule_args(std::string_view rule, const std::vector<std::string>& args);
 
+// A rule's own start=/end=/nvtx= options as the --filter-time / --filter-nvtx of the trace it reads
+// (read again, so that the trace the other rules share stays whole); explicit times override the
+// NVTX range, as in nsys. Both empty when the rule has none.
+struct RuleInputFilter {
+  std::string time, nvtx;
+  bool any() const { return !time.empty() || !nvtx.empty(); }
+};
+RuleInputFilter rule_input_filter(const RuleArgs& args);
+
 using RuleFn = Status (*)(const Trace&, const RuleArgs&, RowSink&);
 
 struct RuleDef {
