@@ -6,7 +6,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
   libcli11-dev libfmt-dev libtomlplusplus-dev libpugixml-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jsonschema
+  python3 python3-jsonschema python3-venv python3-dev
   chromium firefox-esr python3-websocket python3-pil fonts-dejavu-core
 )
 missing=()

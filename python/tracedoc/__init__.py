@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # imported when used: `import tracedoc` stays fast
 
 __all__ = [
     "Column",
+    "Diagnosis",
     "NoDataError",
+    "Summary",
     "Trace",
     "TraceError",
     "View",
@@ -111,6 +113,105 @@ def diff(
         "" if config is None else os.fspath(config),
     )
     return json.loads(text)
+
+
+def _html_table(frame: pandas.DataFrame, caption: str) -> str:
+    if frame.empty:
+        return ""
+    return f"<h4>{caption}</h4>" + frame.to_html(index=False, border=0)
+
+
+class Summary(dict):
+    """``tracedoc summary -f json``'s document (a dict equal to the CLI's JSON, ``schema_version``
+    and ``summaries`` as keys); its tables as DataFrames (``devices``, ``top_kernels``,
+    ``top_api_calls``, ``copies``, ``cpu_threads``, ``ranks``), and HTML tables in a notebook."""
+
+    @property
+    def trace(self) -> dict[str, Any]:
+        """The summary of the trace (the document's one entry)."""
+        return self["summaries"][0]
+
+    def _frame(self, key: str) -> pandas.DataFrame:
+        import pandas
+
+        return pandas.DataFrame(self.trace.get(key) or [])
+
+    @property
+    def devices(self) -> pandas.DataFrame:
+        """One row per GPU: span, busy time and share, kernels, copies, gaps, HTA's breakdown."""
+        return self._frame("devices")
+
+    @property
+    def top_kernels(self) -> pandas.DataFrame:
+        return self._frame("top_kernels")
+
+    @property
+    def top_api_calls(self) -> pandas.DataFrame:
+        return self._frame("top_api_calls")
+
+    @property
+    def copies(self) -> pandas.DataFrame:
+        return self._frame("copies")
+
+    @property
+    def cpu_threads(self) -> pandas.DataFrame:
+        return self._frame("cpu_threads")
+
+    @property
+    def ranks(self) -> pandas.DataFrame:
+        """One row per GPU of a multi-GPU trace (step median, compute, exposed communication,
+        collective skew); empty for one GPU."""
+        import pandas
+
+        return pandas.DataFrame((self.trace.get("ranks") or {}).get("gpus") or [])
+
+    def _repr_html_(self) -> str:
+        t = self.trace
+        head = (
+            f"<p><b>{t['input']}</b>: {t['producer']}, {t['span_ns'] / 1e6:.1f} ms, "
+            f"{t['gpu_operations']} GPU operations, {t['api_calls']} API calls</p>"
+        )
+        steps = t.get("steps")
+        if steps:
+            head += (
+                f"<p>{steps['count']} steps ({steps['source']}): median {steps['median_cpu_ns'] / 1e6:.2f} ms, "
+                f"GPU busy {steps['median_busy_pct']:.1f}% of a step</p>"
+            )
+        devices = self.devices
+        if not devices.empty:
+            devices = devices[["pid", "device", "name", "busy_pct", "kernels", "kernel_ns", "memcpys", "longest_gap_ns"]]
+        return (
+            head
+            + _html_table(devices, "GPUs")
+            + _html_table(self.top_kernels, "Top kernels")
+            + _html_table(self.top_api_calls, "Top API calls")
+            + _html_table(self.ranks, "Ranks")
+        )
+
+
+class Diagnosis(dict):
+    """``tracedoc diagnose -f json``'s document (a dict equal to the CLI's JSON); ``findings`` as a
+    DataFrame, and an HTML table of them in a notebook."""
+
+    @property
+    def trace(self) -> dict[str, Any]:
+        """The diagnosis of the trace (the document's one entry)."""
+        return self["diagnoses"][0]
+
+    @property
+    def findings(self) -> pandas.DataFrame:
+        """One row per finding, most costly first: id, severity, confidence, scope, title, the time
+        it costs (savings_ns, savings_share) and the remedy; figures, offenders and ranges as lists."""
+        import pandas
+
+        return pandas.DataFrame(self.trace["findings"])
+
+    def _repr_html_(self) -> str:
+        findings = self.findings
+        if findings.empty:
+            return f"<p><b>{self.trace['input']}</b>: no findings</p>"
+        shown = findings[["severity", "id", "scope", "title", "savings_share", "remedy"]]
+        return f"<p><b>{self.trace['input']}</b>: {len(findings)} findings</p>" + shown.to_html(index=False, border=0)
 
 
 class View:
@@ -253,17 +354,19 @@ class Trace:
         )
         return View(html, height)
 
-    def summary(self, top: int = 5, gap_ms: float = 1.0, step_marker: str | None = None) -> dict[str, Any]:
-        """What ``tracedoc summary -f json`` prints for this trace (the first, only, entry of its
-        list): time split, steps, top kernels and calls, per-GPU figures, exact ns and bytes."""
+    def summary(self, top: int = 5, gap_ms: float = 1.0, step_marker: str | None = None) -> Summary:
+        """What ``tracedoc summary -f json`` prints for this trace: time split, steps, top kernels
+        and calls, per-GPU figures, exact ns and bytes (a Summary: the JSON as a dict, its tables as
+        DataFrames, HTML in a notebook)."""
         if top < 0 or gap_ms < 0:
             raise TraceError("summary: top and gap_ms must not be negative")
-        return json.loads(self._core.summary_json(top, gap_ms, step_marker or ""))
+        return Summary(json.loads(self._core.summary_json(top, gap_ms, step_marker or "")))
 
-    def diagnose(self, config: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    def diagnose(self, config: str | os.PathLike[str] | None = None) -> Diagnosis:
         """What ``tracedoc diagnose -f json [--config FILE]`` prints: the findings, each with its
-        evidence, figures and advice."""
-        return json.loads(self._core.diagnose_json("" if config is None else os.fspath(config)))
+        evidence, figures and advice (a Diagnosis: the JSON as a dict, ``findings`` as a DataFrame,
+        HTML in a notebook)."""
+        return Diagnosis(json.loads(self._core.diagnose_json("" if config is None else os.fspath(config))))
 
     def to_parquet(self, directory: str | os.PathLike[str]) -> list[str]:
         """Writes every table with rows as ``DIRECTORY/<table>.parquet`` (the table's schema and

@@ -11,6 +11,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -90,6 +92,21 @@ nb::tuple export_capsules(Export&& fill) {
   return capsules(schema.release(), array.release());
 }
 
+// The task pool may only be resized between pieces of engine work (common/task_pool.h), and
+// Python threads (a notebook's, a Dask worker's) call into the engine at once: every call that
+// runs engine work holds this lock shared, a load that asks for another thread count takes it
+// alone to resize the pool. The GIL is released first, so that no thread waits for the lock
+// holding the GIL another needs.
+std::shared_mutex& pool_lock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
+struct EngineWork {
+  nb::gil_scoped_release unlocked;
+  std::shared_lock<std::shared_mutex> shared{pool_lock()};
+};
+
 // How a trace was read: what a rule with its own window reads again.
 struct ReadSettings {
   std::string path;
@@ -127,7 +144,7 @@ class PyTrace {
     TableSink rows;
     Status st;
     {
-      nb::gil_scoped_release unlocked;
+      EngineWork work;
       const ReportRuns runs(*trace_, requests);
       st = runs.produce(0, rows);
     }
@@ -141,7 +158,7 @@ class PyTrace {
     TableSink rows;
     Status st;
     {
-      nb::gil_scoped_release unlocked;
+      EngineWork work;
       st = run_sql_query(*trace_, trace_->source.path, query, rows);
     }
     raise_if_error(st);
@@ -160,7 +177,7 @@ class PyTrace {
     TableSink rows;
     Status st;
     {
-      nb::gil_scoped_release unlocked;
+      EngineWork work;
       if (own.any()) {
         Result<Trace> filtered = read_filtered(read_, filter);
         st = filtered.ok() ? def->run(*filtered, args, rows) : filtered.status();
@@ -185,7 +202,7 @@ class PyTrace {
         baseline ? std::string() : value_or_raise(budget::baseline_trace_path(b, baseline_path, "baseline="));
     Result<std::string> json = BadInput("not checked");
     {
-      nb::gil_scoped_release unlocked;
+      EngineWork work;
       json = [&]() -> Result<std::string> {
         const budget::Measures current = budget::measure(*trace_, b);
         std::optional<budget::Measures> base;
@@ -206,7 +223,7 @@ class PyTrace {
                         const std::string& config, const std::string& step_marker) {
     const view::ViewOptions options =
         value_or_raise(view::view_options({colors, window, max_events, findings, config, step_marker}));
-    nb::gil_scoped_release unlocked;
+    EngineWork work;
     return render_view_html(*trace_, view::build_view(*trace_, options));
   }
 
@@ -215,14 +232,14 @@ class PyTrace {
     options.top = top;
     options.gap_threshold_ns = static_cast<int64_t>(gap_ms * 1e6);
     if (!step_marker.empty()) options.steps.marker = step_marker;
-    nb::gil_scoped_release unlocked;
+    EngineWork work;
     return ::tracedoc::summary_json({summarize(*trace_, options)});
   }
 
   std::string diagnose_json(const std::string& config) {
     diagnose::DiagnoseOptions options;
     if (!config.empty()) raise_if_error(diagnose::load_config(config, options));
-    nb::gil_scoped_release unlocked;
+    EngineWork work;
     return ::tracedoc::diagnose_json({diagnose::diagnose(*trace_, options)});
   }
 
@@ -250,9 +267,14 @@ PyTrace* load(const std::string& path, std::optional<int64_t> rank, std::optiona
   Result<Trace> trace = BadInput("not read");
   {
     nb::gil_scoped_release unlocked;
-    set_thread_count(threads.value_or(0));
-    MemoryBudget::set_subject(path);
-    MemoryBudget::set_limit(limit);  // the readers' checks; no watchdog, which would end the interpreter
+    const int wanted = threads.value_or(0) > 0 ? *threads : usable_cores();
+    if (wanted != thread_count()) {
+      std::unique_lock alone(pool_lock());
+      set_thread_count(wanted);
+    }
+    std::shared_lock shared(pool_lock());
+    MemoryBudget::set_subject(path);  // process-wide, as the limit: the last load's
+    MemoryBudget::set_limit(limit);   // the readers' checks; no watchdog, which would end the interpreter
     trace = read_filtered(read, filter);
   }
   raise_if_error(trace.status());
@@ -270,7 +292,7 @@ std::string diff_of(const PyTrace& base, const PyTrace& next, double alpha, doub
   options.steps = options.diagnose.steps;
   if (!step_marker.empty()) options.steps.marker = step_marker;
   raise_if_error(compare::check_options(options));
-  nb::gil_scoped_release unlocked;
+  EngineWork work;
   return ::tracedoc::diff_json(compare::diff_traces(base.trace(), next.trace(), options));
 }
 

@@ -66,3 +66,19 @@ def test_errors_without_shared(tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(tracedoc.TraceError, match="empty.sqlite"):
         tracedoc.load(empty)
+
+
+def test_summary_and_findings_as_tables(toy):
+    summary = toy.summary()
+    assert isinstance(summary, tracedoc.Summary) and isinstance(summary, dict)
+    devices = summary.devices
+    assert devices["kernels"].tolist() == [68] and devices["kernel_ns"].tolist() == [15256836]
+    assert summary.top_kernels.iloc[0]["name"] == "ampere_sgemm_64x64_nn"
+    assert summary.ranks.empty  # one GPU
+    page = summary._repr_html_()
+    assert "<table" in page and "ampere_sgemm_64x64_nn" in page and "3 steps" in page
+    diagnosis = toy.diagnose()
+    findings = diagnosis.findings
+    assert len(findings) == len(diagnosis.trace["findings"]) > 0
+    assert set(findings.columns) >= {"id", "severity", "scope", "title", "savings_ns", "remedy"}
+    assert findings.iloc[0]["id"] in diagnosis._repr_html_()

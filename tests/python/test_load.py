@@ -65,3 +65,18 @@ def test_memory_limit_is_an_error_not_an_exit(kineto_path, tmp_path):
     with pytest.raises(tracedoc.TraceError, match="memory"):
         tracedoc.load(big, max_memory="1M")
     assert tracedoc.load(big).row_counts()["kernels"] > 0  # and the interpreter goes on
+
+
+def test_python_threads_load_at_once(nsys_path):
+    """Loads and reports from several Python threads at once, each asking for another pool size
+    (the pool is resized only between engine calls): every result is the one-thread result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(threads: int):
+        trace = tracedoc.load(nsys_path, threads=threads)
+        return trace.row_counts(), trace.report("cuda_gpu_kern_sum").to_csv(index=False)
+
+    expected = work(1)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(work, [1, 2, 3, 7, 2, 1, 7, 3]))
+    assert all(result == expected for result in results)
