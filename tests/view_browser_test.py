@@ -6,7 +6,8 @@ hostile PyTorch trace written here), opens them in Debian's headless chromium an
 the Chrome DevTools Protocol with real mouse and keyboard input. It checks that the page loads
 without errors, that the events drawn in a window are exactly the rows of the nsys SQLite export
 that overlap it, that findings zoom, that API calls and their kernels link both ways, hover and
-search, screenshots against tests/golden/view/, and that names from a trace never become markup.
+search, screenshots against tests/golden/view/, that names from a trace never become markup, and
+that the page starts inside the sandboxed iframe a notebook shows (the Python package's View).
 
 Usage (ctest runs it): view_browser_test.py TRACEDOC_BINARY SOURCE_DIR [--update-golden]
 Run it with /usr/bin/python3 (Debian's python3-websocket and python3-pil). Exit status: 0 passed,
@@ -645,6 +646,50 @@ def check_firefox(binary, source, tmp):
     check(red > 500 and purple > 50, f"firefox: the timeline is drawn ({red} red and {purple} purple pixels)")
 
 
+def notebook_view_class(source):
+    """python/tracedoc/_view.py's View, loaded alone (it needs no engine): what Jupyter shows."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tracedoc_view", Path(source) / "python" / "tracedoc" / "_view.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.View
+
+
+def check_notebook(page, source, html_path, tmp, label):
+    """The page as a notebook shows tracedoc.View: inside a sandboxed iframe's srcdoc, in a host page.
+    The viewer must start there (its script runs under the page's own policy and nonce) and draw."""
+    view = notebook_view_class(source)(Path(html_path).read_text(encoding="utf-8"))
+    host = tmp / "notebook.html"
+    host.write_text("<!DOCTYPE html><html><body style='margin:0'><p>a notebook cell</p>" + view._repr_html_() +
+                    "</body></html>", encoding="utf-8")
+    page.mark = len(page.cdp.events)
+    page.call("Page.navigate", {"url": host.resolve().as_uri()})
+    # Chromium runs a sandboxed iframe (an opaque origin) in a process of its own: a target of its
+    # own, attached here to ask the viewer in it whether it started.
+    probe = {"expression": "!!document.body && document.body.dataset.ready === '1' && !!window.tracedoc && "
+                           "document.querySelectorAll('canvas').length > 0", "returnByValue": True}
+    began, session, ready = time.monotonic(), None, False
+    while time.monotonic() - began < 40 and not ready:
+        if session is None:
+            for t in page.cdp.call("Target.getTargets")["targetInfos"]:
+                if t["type"] == "iframe" and t["url"] == "about:srcdoc":
+                    session = page.cdp.call("Target.attachToTarget", {"targetId": t["targetId"], "flatten": True})["sessionId"]
+                    page.cdp.call("Runtime.enable", None, session)
+        if session is not None:
+            r = page.cdp.call("Runtime.evaluate", probe, session)
+            ready = bool(r.get("result", {}).get("value"))
+        if not ready:
+            time.sleep(0.1)
+    page.cdp.pump(0.2)
+    probs = page.problems() + [m["params"]["exceptionDetails"].get("text", "exception") for m in page.cdp.events[page.mark:]
+                               if m.get("sessionId") == session and m.get("method") == "Runtime.exceptionThrown"]
+    check(ready and not probs, f"{label}: the notebook view (tracedoc.View: the page in an iframe's srcdoc) starts "
+          f"and draws", "; ".join(probs) or ("no iframe target" if session is None else "the viewer never became ready"))
+    if session is not None:
+        page.cdp.call("Target.detachFromTarget", {"sessionId": session})
+
+
 def check_hostile(page, binary, tmp):
     label = "hostile names"
     trace = tmp / "hostile.pt.trace.json"
@@ -748,6 +793,7 @@ def main():
             doc = data_of(page)
             check_finding(page, doc, label)
             check_no_problems(page, label)
+            check_notebook(page, source, html, tmp, label)
         check_hostile(page, binary, tmp)
         check_firefox(binary, source, tmp)
     except Exception as e:  # a broken page or browser: report it as a failure, not a traceback only

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _tracedoc
+from ._view import View
 from ._tracedoc import NoDataError, TraceError
 
 if TYPE_CHECKING:  # imported when used: `import tracedoc` stays fast
@@ -212,29 +213,6 @@ class Diagnosis(dict):
             return f"<p><b>{self.trace['input']}</b>: no findings</p>"
         shown = findings[["severity", "id", "scope", "title", "savings_share", "remedy"]]
         return f"<p><b>{self.trace['input']}</b>: {len(findings)} findings</p>" + shown.to_html(index=False, border=0)
-
-
-class View:
-    """The ``tracedoc view`` page of a trace: shown inline by Jupyter (an iframe holding the
-    self-contained page), or written with ``save``."""
-
-    def __init__(self, html: str, height: int = 720) -> None:
-        self.html = html
-        self.height = height
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the page, which needs no network and no other file, to ``path``."""
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(self.html)
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return (
-            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" '
-            f'style="width: 100%; height: {self.height}px; border: 0" '
-            'sandbox="allow-scripts allow-downloads"></iframe>'
-        )
 
 
 def _batch(capsules: tuple[Any, Any]) -> pyarrow.RecordBatch:
