@@ -29,6 +29,7 @@
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
 #include "diagnose/engine.h"
+#include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
 #include "report/arrow_export.h"
 #include "report/check_writer.h"
@@ -310,6 +311,7 @@ NB_MODULE(_tracedoc, m) {
         nb::arg("threads") = nb::none(), nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "",
         nb::arg("all_ranks") = false, nb::rv_policy::take_ownership);
   m.def("diff_json", &diff_of);
+  m.def("rank_files", &kineto_files_in);  // the files read_kineto_directory reads, by name
   m.def("rule_names", [] {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& r : nsys_analyze::all_rules()) out.emplace_back(r.name, r.display_name);

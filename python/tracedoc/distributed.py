@@ -1,0 +1,112 @@
+"""tracedoc on a Dask cluster: the engine mapped over the rank files of a training job, one rank
+per task, so that each file is read where a worker runs, in parallel across machines, with the
+memory of a worker bounded by one rank and only small results travelling back.
+
+    from dask.distributed import Client
+    import tracedoc.distributed as td
+
+    client = Client("tcp://scheduler:8786")          # or none: a local cluster of processes
+    for rank in td.rank_summaries("traces/job42/", client=client):
+        print(rank.path, rank.error or rank.value.devices[["device", "busy_pct"]])
+
+Bad input never stops the job: a rank whose file is missing, corrupt or too large for its
+``max_memory`` comes back with ``error`` set to the one-line message the CLI prints, and the other
+ranks' results intact. A worker that dies in the middle (killed, out of memory) has its ranks run
+again on another worker by Dask, with the same results.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+import tracedoc
+
+from . import _tracedoc
+
+__all__ = ["RankResult", "map_ranks", "rank_files", "rank_summaries"]
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """What one rank file gave: ``value`` (what the function returned), or ``error`` (the file and
+    what is wrong with it, as the CLI says it) when the file could not be read or analysed."""
+
+    path: str
+    value: Any = None
+    error: str | None = None
+
+
+def rank_files(paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The rank files of a job: a directory's PyTorch trace files as ``tracedoc summary DIR`` reads
+    them (every ``*.json`` / ``*.json.gz`` that is a trace, by name), or the given files in order."""
+    if isinstance(paths_or_dir, (str, os.PathLike)):
+        path = os.fspath(paths_or_dir)
+        if os.path.isdir(path):
+            return list(_tracedoc.rank_files(path))
+        return [path]
+    return [os.fspath(p) for p in paths_or_dir]
+
+
+def _run_rank(path: str, function: Callable[[tracedoc.Trace], Any], load_options: dict[str, Any]) -> RankResult:
+    """One task: reads one rank file on the worker, applies the function, keeps only its result."""
+    try:
+        trace = tracedoc.load(path, **load_options)
+        return RankResult(path, function(trace))
+    except tracedoc.TraceError as error:
+        return RankResult(path, error=str(error))
+
+
+def _local_client():
+    from dask.distributed import Client, LocalCluster
+
+    # Processes, one thread each: a rank's read uses the worker's cores through tracedoc's own pool.
+    cluster = LocalCluster(
+        n_workers=max(1, min(os.cpu_count() or 1, 4)), threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    return Client(cluster), cluster
+
+
+def map_ranks(
+    func: Callable[[tracedoc.Trace], Any],
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    client: Any = None,
+    **load_options: Any,
+) -> list[RankResult]:
+    """``func(tracedoc.load(file, **load_options))`` for every rank file, one Dask task each, in
+    file order. ``func`` runs on the workers (it must pickle: a module-level function, or any
+    callable cloudpickle takes) and should return something small. Without a client, a local
+    cluster of worker processes runs the tasks and is closed afterwards."""
+    files = rank_files(paths_or_dir)
+    own = None
+    if client is None:
+        client, own = _local_client()
+    try:
+        # pure=False: a file may change between runs; each call reads it again.
+        futures = client.map(_run_rank, files, function=func, load_options=load_options, pure=False)
+        return client.gather(futures)
+    finally:
+        if own is not None:
+            client.close()
+            own.close()
+
+
+def _summary(trace: tracedoc.Trace, top: int, gap_ms: float, step_marker: str | None) -> tracedoc.Summary:
+    return trace.summary(top=top, gap_ms=gap_ms, step_marker=step_marker)
+
+
+def rank_summaries(
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    client: Any = None,
+    top: int = 5,
+    gap_ms: float = 1.0,
+    step_marker: str | None = None,
+    **load_options: Any,
+) -> list[RankResult]:
+    """Each rank's ``tracedoc summary`` (a tracedoc.Summary per file: its GPUs, steps, top kernels
+    and calls), computed where the file is read."""
+    from functools import partial
+
+    return map_ranks(partial(_summary, top=top, gap_ms=gap_ms, step_marker=step_marker), paths_or_dir, client,
+                     **load_options)

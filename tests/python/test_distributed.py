@@ -1,0 +1,131 @@
+"""tracedoc.distributed on a real Dask cluster: a `dask scheduler` and two `dask worker` processes on
+127.0.0.1, started and stopped here. Each rank's result equals what the CLI gives for that file; a
+corrupt rank file comes back as an error naming it, the other ranks intact; a worker killed in the
+middle of the job has its ranks run again elsewhere, with the same results."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tracedoc
+from conftest import cli, shared_trace
+
+pytest.importorskip("distributed", reason="dask.distributed not installed (pip install '.[test]')")
+import tracedoc.distributed as td  # noqa: E402
+from dask.distributed import Client  # noqa: E402
+
+TWO_RANKS = "kineto/HolisticTraceAnalysis/tests/data/trace_filter"
+SIX_FILES = "kineto/TraceLens/tests/traces/mi300"
+HERE = Path(__file__).resolve().parent
+
+
+class Cluster:
+    """A scheduler and worker processes, as a job's cluster runs them (here all on 127.0.0.1)."""
+
+    def __init__(self, workdir: Path, workers: int) -> None:
+        self.dask = str(Path(sys.executable).parent / "dask")
+        self.file = workdir / "scheduler.json"
+        self.env = dict(os.environ, PYTHONPATH=str(HERE))
+        self.scheduler = self._start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard")
+        began = time.monotonic()
+        while not self.file.exists():
+            if time.monotonic() - began > 60 or self.scheduler.poll() is not None:
+                self.stop()
+                raise RuntimeError("the dask scheduler did not start")
+            time.sleep(0.1)
+        self.workers = [self._start("worker", "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+                                    "--no-dashboard") for _ in range(workers)]
+        self.client = Client(scheduler_file=str(self.file), timeout=60)
+        self.client.wait_for_workers(workers, timeout=60)
+
+    def _start(self, role: str, *args: str) -> subprocess.Popen:
+        command = [self.dask, role, *args, "--scheduler-file", str(self.file)]
+        return subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+
+    def stop(self) -> None:
+        if getattr(self, "client", None) is not None:
+            self.client.close()
+        for process in [*getattr(self, "workers", []), self.scheduler]:
+            if process.poll() is None:
+                process.terminate()
+        for process in [*getattr(self, "workers", []), self.scheduler]:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("dask"), workers=2)
+    yield c
+    c.stop()
+
+
+def cli_summary(path: str) -> dict:
+    run = cli("summary", "-f", "json", path)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_each_rank_summary_is_the_cli_summary_of_its_file(cluster):
+    directory = shared_trace(TWO_RANKS)
+    files = td.rank_files(directory)
+    assert [Path(f).name for f in files] == ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"]
+    results = td.rank_summaries(directory, client=cluster.client)
+    assert [r.path for r in results] == files
+    for result in results:
+        assert result.error is None
+        assert isinstance(result.value, tracedoc.Summary)
+        assert result.value == cli_summary(result.path)
+    # The per-rank figures of `tracedoc summary DIR`: each rank's GPUs as its own file gives them.
+    merged = tracedoc.load(directory).summary()
+    ranks = [r.value.devices.assign(rank=i) for i, r in enumerate(results)]
+    for rank, own in enumerate(ranks):
+        rows = merged.devices[merged.devices["rank"] == rank]
+        assert len(rows) == len(own) > 0
+        for column in ("device", "busy_ns", "kernels", "kernel_ns", "memcpys", "compute_ns", "longest_gap_ns"):
+            assert rows[column].tolist() == own[column].tolist(), column
+
+
+def test_a_corrupt_rank_file_is_named_and_the_others_intact(cluster, tmp_path):
+    files = td.rank_files(shared_trace(SIX_FILES))
+    corrupt = tmp_path / "rank-7.json.gz"
+    corrupt.write_bytes(Path(files[0]).read_bytes()[:5000])  # cut in the middle of the gzip stream
+    results = td.map_ranks(lambda t: t.row_counts()["kernels"], [*files, corrupt], client=cluster.client)
+    assert results[-1].value is None and "rank-7.json.gz" in results[-1].error
+    for result in results[:-1]:
+        assert result.error is None
+        assert result.value == tracedoc.load(result.path).row_counts()["kernels"] > 0
+
+
+def test_a_worker_killed_in_the_middle_changes_nothing(cluster):
+    from cluster_tasks import slow_kernel_count
+
+    files = td.rank_files(shared_trace(SIX_FILES))
+    expected = [tracedoc.load(f).row_counts()["kernels"] for f in files]
+    futures = cluster.client.map(td._run_rank, files, function=slow_kernel_count, load_options={}, pure=False)
+    time.sleep(1.0)  # each worker is in the middle of its first rank
+    victim = cluster.workers[0]
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    results = cluster.client.gather(futures)
+    assert [r.value for r in results] == expected
+    # The survivor ran everything: the job finished on one worker.
+    assert len(cluster.client.scheduler_info()["workers"]) == 1
+
+
+def test_local_cluster_without_a_client():
+    directory = shared_trace(TWO_RANKS)
+    results = td.map_ranks(lambda t: t.format, directory)
+    assert [r.value for r in results] == ["kineto-json", "kineto-json"]
