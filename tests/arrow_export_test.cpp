@@ -133,5 +133,35 @@ TEST(ArrowExport, ReportRowsAsTypedColumns) {
   schema.release(&schema);
 }
 
+// How each column is typed, from the text the CSV prints (default units: MB for bytes).
+TEST(ArrowExport, ReportColumnsTypedByTheirCsvText) {
+  TableSink rows;
+  rows.begin({{"Total", Unit::kMemB}, {"Change", Unit::kMemB}, {"Mixed", Unit::kNone}, {"Count", Unit::kNone}});
+  const Cell table[3][4] = {
+      {Cell::integer(8046134272), Cell::integer(1076), Cell::integer(5), Cell::integer(3)},
+      {Cell::integer(1076), Cell::integer(-1), Cell::real(2.5), Cell::null()},
+      {Cell::integer(272), Cell::integer(2000), Cell::null(), Cell::integer(-7)},
+  };
+  for (const auto& row : table) rows.row(row);
+  ArrowArray array{};
+  ArrowSchema schema{};
+  ASSERT_TRUE(export_report(rows, UnitChoice{}, &array, &schema).ok());
+  EXPECT_STREQ(schema.children[0]->name, "Total (MB)");
+  EXPECT_STREQ(schema.children[0]->format, "d:38,3");  // 8046.134, 0.001, 0.000
+  const auto* totals = static_cast<const __int128*>(array.children[0]->buffers[1]);
+  EXPECT_TRUE(totals[0] == 8046134 && totals[1] == 1 && totals[2] == 0);
+  EXPECT_STREQ(schema.children[1]->format, "U");  // 0.001, -0.000 (no decimal prints "-0.000"), 0.002
+  const auto* offsets = static_cast<const int64_t*>(array.children[1]->buffers[1]);
+  const auto* text = static_cast<const char*>(array.children[1]->buffers[2]);
+  EXPECT_EQ(std::string_view(text + offsets[1], offsets[2] - offsets[1]), "-0.000");
+  EXPECT_STREQ(schema.children[2]->format, "U");  // 5 and 2.5: one column cannot be int64 and double
+  EXPECT_EQ(array.children[2]->null_count, 1);
+  EXPECT_STREQ(schema.children[3]->format, "l");
+  EXPECT_EQ(array.children[3]->null_count, 1);
+  EXPECT_EQ(static_cast<const uint8_t*>(array.children[3]->buffers[0])[0] & 0b111, 0b101);  // rows 0 and 2 valid
+  array.release(&array);
+  schema.release(&schema);
+}
+
 }  // namespace
 }  // namespace tracedoc::testing

@@ -294,7 +294,8 @@ ReportColumn report_column(size_t n, const CellAt& cell, const std::vector<std::
     }
     ints |= c.type == Cell::Type::kInt, reals |= c.type == Cell::Type::kReal;
     plain &= texts[r] == (c.type == Cell::Type::kInt ? std::to_string(c.i) : python_float_repr(c.d));
-    const int d = fixed_decimals(texts[r]);
+    int d = fixed_decimals(texts[r]);
+    if (d > 0 && texts[r][0] == '-' && scaled_decimal(texts[r]) == 0) d = -1;  // "-0.000": no decimal says it
     decimals = decimals == -2 || decimals == d ? d : -1;
   }
   if (texts_seen || (ints && reals && plain)) return {ReportColumn::kText};
