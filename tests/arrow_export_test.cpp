@@ -55,7 +55,7 @@ TEST(ArrowExport, KernelsInPlaceWithNullsAndThePoolAsDictionary) {
   EXPECT_EQ(array.children[i]->null_count, 0);
 
   ASSERT_NE(field(schema, "name", &i), nullptr);
-  EXPECT_STREQ(schema.children[i]->format, "I");
+  ASSERT_STREQ(schema.children[i]->format, "I");
   ASSERT_NE(schema.children[i]->dictionary, nullptr);
   EXPECT_STREQ(schema.children[i]->dictionary->format, "u");
   const ArrowArray* dictionary = array.children[i]->dictionary;
@@ -118,14 +118,14 @@ TEST(ArrowExport, ReportRowsAsTypedColumns) {
   EXPECT_EQ(static_cast<size_t>(array.length), rows.row_count());
   int64_t i = 0;
   ASSERT_NE(field(schema, "Total Time (ns)", &i), nullptr);
-  EXPECT_STREQ(schema.children[i]->format, "l");
+  ASSERT_STREQ(schema.children[i]->format, "l");
   int64_t total = 0;
   for (int64_t r = 0; r < array.length; ++r) total += static_cast<const int64_t*>(array.children[i]->buffers[1])[r];
   EXPECT_EQ(total, 535200650);
   ASSERT_NE(field(schema, "Avg (ns)", &i), nullptr);
   EXPECT_STREQ(schema.children[i]->format, "g");
   ASSERT_NE(field(schema, "Name", &i), nullptr);
-  EXPECT_STREQ(schema.children[i]->format, "U");
+  ASSERT_STREQ(schema.children[i]->format, "U");
   const auto* offsets = static_cast<const int64_t*>(array.children[i]->buffers[1]);
   const auto* text = static_cast<const char*>(array.children[i]->buffers[2]);
   EXPECT_EQ(std::string_view(text + offsets[0], offsets[1] - offsets[0]), rows.row_at(0)[i].s);
@@ -147,16 +147,16 @@ TEST(ArrowExport, ReportColumnsTypedByTheirCsvText) {
   ArrowSchema schema{};
   ASSERT_TRUE(export_report(rows, UnitChoice{}, &array, &schema).ok());
   EXPECT_STREQ(schema.children[0]->name, "Total (MB)");
-  EXPECT_STREQ(schema.children[0]->format, "d:38,3");  // 8046.134, 0.001, 0.000
+  ASSERT_STREQ(schema.children[0]->format, "d:38,3");  // 8046.134, 0.001, 0.000
   const auto* totals = static_cast<const __int128*>(array.children[0]->buffers[1]);
   EXPECT_TRUE(totals[0] == 8046134 && totals[1] == 1 && totals[2] == 0);
-  EXPECT_STREQ(schema.children[1]->format, "U");  // 0.001, -0.000 (no decimal prints "-0.000"), 0.002
+  ASSERT_STREQ(schema.children[1]->format, "U");  // 0.001, -0.000 (no decimal prints "-0.000"), 0.002
   const auto* offsets = static_cast<const int64_t*>(array.children[1]->buffers[1]);
   const auto* text = static_cast<const char*>(array.children[1]->buffers[2]);
   EXPECT_EQ(std::string_view(text + offsets[1], offsets[2] - offsets[1]), "-0.000");
   EXPECT_STREQ(schema.children[2]->format, "U");  // 5 and 2.5: one column cannot be int64 and double
   EXPECT_EQ(array.children[2]->null_count, 1);
-  EXPECT_STREQ(schema.children[3]->format, "l");
+  ASSERT_STREQ(schema.children[3]->format, "l");
   EXPECT_EQ(array.children[3]->null_count, 1);
   EXPECT_EQ(static_cast<const uint8_t*>(array.children[3]->buffers[0])[0] & 0b111, 0b101);  // rows 0 and 2 valid
   array.release(&array);
