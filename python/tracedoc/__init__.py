@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _tracedoc
-from ._view import View
 from ._tracedoc import NoDataError, TraceError
+from ._view import View
 
 if TYPE_CHECKING:  # imported when used: `import tracedoc` stays fast
     import pandas
@@ -39,6 +39,7 @@ __all__ = [
     "rules",
     "tables",
 ]
+
 
 @dataclass(frozen=True)
 class Column:

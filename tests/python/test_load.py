@@ -15,7 +15,6 @@ def test_formats_and_counts(nsys_trace, kineto_trace):
     assert nsys_trace.format == "nsys-sqlite"
     assert kineto_trace.format == "kineto-json"
     assert nsys_trace.row_counts()["kernels"] == 4010
-    assert "4010" not in repr(nsys_trace) or True
     assert repr(nsys_trace).startswith("<tracedoc.Trace nsys-sqlite ")
 
 
