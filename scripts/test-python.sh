@@ -5,11 +5,11 @@
 # $BUILD_DIR), which scripts/test.sh builds first; tests on the real traces skip without ../shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${VENV:-.venv}
+VENV=$(realpath -m "${VENV:-.venv}")
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ".[test]"
 # From outside the checkout's python/ folder, so that the installed package is the one imported.
 cd tests/python
-"../../$VENV/bin/python" -m pytest -q -p no:cacheprovider .
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider .
