@@ -77,23 +77,8 @@ RunResult best_of(int runs, const std::vector<std::string>& argv, const fs::path
 
 const char* verdict(bool ok) { return ok ? "met" : "NOT met"; }
 
-// Loads with HTA and runs the kernel breakdown; prints its own load/breakdown times (the process
-// time also counts importing pandas) and the kernel time sum for the cross-check.
-const char* kHtaScript = R"PY(
-import os, sys, time
-from importlib.metadata import version
-from hta.trace_analysis import TraceAnalysis
-p = os.path.abspath(sys.argv[1])
-t0 = time.perf_counter()
-a = TraceAnalysis(trace_files={0: p}, trace_dir=os.path.dirname(p))
-t1 = time.perf_counter()
-by_type, by_kernel = a.get_gpu_kernel_breakdown(visualize=False)
-t2 = time.perf_counter()
-print("version", version("HolisticTraceAnalysis"))
-print("load_s", t1 - t0)
-print("breakdown_s", t2 - t1)
-print("compute_us", by_type.loc[by_type["kernel_type"] != "MEMORY", "sum"].sum())
-)PY";
+// HTA's side: load + kernel breakdown, in the script bench/python_vs_cli.py runs too.
+const fs::path kHtaScript = fs::path(TRACEDOC_SOURCE_DIR) / "bench" / "hta_kernel_breakdown.py";
 
 }  // namespace
 
@@ -234,7 +219,7 @@ int main(int argc, char** argv) {
     std::printf("skipped (HTA not importable with %s: %s)\n", hta_python.c_str(),
                 err.substr(err.rfind('\n') + 1).c_str());
   } else {
-    RunResult hta = run({hta_python, "-c", kHtaScript, small.path.string()}, (work / "hta.out").string(),
+    RunResult hta = run({hta_python, kHtaScript.string(), small.path.string()}, (work / "hta.out").string(),
                         (work / "hta.err").string());
     auto h = key_values(slurp(work / "hta.out"));
     if (hta.exit_code != 0 || !h.count("load_s")) {

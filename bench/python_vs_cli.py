@@ -52,20 +52,7 @@ print("kernels", len(kernels))
 print("kernel_ns", int(per_kernel["Total Time (ns)"].sum()))
 """
 
-HTA = r"""
-import os, sys, time
-from importlib.metadata import version
-from hta.trace_analysis import TraceAnalysis
-p = os.path.abspath(sys.argv[1])
-t0 = time.perf_counter()
-a = TraceAnalysis(trace_files={0: p}, trace_dir=os.path.dirname(p))
-t1 = time.perf_counter()
-by_type, by_kernel = a.get_gpu_kernel_breakdown(visualize=False)
-t2 = time.perf_counter()
-print("version", version("HolisticTraceAnalysis"))
-print("load_s", t1 - t0)
-print("breakdown_s", t2 - t1)
-"""
+HTA = CHECKOUT / "bench" / "hta_kernel_breakdown.py"  # shared with bench/kineto_vs_hta
 
 
 class Run:
@@ -145,7 +132,7 @@ def main() -> int:
         return 0
     small = big if args.hta_copies in (0, args.copies) else tiled(args.input, args.hta_copies, args.workdir)
     small_mb = small.stat().st_size / 1e6
-    hta = run([args.hta_python, "-c", HTA, str(small)])  # minutes per run: one run
+    hta = run([args.hta_python, str(HTA), str(small)])  # minutes per run: one run
     hta_facts = hta.fields()
     scale = mb / small_mb  # per-MB rates when HTA ran on a smaller tiling
     hta_seconds, hta_rss = hta.seconds * scale, hta.rss_mb * scale

@@ -108,6 +108,20 @@ struct EngineWork {
   std::shared_lock<std::shared_mutex> shared{pool_lock()};
 };
 
+// The rows `produce` writes into a TableSink (engine work, without the GIL) as Arrow capsules, typed
+// as the CSV prints them (report/arrow_export.h); an error Status raises.
+template <typename Produce>
+nb::tuple rows_capsules(Produce&& produce) {
+  TableSink rows;
+  Status st;
+  {
+    EngineWork work;
+    st = produce(rows);
+  }
+  raise_if_error(st);
+  return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+}
+
 // How a trace was read: what a rule with its own window reads again.
 struct ReadSettings {
   std::string path;
@@ -142,28 +156,17 @@ class PyTrace {
     std::optional<NamePattern> pattern;
     if (!filter_name.empty()) pattern = value_or_raise(NamePattern::compile(filter_name));
     const auto requests = value_or_raise(report_requests({request}, pattern));
-    TableSink rows;
-    Status st;
-    {
-      EngineWork work;
-      const ReportRuns runs(*trace_, requests);
-      st = runs.produce(0, rows);
-    }
-    if (st.code() == ErrorCode::kNoData) throw NoDataError("SKIPPED: " + st.message());
-    raise_if_error(st);
-    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+    return rows_capsules([&](TableSink& rows) {
+      const Status st = ReportRuns(*trace_, requests).produce(0, rows);
+      // Thrown without the GIL: unwinding takes it back before nanobind translates the exception.
+      if (st.code() == ErrorCode::kNoData) throw NoDataError("SKIPPED: " + st.message());
+      return st;
+    });
   }
 
   // `tracedoc sql`'s rows for one read-only query.
   nb::tuple sql(const std::string& query) {
-    TableSink rows;
-    Status st;
-    {
-      EngineWork work;
-      st = run_sql_query(*trace_, trace_->source.path, query, rows);
-    }
-    raise_if_error(st);
-    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+    return rows_capsules([&](TableSink& rows) { return run_sql_query(*trace_, trace_->source.path, query, rows); });
   }
 
   // `tracedoc analyze -r RULE[:key=value...]`'s rows. A rule with its own start=/end=/nvtx= reads
@@ -175,19 +178,11 @@ class PyTrace {
     const auto args = value_or_raise(nsys_analyze::parse_rule_args(def->name, {parts.begin() + 1, parts.end()}));
     const nsys_analyze::RuleInputFilter own = nsys_analyze::rule_input_filter(args);
     const TraceFilter filter = value_or_raise(parse_filter(own.time, own.nvtx, false));
-    TableSink rows;
-    Status st;
-    {
-      EngineWork work;
-      if (own.any()) {
-        Result<Trace> filtered = read_filtered(read_, filter);
-        st = filtered.ok() ? def->run(*filtered, args, rows) : filtered.status();
-      } else {
-        st = def->run(*trace_, args, rows);
-      }
-    }
-    raise_if_error(st);
-    return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
+    return rows_capsules([&](TableSink& rows) -> Status {
+      if (!own.any()) return def->run(*trace_, args, rows);
+      TRACEDOC_ASSIGN_OR_RETURN(auto filtered, read_filtered(read_, filter));
+      return def->run(filtered, args, rows);
+    });
   }
 
   // `tracedoc check INPUT --budget FILE -f json`; the baseline is a trace already read, or a path
