@@ -280,7 +280,8 @@ Status load_sql_model(const Trace& tr, const SqlAnalyses& analyses, sqlite3* db,
 
 namespace {
 
-// Runs one prepared read-only statement into the sink.
+// Prepares the query (one statement, read-only) and hands its rows to the sink: column names as
+// SQLite gives them, values with their own types (integers stay exact).
 Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;
