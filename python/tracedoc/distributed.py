@@ -17,6 +17,7 @@ again on another worker by Dask, with the same results.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -25,7 +26,7 @@ import tracedoc
 
 from . import _tracedoc
 
-__all__ = ["RankResult", "map_ranks", "rank_files", "rank_summaries"]
+__all__ = ["JobSummary", "RankResult", "map_ranks", "rank_files", "rank_summaries", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -110,3 +111,56 @@ def rank_summaries(
 
     return map_ranks(partial(_summary, top=top, gap_ms=gap_ms, step_marker=step_marker), paths_or_dir, client,
                      **load_options)
+
+
+def _summary_part(trace: tracedoc.Trace, gap_ms: float, step_marker: str | None) -> bytes:
+    return trace._core.summary_part(gap_ms, step_marker or "")
+
+
+class JobSummary(tracedoc.Summary):
+    """``tracedoc summary DIR``'s document for a job summarized on a cluster (a tracedoc.Summary),
+    with ``errors``: the rank files that could not be read, each a RankResult naming the file and
+    what is wrong with it (the summary is then that of the other ranks)."""
+
+    errors: list[RankResult]
+
+
+# What the directory reader passes over: JSON beside the traces that is not a trace.
+_NOT_A_TRACE = "not a PyTorch profiler trace"
+
+
+def summarize(
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    client: Any = None,
+    top: int = 5,
+    gap_ms: float = 1.0,
+    step_marker: str | None = None,
+    **load_options: Any,
+) -> JobSummary:
+    """The summary of a whole job, computed across a Dask cluster: what ``tracedoc summary DIR -f
+    json`` prints for the same rank files (per-GPU figures, top kernels and calls, steps, the Ranks
+    section with the straggler and the collective skew), equal to it figure for figure.
+
+    Each task reads one rank file and sends back its summary part (every name's count and total,
+    each step's values, the collectives' start times, per-GPU figures: tens of kilobytes, never the
+    events); the parts are merged here as the directory reader merges the ranks (by rank, on the
+    earliest clock base), so no figure is estimated. A rank file that cannot be read leaves its
+    error in ``errors`` and the other ranks' summary intact."""
+    if top < 0 or gap_ms < 0:
+        raise tracedoc.TraceError("summary: top and gap_ms must not be negative")
+    from functools import partial
+
+    files = rank_files(paths_or_dir)
+    if isinstance(paths_or_dir, (str, os.PathLike)) and os.path.isdir(paths_or_dir):
+        directory = os.fspath(paths_or_dir)
+    else:
+        directory = os.path.commonpath([os.path.abspath(f) for f in files]) if len(files) > 1 else ""
+    results = map_ranks(partial(_summary_part, gap_ms=gap_ms, step_marker=step_marker), files, client,
+                        **load_options)
+    parts = [r.value for r in results if r.error is None]
+    errors = [r for r in results if r.error is not None and _NOT_A_TRACE not in r.error]
+    if not parts:
+        raise tracedoc.TraceError(errors[0].error if errors else f"{directory}: no PyTorch profiler traces")
+    summary = JobSummary(json.loads(_tracedoc.merge_summary_parts_json(parts, top, directory)))
+    summary.errors = errors
+    return summary

@@ -42,13 +42,8 @@ ComputeBalance compute_balance(std::vector<int64_t> compute_ns) {
   return b;
 }
 
-CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) {
-  CrossRankSkew out;
-  out.participants.resize(work.units.size());
-  for (size_t u = 0; u < work.units.size(); ++u) out.participants[u].unit = u;
-  if (work.units.size() < 2) return out;
-  // Per collective name: each unit's start times, in start order (items are sorted by start).
-  std::map<StrId, std::vector<std::vector<TimeNs>>> starts;
+CollectiveStarts collective_starts(const Trace& trace, const pytorch::GpuWork& work) {
+  CollectiveStarts starts;
   std::map<StrId, bool> collective;  // decided once per name
   // Kineto's collective arguments say what a kernel is where its name does not (NCCL runs
   // all-to-all as SendRecv kernels): a kernel with them is a group collective unless a send or recv.
@@ -70,16 +65,26 @@ CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) 
         if (fresh) c->second = name != kNoStr && name < trace.strings.size() && is_group_collective(trace.str(name));
         if (!c->second) continue;
       }
-      auto& per_unit = starts[name];
-      per_unit.resize(work.units.size());
-      per_unit[u].push_back(it.start);
+      const std::string_view text = name != kNoStr && name < trace.strings.size() ? trace.str(name) : "";
+      auto at = starts.find(text);
+      if (at == starts.end()) at = starts.emplace(std::string(text), std::vector<std::vector<TimeNs>>()).first;
+      at->second.resize(work.units.size());
+      at->second[u].push_back(it.start);
     }
   }
+  return starts;
+}
+
+CrossRankSkew collective_skew(const CollectiveStarts& starts, size_t units) {
+  CrossRankSkew out;
+  out.participants.resize(units);
+  for (size_t u = 0; u < units; ++u) out.participants[u].unit = u;
+  if (units < 2) return out;
   std::vector<int64_t> all_skews;
   for (const auto& entry : starts) {
     // Named locals, not a structured binding: the lambda below captures per_unit, and clang before
     // 16 (no P1091) cannot capture a structured binding.
-    const StrId name = entry.first;
+    const std::string& name = entry.first;
     const std::vector<std::vector<TimeNs>>& per_unit = entry.second;
     std::vector<size_t> units;
     for (size_t u = 0; u < per_unit.size(); ++u) {
@@ -92,7 +97,7 @@ CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) 
       continue;
     }
     CollectiveSkew c;
-    c.name = std::string(trace.str(name));
+    c.name = name;
     c.participants = static_cast<int64_t>(units.size());
     c.matched = static_cast<int64_t>(n);
     std::vector<int64_t> skews;
@@ -124,6 +129,10 @@ CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) 
   std::stable_sort(out.collectives.begin(), out.collectives.end(),
                    [](const CollectiveSkew& a, const CollectiveSkew& b) { return a.wait_ns > b.wait_ns; });
   return out;
+}
+
+CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) {
+  return collective_skew(collective_starts(trace, work), work.units.size());
 }
 
 }  // namespace tracedoc

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,14 @@ ComputeBalance compute_balance(std::vector<int64_t> compute_ns);
 
 // Empty (no collectives) for fewer than two units.
 CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work);
+
+// The two halves of collective_skew, for figures merged from per-rank parts (analysis/summary.h):
+// per group-collective kernel name (in name order), each unit's start times in start order (a unit
+// without that name has none; the outer vector may be shorter than the units), and the skew of
+// such starts over `units` units.
+using CollectiveStarts = std::map<std::string, std::vector<std::vector<TimeNs>>, std::less<>>;
+CollectiveStarts collective_starts(const Trace& trace, const pytorch::GpuWork& work);
+CrossRankSkew collective_skew(const CollectiveStarts& starts, size_t units);
 
 // Whether a kernel name is a group collective (not point-to-point): NCCL/RCCL names holding
 // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce or AllToAll, without SendRecv/Send/Recv.

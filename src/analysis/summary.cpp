@@ -43,10 +43,10 @@ void widen_table(const Table& t, TimeNs& lo, TimeNs& hi, bool& any) {
   for (size_t i = 0; i < t.size(); ++i) widen(lo, hi, any, t.start[i], t.end[i]);
 }
 
-// Count and summed duration per name id, then the `top` largest by total.
-std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>& names,
-                                    const std::vector<TimeNs>& start, const std::vector<TimeNs>& end, size_t top,
-                                    int64_t* grand_total) {
+// Count and summed duration per name, every name (the merge ranks them).
+std::vector<NamedTotal> totals_by_name(const Trace& trace, const std::vector<StrId>& names,
+                                       const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
+                                       int64_t* grand_total) {
   std::vector<int64_t> count(trace.strings.size(), 0), total(trace.strings.size(), 0);
   int64_t all = 0;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -57,16 +57,10 @@ std::vector<NamedTotal> top_by_name(const Trace& trace, const std::vector<StrId>
     all = sat_add(all, d);
   }
   if (grand_total) *grand_total = all;
-  std::vector<StrId> ids;
-  for (StrId id = 0; id < count.size(); ++id) {
-    if (count[id]) ids.push_back(id);
-  }
-  const size_t n = std::min(top, ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), [&](StrId a, StrId b) {
-    return total[a] != total[b] ? total[a] > total[b] : trace.str(a) < trace.str(b);
-  });
   std::vector<NamedTotal> out;
-  for (size_t k = 0; k < n; ++k) out.push_back({std::string(trace.str(ids[k])), count[ids[k]], total[ids[k]]});
+  for (StrId id = 0; id < count.size(); ++id) {
+    if (count[id]) out.push_back({std::string(trace.str(id)), count[id], total[id]});
+  }
   return out;
 }
 
@@ -124,9 +118,8 @@ std::vector<DeviceSummary> device_summaries(const Trace& trace, int64_t gap_thre
 
 // Copies per (direction, host memory kind) over every process and device, with the host link when
 // all the GPUs involved have the same known one.
-std::vector<CopySummary> copy_summaries(const Trace& trace) {
-  std::map<std::pair<uint8_t, uint8_t>, CopySummary> by_kind;
-  std::map<std::pair<uint8_t, uint8_t>, bool> mixed_links;
+std::vector<CopyPart> copy_parts(const Trace& trace) {
+  std::map<std::pair<uint8_t, uint8_t>, CopyPart> by_kind;
   for (const CopyGroup& g : summarize_copies(trace)) {
     const auto kind = static_cast<CopyKind>(g.copy_kind);
     // The host side of a host<->device copy decides its speed: pageable memory is staged.
@@ -135,27 +128,24 @@ std::vector<CopySummary> copy_summaries(const Trace& trace) {
     if (kind == CopyKind::kDtoH || kind == CopyKind::kAtoH) host = g.dst_kind;
     const std::pair<uint8_t, uint8_t> key{g.copy_kind, host};
     const bool fresh = !by_kind.count(key);
-    CopySummary& c = by_kind[key];
+    CopyPart& part = by_kind[key];
+    CopySummary& c = part.copy;
     const HostLink link = crosses_host_link(g.copy_kind) ? host_link_for_gpu(device_name(trace, g.device)) : HostLink{};
     if (fresh) {
+      part.copy_kind = g.copy_kind, part.host = host;
       c.direction = trace.copy_label(g.copy_kind);
       if (host != kNoKind) c.host_memory = trace.mem_label(host);
       c.link = std::string(link.name);
       c.link_peak_gb_per_s = link.peak_bytes_per_s / 1e9;
     } else if (c.link != link.name) {
-      mixed_links[key] = true;
+      part.mixed_links = true;
     }
     c.count += g.count;
     c.bytes = sat_add(c.bytes, g.bytes);
     c.total_ns = sat_add(c.total_ns, g.total_ns);
   }
-  std::vector<CopySummary> out;
-  for (auto& [key, c] : by_kind) {
-    if (mixed_links.count(key)) c.link.clear(), c.link_peak_gb_per_s = 0;
-    out.push_back(std::move(c));
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const CopySummary& a, const CopySummary& b) { return a.bytes > b.bytes; });
+  std::vector<CopyPart> out;
+  for (auto& entry : by_kind) out.push_back(std::move(entry.second));
   return out;
 }
 
@@ -183,16 +173,14 @@ pytorch::GpuWork add_breakdowns(const Trace& trace, std::vector<DeviceSummary>& 
   return work;
 }
 
-// Each GPU unit with its device's figures, its owner's step median and its collective skew.
-std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::GpuWork& work,
-                                          const std::vector<DeviceSummary>& devices,
-                                          const std::map<int64_t, std::vector<int64_t>>& steps_by_owner, size_t top) {
-  if (work.units.size() < 2) return std::nullopt;
-  const CrossRankSkew skew = collective_skew(trace, work);
-  RanksSummary r;
-  for (size_t u = 0; u < work.units.size(); ++u) {
-    const pytorch::GpuUnit& unit = work.units[u];
-    RankRow row;
+// Each GPU unit with its device's figures and its owner's steps; the collective columns are the
+// merge's.
+std::vector<SummaryUnitPart> unit_parts(const pytorch::GpuWork& work, const std::vector<DeviceSummary>& devices,
+                                        const std::map<int64_t, std::vector<int64_t>>& steps_by_owner) {
+  std::vector<SummaryUnitPart> out;
+  for (const pytorch::GpuUnit& unit : work.units) {
+    SummaryUnitPart part;
+    RankRow& row = part.row;
     row.pid = unit.pid, row.rank = unit.rank, row.device = unit.device;
     for (const DeviceSummary& d : devices) {
       if (d.device != unit.device || (work.pytorch ? d.rank != unit.rank : d.pid != unit.pid)) continue;
@@ -200,65 +188,41 @@ std::optional<RanksSummary> ranks_summary(const Trace& trace, const pytorch::Gpu
       row.busy_ns = d.busy_ns, row.compute_ns = d.compute_ns;  // the union of computation kernels
       row.exposed_comm_ns = sat_sub(d.communication_ns, d.comm_overlap_ns);
     }
-    if (auto it = steps_by_owner.find(unit.owner); it != steps_by_owner.end()) {
-      row.steps = static_cast<int64_t>(it->second.size());
-      row.step_median_ns = median_ns(it->second);
-    }
-    const ParticipantSkew& p = skew.participants[u];
-    row.collectives = p.collectives, row.last = p.last, row.late_ns = p.late_ns, row.wait_ns = p.wait_ns;
-    r.rows.push_back(std::move(row));
+    if (auto it = steps_by_owner.find(unit.owner); it != steps_by_owner.end()) part.step_ns = it->second;
+    out.push_back(std::move(part));
   }
-  std::vector<int64_t> compute;
-  for (const RankRow& row : r.rows) compute.push_back(row.compute_ns);
-  const ComputeBalance balance = compute_balance(std::move(compute));
-  r.slowest = balance.slowest;
-  r.slowest_ratio = balance.ratio();
-  for (size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.rows[i].last > 0 &&
-        (r.most_often_last < 0 || r.rows[i].last > r.rows[static_cast<size_t>(r.most_often_last)].last)) {
-      r.most_often_last = static_cast<int64_t>(i);
-    }
-  }
-  r.collectives.assign(skew.collectives.begin(),
-                       skew.collectives.begin() + static_cast<std::ptrdiff_t>(std::min(top, skew.collectives.size())));
-  r.matched = skew.matched, r.unmatched_names = skew.unmatched_names;
-  return r;
+  return out;
 }
 
-// The TensorBoard plugin's Overview: the GPU metrics per device and the average step over all units.
-void add_tb_overview(const Result<pytorch::TbOverview>& overview, TraceSummary& s) {
+// The TensorBoard plugin's Overview: the GPU metrics per device, and the steps' summed roles (the
+// merge averages them over all units).
+void add_tb_overview(const Result<pytorch::TbOverview>& overview, SummaryPart& part) {
   if (!overview.ok()) return;
   for (const pytorch::TbGpuMetrics& g : overview->gpus) {
-    for (DeviceSummary& d : s.devices) {
+    for (DeviceSummary& d : part.devices) {
       if (d.device != g.device || d.rank != g.rank) continue;
       d.sm_efficiency_pct = 100.0 * g.sm_efficiency;
       d.occupancy_pct = g.occupancy;
       d.tensor_core_pct = 100.0 * g.tensor_cores;
     }
   }
-  StepRolesSummary r;
-  double duration = 0;
-  std::array<double, 8> roles{};
   for (const pytorch::TbUnit& u : overview->units) {
     for (const pytorch::TbStep& st : u.steps) {
-      ++r.steps;
-      duration += static_cast<double>(st.duration());
-      for (int k = 0; k < pytorch::kTbRoles; ++k) roles[static_cast<size_t>(k)] += static_cast<double>(st.role[k]);
+      ++part.role_steps;
+      part.role_step_ns = sat_add(part.role_step_ns, st.duration());
+      for (int k = 0; k < pytorch::kTbRoles; ++k) {
+        part.role_ns[static_cast<size_t>(k)] = sat_add(part.role_ns[static_cast<size_t>(k)], st.role[k]);
+      }
     }
   }
-  if (r.steps == 0) return;
-  const double n = static_cast<double>(r.steps);
-  r.step_ns = duration / n;
-  for (size_t k = 0; k < roles.size(); ++k) r.role_ns[k] = roles[k] / n;
-  s.step_roles = r;
 }
 
-std::optional<DispatchSummary> dispatch_summary(const Trace& trace, const pytorch::OpLinks& links, size_t top) {
+// Every operator's framework time (DispatchSummary::top_ops holds them all until the merge).
+DispatchSummary dispatch_part(const Trace& trace, const pytorch::OpLinks& links) {
   const pytorch::DispatchOverhead d = pytorch::dispatch_overhead(trace, links);
   DispatchSummary out{d.framework, d.api, d.gpu_self, d.kernels, {}};
-  for (size_t k = 0; k < d.ops.size() && k < top; ++k) {
-    out.top_ops.push_back({std::string(trace.str(d.ops[k].name)), d.ops[k].calls, d.ops[k].framework});
-  }
+  for (const pytorch::DispatchGroup& op : d.ops)
+    out.top_ops.push_back({std::string(trace.str(op.name)), op.calls, op.framework});
   return out;
 }
 
@@ -286,37 +250,33 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
   }
 }
 
-// `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units name them.
-std::optional<StepsSummary> steps_summary(const Trace& trace, const StepOptions& options,
-                                          const pytorch::GpuLaunches& launches,
-                                          std::map<int64_t, std::vector<int64_t>>& by_owner) {
+// Each step's values; `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units
+// name them.
+void add_steps(const Trace& trace, const StepOptions& options, const pytorch::GpuLaunches& launches, SummaryPart& part,
+               std::map<int64_t, std::vector<int64_t>>& by_owner) {
   auto found = find_steps(trace, options, &launches);
-  if (!found.ok() || found->steps.empty()) return std::nullopt;
+  if (!found.ok() || found->steps.empty()) return;
   const bool is_pytorch = trace.source.format == "kineto-json";
   for (const StepWindow& w : found->steps) {
     by_owner[pytorch::owner_of_id(is_pytorch, w.global_pid)].push_back(sat_sub(w.end, w.start));
   }
   const auto work = gpu_work_per_step(trace, found->steps, &launches);
-  StepsSummary s;
-  s.source = found->source;
-  s.count = found->steps.size();
-  std::vector<int64_t> cpu, span, busy;
-  std::vector<double> pct;
+  part.has_steps = true;
+  part.step_source = found->source;
   for (size_t k = 0; k < work.size(); ++k) {
-    const int64_t len = sat_sub(found->steps[k].end, found->steps[k].start);
-    cpu.push_back(len);
-    if (work[k].start == kNoTime) continue;
-    span.push_back(sat_sub(work[k].end, work[k].start));
-    busy.push_back(work[k].busy);
-    // Busy over the step's own length: its GPU span when the GPU ran past the CPU window.
-    const int64_t base = std::max(len, sat_sub(work[k].end, work[k].start));
-    if (base > 0) pct.push_back(100.0 * static_cast<double>(work[k].busy) / static_cast<double>(base));
+    StepValues v;
+    v.cpu_ns = sat_sub(found->steps[k].end, found->steps[k].start);
+    if (work[k].start != kNoTime) {
+      v.gpu = true;
+      v.gpu_span_ns = sat_sub(work[k].end, work[k].start);
+      v.gpu_busy_ns = work[k].busy;
+      // Busy over the step's own length: its GPU span when the GPU ran past the CPU window.
+      const int64_t base = std::max(v.cpu_ns, v.gpu_span_ns);
+      if (base > 0)
+        v.has_pct = true, v.busy_pct = 100.0 * static_cast<double>(v.gpu_busy_ns) / static_cast<double>(base);
+    }
+    part.steps.push_back(v);
   }
-  s.median_cpu_ns = median_ns(std::move(cpu));
-  s.median_gpu_span_ns = median_ns(std::move(span));
-  s.median_gpu_busy_ns = median_ns(std::move(busy));
-  s.median_busy_pct = median(std::span<double>(pct));
-  return s;
 }
 
 // Counts a rule's rows and sums its first column (each rule lists a duration first).
@@ -345,12 +305,14 @@ const char* StepRolesSummary::role_name(size_t role) {
   return pytorch::tb_role_name(static_cast<pytorch::TbRole>(role));
 }
 
-TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
-  TraceSummary s;
+SummaryPart summary_part(const Trace& trace, const SummaryOptions& options) {
+  SummaryPart s;
   s.input = trace.source.path;
   s.format = trace.source.format;
   if (trace.source.format == "kineto-json") {
     s.producer = fmt::format("PyTorch profiler (trace era {})", trace.pytorch.era);
+    s.rank = trace.pytorch.rank;
+    s.clock_base_ns = trace.pytorch.base_time_ns;
   } else if (trace.source.format == "tracedoc-capture") {
     s.producer = "tracedoc capture";
   } else if (!trace.source.product_version.empty()) {
@@ -358,15 +320,14 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   } else {
     s.producer = "Nsight Systems";
   }
-  bool any = false;
-  widen_table(trace.kernels, s.span_start, s.span_end, any);
-  widen_table(trace.memcpys, s.span_start, s.span_end, any);
-  widen_table(trace.memsets, s.span_start, s.span_end, any);
-  widen_table(trace.api, s.span_start, s.span_end, any);
-  widen_table(trace.ranges, s.span_start, s.span_end, any);
-  widen_table(trace.pytorch.ops, s.span_start, s.span_end, any);
-  widen_table(trace.graph_traces, s.span_start, s.span_end, any);
-  widen_table(trace.os_calls, s.span_start, s.span_end, any);
+  widen_table(trace.kernels, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.memcpys, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.memsets, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.api, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.ranges, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.pytorch.ops, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.graph_traces, s.span_start, s.span_end, s.any_time);
+  widen_table(trace.os_calls, s.span_start, s.span_end, s.any_time);
   s.gpu_ops = static_cast<int64_t>(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size());
   s.api_calls = static_cast<int64_t>(trace.api.size());
   s.ranges = static_cast<int64_t>(trace.ranges.size());
@@ -379,9 +340,9 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
     add_memory(trace, s.devices);
     work = add_breakdowns(trace, s.devices);
-    s.top_kernels =
-        top_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, options.top, &s.kernel_total_ns);
-    s.copies = copy_summaries(trace);
+    s.kernels = totals_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, &s.kernel_total_ns);
+    s.copies = copy_parts(trace);
+    s.collectives = collective_starts(trace, work);
   };
   std::map<int64_t, std::vector<int64_t>> steps_by_owner;
   Result<pytorch::TbOverview> overview = NoData("not a PyTorch trace");
@@ -389,13 +350,14 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
     // The operator links carry the launch links too: one pass serves the steps and the dispatch figures.
     if (trace.pytorch.ops.size() > 0) {
       const pytorch::OpLinks links = pytorch::link_ops(trace);
-      s.steps = steps_summary(trace, options.steps, links.launches, steps_by_owner);
-      s.dispatch = dispatch_summary(trace, links, options.top);
+      add_steps(trace, options.steps, links.launches, s, steps_by_owner);
+      s.has_dispatch = true;
+      s.dispatch = dispatch_part(trace, links);
     } else {
-      s.steps = steps_summary(trace, options.steps, pytorch::link_gpu_launches(trace), steps_by_owner);
+      add_steps(trace, options.steps, pytorch::link_gpu_launches(trace), s, steps_by_owner);
     }
     if (trace.source.format == "kineto-json") overview = pytorch::tb_overview(trace);
-    s.top_api = top_by_name(trace, trace.api.name, trace.api.start, trace.api.end, options.top, nullptr);
+    s.api = totals_by_name(trace, trace.api.name, trace.api.start, trace.api.end, nullptr);
     s.threads = thread_summaries(trace);
     const RuleTally sync = tally(trace, nsys_analyze::cuda_api_sync);
     const RuleTally copies = tally(trace, nsys_analyze::cuda_memcpy_sync);
@@ -406,8 +368,15 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   };
   parallel_invoke({device_side, host_side});
   add_tb_overview(overview, s);  // matched to the devices the other half found
-  s.ranks = ranks_summary(trace, work, s.devices, steps_by_owner, options.top);
+  s.pytorch_units = work.pytorch;
+  s.units = unit_parts(work, s.devices, steps_by_owner);
   return s;
+}
+
+TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
+  std::vector<SummaryPart> parts;
+  parts.push_back(summary_part(trace, options));
+  return merge_summary_parts(std::move(parts), options);
 }
 
 }  // namespace tracedoc

@@ -172,4 +172,70 @@ struct SummaryOptions {
 
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options = {});
 
+// What a summary is made of before anything is ranked, averaged or compared across GPUs: every
+// figure that merges exactly (counts, sums, extremes), every name's totals (not the top few), each
+// step's values and each collective's start times (never the events). A job's ranks, read one by
+// one (on different machines), give parts whose merge is the summary of the whole rank directory,
+// exactly as `tracedoc summary DIR` computes it: summarize(trace) is merge_summary_parts of the
+// trace's one part.
+struct StepValues {
+  int64_t cpu_ns = 0;  // the CPU window
+  bool gpu = false;    // whether the step launched GPU work (the next three are set only then)
+  int64_t gpu_span_ns = 0, gpu_busy_ns = 0;
+  bool has_pct = false;
+  double busy_pct = 0;
+};
+
+struct SummaryUnitPart {  // a GPU unit (a rank's or process's device), as the Ranks section reads it
+  RankRow row;            // its own figures (the collective columns are filled by the merge)
+  std::vector<int64_t> step_ns;
+};
+
+struct CopyPart {
+  uint8_t copy_kind = 0, host = 0;  // the grouping key
+  bool mixed_links = false;
+  CopySummary copy;
+};
+
+struct SummaryPart {
+  std::string input, format, producer;
+  int64_t rank = -1;         // PyTorch traces: the file's rank (-1 unknown: the merge numbers it)
+  TimeNs clock_base_ns = 0;  // PyTorch traces: the file's clock base (times are relative to it)
+  bool any_time = false;     // whether span_start/end hold anything
+  TimeNs span_start = 0, span_end = 0;
+  int64_t gpu_ops = 0, api_calls = 0, ranges = 0, cpu_ops = 0;
+  std::vector<DeviceSummary> devices;
+  int64_t kernel_total_ns = 0;
+  std::vector<NamedTotal> kernels, api;  // every name
+  std::vector<CopyPart> copies;
+  bool has_steps = false;
+  StepSource step_source = StepSource::kProfilerStep;
+  std::vector<StepValues> steps;
+  int64_t role_steps = 0;  // the TensorBoard plugin's steps: count, summed duration and roles
+  int64_t role_step_ns = 0;
+  std::array<int64_t, 8> role_ns{};
+  bool has_dispatch = false;
+  DispatchSummary dispatch;  // top_ops holds every operator
+  std::vector<ThreadSummary> threads;
+  bool pytorch_units = false;
+  std::vector<SummaryUnitPart> units;
+  CollectiveStarts collectives;  // over `units`
+  FindingsSummary findings;
+  int64_t gap_threshold_ns = 0;
+};
+
+SummaryPart summary_part(const Trace& trace, const SummaryOptions& options = {});
+
+// The summary of parts: PyTorch rank files are merged as a rank directory is (ordered by rank, the
+// unknown ranks numbered in file order, times on the earliest clock base); other parts are taken
+// as they come. `input` names the whole (the directory); empty keeps the first part's. Only
+// options.top is read (the rest was applied by summary_part).
+TraceSummary merge_summary_parts(std::vector<SummaryPart> parts, const SummaryOptions& options,
+                                 const std::string& input = {});
+
+// A part as bytes (to send from the machine that read the rank to the one that merges) and back.
+// Decoding checks every length: bytes that are not a part give BadInput.
+std::string encode_summary_part(const SummaryPart& part);
+Result<SummaryPart> decode_summary_part(std::string_view bytes);
+
 }  // namespace tracedoc

@@ -122,6 +122,15 @@ nb::tuple rows_capsules(Produce&& produce) {
   return export_capsules([&](ArrowArray* a, ArrowSchema* s) { return export_report(rows, UnitChoice{}, a, s); });
 }
 
+// `tracedoc summary`'s options: --top, --gap-ms, --step-marker.
+SummaryOptions summary_options(size_t top, double gap_ms, const std::string& step_marker) {
+  SummaryOptions options;
+  options.top = top;
+  options.gap_threshold_ns = static_cast<int64_t>(gap_ms * 1e6);
+  if (!step_marker.empty()) options.steps.marker = step_marker;
+  return options;
+}
+
 // How a trace was read: what a rule with its own window reads again.
 struct ReadSettings {
   std::string path;
@@ -224,12 +233,20 @@ class PyTrace {
   }
 
   std::string summary_json(size_t top, double gap_ms, const std::string& step_marker) {
-    SummaryOptions options;
-    options.top = top;
-    options.gap_threshold_ns = static_cast<int64_t>(gap_ms * 1e6);
-    if (!step_marker.empty()) options.steps.marker = step_marker;
+    const SummaryOptions options = summary_options(top, gap_ms, step_marker);
     EngineWork work;
     return ::tracedoc::summary_json({summarize(*trace_, options)});
+  }
+
+  // The summary's part (analysis/summary.h) as bytes, for a merge elsewhere (tracedoc.distributed).
+  nb::bytes summary_part(double gap_ms, const std::string& step_marker) {
+    const SummaryOptions options = summary_options(0, gap_ms, step_marker);
+    std::string bytes;
+    {
+      EngineWork work;
+      bytes = encode_summary_part(::tracedoc::summary_part(*trace_, options));
+    }
+    return nb::bytes(bytes.data(), bytes.size());
   }
 
   std::string diagnose_json(const std::string& config) {
@@ -292,6 +309,17 @@ std::string diff_of(const PyTrace& base, const PyTrace& next, double alpha, doub
   return ::tracedoc::diff_json(compare::diff_traces(base.trace(), next.trace(), options));
 }
 
+// The summary of rank parts (PyTrace::summary_part), merged as the rank directory `directory` (empty:
+// the parts taken as they come), as `tracedoc summary -f json` prints it.
+std::string merge_summary_parts_json(const std::vector<nb::bytes>& parts, size_t top, const std::string& directory) {
+  std::vector<SummaryPart> decoded;
+  for (const nb::bytes& b : parts) decoded.push_back(value_or_raise(decode_summary_part({b.c_str(), b.size()})));
+  SummaryOptions options;
+  options.top = top;
+  EngineWork work;
+  return summary_json({merge_summary_parts(std::move(decoded), options, directory)});
+}
+
 }  // namespace
 }  // namespace tracedoc::python
 
@@ -306,6 +334,7 @@ NB_MODULE(_tracedoc, m) {
         nb::arg("threads") = nb::none(), nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "",
         nb::arg("all_ranks") = false, nb::rv_policy::take_ownership);
   m.def("diff_json", &diff_of);
+  m.def("merge_summary_parts_json", &merge_summary_parts_json);
   m.def("rank_files", &kineto_files_in);  // the files read_kineto_directory reads, by name
   m.def("rule_names", [] {
     std::vector<std::pair<std::string, std::string>> out;
@@ -339,6 +368,7 @@ NB_MODULE(_tracedoc, m) {
            nb::arg("step_marker"))
       .def("view_html", &PyTrace::view_html)
       .def("summary_json", &PyTrace::summary_json)
+      .def("summary_part", &PyTrace::summary_part)
       .def("diagnose_json", &PyTrace::diagnose_json)
       .def("row_counts", &PyTrace::row_counts)
       .def_prop_ro("path", &PyTrace::path)

@@ -5,6 +5,7 @@ middle of the job has its ranks run again elsewhere, with the same results."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -71,10 +72,83 @@ def cluster(tmp_path_factory):
     c.stop()
 
 
-def cli_summary(path: str) -> dict:
-    run = cli("summary", "-f", "json", path)
+def cli_summary_top(path: str, top: int) -> dict:
+    run = cli("summary", "-f", "json", "--top", str(top), path)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
+
+
+def cli_summary(path: str) -> dict:
+    return cli_summary_top(path, 5)
+
+
+def straggler_job(directory: Path) -> Path:
+    """A two-rank job whose rank 1 starts its all-reduces late (examples/synth/straggler.toml, written
+    by `tracedoc synth`): collectives to match across the ranks, files on their own clock bases."""
+    directory.mkdir()
+    spec = str(Path(__file__).resolve().parents[2] / "examples/synth/straggler.toml")
+    run = cli("synth", spec, "--format", "kineto", "-o", str(directory / "job"))
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in directory.iterdir()) == ["job_rank0.json", "job_rank1.json"]
+    return directory
+
+
+def test_the_job_summary_is_the_cli_summary_of_the_directory(cluster, tmp_path):
+    # Each rank's part, merged on the client, equals `tracedoc summary DIR` figure for figure: the
+    # per-GPU rows, the top kernels and calls across ranks, the steps' medians, the Ranks section.
+    job = straggler_job(tmp_path / "straggler")
+    summary = td.summarize(job, client=cluster.client)
+    assert summary.errors == []
+    assert summary == cli_summary(str(job))
+    ranks = summary.trace["ranks"]
+    assert ranks["collectives_matched"] == 36 and ranks["most_often_last"] == "rank 1 GPU 1 (NVIDIA A100-SXM4-80GB)"
+    assert summary.ranks["steps"].tolist() == [12, 12]
+
+
+def test_real_rank_directories_summarize_as_the_cli(cluster):
+    for relative in (TWO_RANKS, "kineto/TraceLens/tests/traces/h100", "kineto/kineto/tb_plugin/samples/resnet50_num_workers_4"):
+        directory = shared_trace(relative)
+        assert td.summarize(directory, client=cluster.client, top=20) == cli_summary_top(str(directory), 20)
+
+
+def test_a_corrupt_rank_leaves_the_job_summary_of_the_others(cluster, tmp_path):
+    job = straggler_job(tmp_path / "job")
+    (job / "job_rank2.json").write_text('{"traceEvents": [{"ph": "X", "name"')  # cut short
+    summary = td.summarize(job, client=cluster.client)
+    assert [Path(e.path).name for e in summary.errors] == ["job_rank2.json"]
+    assert "job_rank2.json" in summary.errors[0].error
+    # The CLI refuses the directory; without the corrupt file it gives the same summary.
+    assert cli("summary", str(job)).returncode == 2
+    (job / "job_rank2.json").unlink()
+    assert summary == cli_summary(str(job))
+
+
+def test_sixty_four_ranks_through_a_cluster_losing_a_worker(tmp_path):
+    # bench/scale_kineto's 64-rank job (HTA's NCCL trace as ranks 0..63, 625 MB): the summary
+    # through the cluster equals the one process's, with a worker killed while it reads its ranks.
+    sys.path.insert(0, str(HERE.parents[1] / "bench"))
+    from rank_directory import build_rank_directory, tiler
+
+    if not tiler().exists():
+        pytest.skip(f"{tiler()} not built")
+    shared_trace("kineto/HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz")
+    directory = tmp_path / "ranks"
+    build_rank_directory(directory, ranks=64, copies=1)
+    own = Cluster(tmp_path, workers=2)  # its own: this test leaves it one worker short
+    try:
+        job = concurrent.futures.ThreadPoolExecutor(1).submit(td.summarize, directory, client=own.client)
+        time.sleep(1.0)  # both workers are reading ranks
+        os.killpg(own.workers[0].pid, signal.SIGKILL)
+        summary = job.result(timeout=600)
+        assert len(own.client.scheduler_info()["workers"]) == 1
+    finally:
+        own.stop()
+    assert summary.errors == []
+    assert summary == cli_summary(str(directory))
+    assert len(summary.ranks) == 64 and summary.ranks["rank"].tolist() == list(range(64))
+    one_rank = tracedoc.load(directory / "rank-0.pt.trace.json").summary().trace
+    assert summary.trace["gpu_operations"] == 64 * one_rank["gpu_operations"]
+    assert summary.trace["ranks"]["collectives_matched"] == 21  # each rank's 21 group collectives, matched on all 64
 
 
 def test_each_rank_summary_is_the_cli_summary_of_its_file(cluster):

@@ -1,0 +1,102 @@
+// A job's summary from its ranks' parts (analysis/summary.h): each rank file read alone, its part
+// sent as bytes and merged, gives the summary `tracedoc summary DIR` computes over the merged rank
+// directory, byte for byte in both the JSON and the text output.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/summary.h"
+#include "ingest/kineto_reader.h"
+#include "ingest/open_trace.h"
+#include "report/summary_writer.h"
+#include "test_support.h"
+
+namespace tracedoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The parts of a directory's rank files, each through bytes, as tracedoc.distributed gathers them.
+std::vector<SummaryPart> rank_parts(const fs::path& dir, const SummaryOptions& options) {
+  std::vector<SummaryPart> parts;
+  for (const std::string& file : kineto_files_in(dir.string())) {
+    auto trace = open_trace(file);
+    if (!trace.ok()) {
+      EXPECT_NE(trace.status().message().find("not a PyTorch profiler trace"), std::string::npos)
+          << trace.status().message();
+      continue;
+    }
+    auto part = decode_summary_part(encode_summary_part(summary_part(*trace, options)));
+    EXPECT_TRUE(part.ok()) << part.status().message();
+    if (part.ok()) parts.push_back(std::move(part).value());
+  }
+  return parts;
+}
+
+void expect_merge_equals_directory(const fs::path& dir, const SummaryOptions& options = {}) {
+  SCOPED_TRACE(dir.string());
+  auto merged = open_trace(dir.string());
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const TraceSummary whole = summarize(*merged, options);
+  const TraceSummary from_parts = merge_summary_parts(rank_parts(dir, options), options, dir.string());
+  EXPECT_EQ(summary_json({from_parts}), summary_json({whole}));
+  EXPECT_EQ(summary_text(from_parts), summary_text(whole));
+}
+
+TEST(SummaryParts, SyntheticRankDirectoriesMergeExactly) {
+  // Two ranks with all-reduces a straggler delays (the Ranks section's skew), exposed communication,
+  // and a clean pair.
+  for (const char* spec : {"straggler", "exposed_comm", "clean_2ranks"})
+    expect_merge_equals_directory(synth_rank_directory(spec));
+  SummaryOptions wide;
+  wide.top = 50;
+  wide.gap_threshold_ns = 10'000;
+  expect_merge_equals_directory(synth_rank_directory("straggler"), wide);
+}
+
+TEST(SummaryParts, RealRankDirectoriesMergeExactly) {
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
+  const fs::path kineto = shared_dir() / "traces/kineto";
+  // (TraceLens's mi300 folder is not one job: two of its files from different runs both claim rank 0.)
+  for (const char* dir :
+       {"HolisticTraceAnalysis/tests/data/trace_filter", "TraceLens/tests/traces/h100",
+        "kineto/tb_plugin/samples/resnet50_num_workers_0", "kineto/tb_plugin/samples/resnet50_num_workers_4",
+        "TraceLens/tests/traces/inference/sglang_decode/capture_traces"}) {
+    expect_merge_equals_directory(kineto / dir);
+  }
+}
+
+TEST(SummaryParts, OneTracesPartIsItsSummary) {
+  const fs::path toy = fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite";
+  const Trace& trace = load_nsys(toy.string());
+  auto part = decode_summary_part(encode_summary_part(summary_part(trace)));
+  ASSERT_TRUE(part.ok());
+  std::vector<SummaryPart> parts;
+  parts.push_back(std::move(part).value());
+  const TraceSummary merged = merge_summary_parts(std::move(parts), {});
+  EXPECT_EQ(summary_json({merged}), summary_json({summarize(trace)}));
+  EXPECT_EQ(merged.devices.at(0).kernels, 68);
+  EXPECT_EQ(merged.kernel_total_ns, 15'256'836);
+}
+
+TEST(SummaryParts, BytesThatAreNotAPartAreBadInput) {
+  const Trace& trace = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string());
+  const std::string bytes = encode_summary_part(summary_part(trace));
+  EXPECT_EQ(decode_summary_part("").status().message(), "not a tracedoc summary part");
+  EXPECT_EQ(decode_summary_part("{\"json\": 1}").status().message(), "not a tracedoc summary part");
+  // Cut anywhere, or with a byte too many, the part is refused, never read past its end.
+  for (size_t cut : {size_t{8}, size_t{12}, bytes.size() / 2, bytes.size() - 1}) {
+    auto cut_part = decode_summary_part(std::string_view(bytes).substr(0, cut));
+    ASSERT_FALSE(cut_part.ok());
+    EXPECT_EQ(cut_part.status().code(), ErrorCode::kBadInput);
+  }
+  EXPECT_FALSE(decode_summary_part(bytes + "x").ok());
+  // A length of 2^63 - 1 (the input path's, after the magic and the version) is refused against the
+  // bytes left, not allocated.
+  std::string huge = bytes;
+  for (size_t i = 0; i < 8; ++i) huge[12 + i] = i == 7 ? '\x7f' : '\xff';
+  EXPECT_FALSE(decode_summary_part(huge).ok());
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
