@@ -15,7 +15,6 @@ about 1 GB with build/bench/tile_kineto_trace (timestamps shifted, ids renumbere
 usage: /usr/bin/python3 bench/view_open.py [--build DIR] [--copies N] [--workdir DIR] [--runs R]
 (Debian python3-websocket and chromium; scripts/install-deps.sh installs them.)
 """
-import json
 import os
 import resource
 import subprocess

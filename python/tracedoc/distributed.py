@@ -26,7 +26,7 @@ import tracedoc
 
 from . import _tracedoc
 
-__all__ = ["JobSummary", "RankResult", "map_ranks", "rank_files", "rank_summaries", "summarize"]
+__all__ = ["JobCheck", "JobSummary", "RankResult", "check", "map_ranks", "rank_files", "rank_summaries", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,27 @@ class JobSummary(tracedoc.Summary):
 _NOT_A_TRACE = "not a PyTorch profiler trace"
 
 
+def _job_parts(
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    part: Callable[[tracedoc.Trace], bytes],
+    client: Any,
+    load_options: dict[str, Any],
+) -> tuple[str, list[bytes], list[RankResult]]:
+    """Each rank file's part (computed on the workers), the directory the parts merge as (empty: a
+    single file), and the rank files that could not be read; raises when none could."""
+    files = rank_files(paths_or_dir)
+    if isinstance(paths_or_dir, (str, os.PathLike)) and os.path.isdir(paths_or_dir):
+        directory = os.fspath(paths_or_dir)
+    else:
+        directory = os.path.commonpath([os.path.abspath(f) for f in files]) if len(files) > 1 else ""
+    results = map_ranks(part, files, client, **load_options)
+    parts = [r.value for r in results if r.error is None]
+    errors = [r for r in results if r.error is not None and _NOT_A_TRACE not in r.error]
+    if not parts:
+        raise tracedoc.TraceError(errors[0].error if errors else f"{directory}: no PyTorch profiler traces")
+    return directory, parts, errors
+
+
 def summarize(
     paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     client: Any = None,
@@ -150,17 +171,55 @@ def summarize(
         raise tracedoc.TraceError("summary: top and gap_ms must not be negative")
     from functools import partial
 
-    files = rank_files(paths_or_dir)
-    if isinstance(paths_or_dir, (str, os.PathLike)) and os.path.isdir(paths_or_dir):
-        directory = os.fspath(paths_or_dir)
-    else:
-        directory = os.path.commonpath([os.path.abspath(f) for f in files]) if len(files) > 1 else ""
-    results = map_ranks(partial(_summary_part, gap_ms=gap_ms, step_marker=step_marker), files, client,
-                        **load_options)
-    parts = [r.value for r in results if r.error is None]
-    errors = [r for r in results if r.error is not None and _NOT_A_TRACE not in r.error]
-    if not parts:
-        raise tracedoc.TraceError(errors[0].error if errors else f"{directory}: no PyTorch profiler traces")
+    part = partial(_summary_part, gap_ms=gap_ms, step_marker=step_marker)
+    directory, parts, errors = _job_parts(paths_or_dir, part, client, load_options)
     summary = JobSummary(json.loads(_tracedoc.merge_summary_parts_json(parts, top, directory)))
     summary.errors = errors
     return summary
+
+
+def _measure_part(trace: tracedoc.Trace, budget: str, step_marker: str | None, baseline: bool) -> bytes:
+    return trace._core.measure_part(budget, step_marker or "", baseline)
+
+
+class JobCheck(dict):
+    """``tracedoc check DIR --budget FILE -f json``'s document for a job checked on a cluster (each
+    limit, the measured value, whether it passed: ``report["failed"]``), with ``errors``: the rank
+    files (of the job or of its baseline) that could not be read."""
+
+    errors: list[RankResult]
+
+
+def check(
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    budget: str | os.PathLike[str],
+    baseline: str | os.PathLike[str] | None = None,
+    client: Any = None,
+    step_marker: str | None = None,
+    **load_options: Any,
+) -> JobCheck:
+    """A CI gate on a whole job, computed across a Dask cluster: what ``tracedoc check DIR --budget
+    FILE -f json`` prints for the same rank files, equal to it. ``baseline`` (a rank directory or
+    file) overrides the budget's [baseline] path; its ranks are read on the cluster too. The
+    workers read the budget file by its path, as they read the rank files.
+
+    Each task sends back its rank's measures (its step lengths, each GPU's busy and copy time in
+    its steps and its computation time, memory peaks, every kernel name's count and total, the
+    collectives' start times), merged here exactly. A [findings] budget needs the diagnosis of the
+    whole job, which ranks read one by one cannot give: it raises TraceError before any rank is read
+    (check the directory in one process with ``tracedoc check DIR``)."""
+    from functools import partial
+
+    budget = os.fspath(budget)
+    base_path = _tracedoc.job_check_baseline(budget, "" if baseline is None else os.fspath(baseline))
+    part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=False)
+    directory, parts, errors = _job_parts(paths_or_dir, part, client, load_options)
+    base_directory, base_parts = "", None
+    if base_path:
+        base_part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=True)
+        base_directory, base_parts, base_errors = _job_parts(base_path, base_part, client, load_options)
+        errors += base_errors
+    report = JobCheck(json.loads(_tracedoc.check_parts_json(budget, step_marker or "", parts, directory, base_parts,
+                                                            base_directory)))
+    report.errors = errors
+    return report

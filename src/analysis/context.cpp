@@ -144,13 +144,15 @@ std::string AnalysisContext::owner_label(int64_t owner) const {
   return owner > 0 ? fmt::format("rank {}", trace_.rank_of_tag(owner)) : std::string("trace");
 }
 
-std::string AnalysisContext::unit_label(const pytorch::GpuUnit& unit) const {
-  std::string s = unit.rank >= 0 ? fmt::format("rank {} GPU {}", unit.rank, unit.device)
-                                 : (pytorch() ? fmt::format("GPU {}", unit.device)
-                                              : fmt::format("pid {} GPU {}", unit.pid, unit.device));
-  const std::string name = device_name(unit.device);
-  if (!name.empty()) s += " (" + name + ")";
+std::string gpu_unit_label(int64_t rank, int64_t pid, int32_t device, bool pytorch, const std::string& device_name) {
+  std::string s = rank >= 0 ? fmt::format("rank {} GPU {}", rank, device)
+                            : (pytorch ? fmt::format("GPU {}", device) : fmt::format("pid {} GPU {}", pid, device));
+  if (!device_name.empty()) s += " (" + device_name + ")";
   return s;
+}
+
+std::string AnalysisContext::unit_label(const pytorch::GpuUnit& unit) const {
+  return gpu_unit_label(unit.rank, unit.pid, unit.device, pytorch(), device_name(unit.device));
 }
 
 std::vector<Offender> AnalysisContext::cpu_activity_during(const IntervalSet& during, int64_t owner, size_t top) {

@@ -25,6 +25,10 @@
 
 namespace tracedoc {
 
+// How every command names a GPU unit: "rank 1 GPU 0 (NVIDIA H100 80GB HBM3)", "pid 4242 GPU 0",
+// "GPU 0" (a PyTorch trace of unknown rank); the name in brackets when known.
+std::string gpu_unit_label(int64_t rank, int64_t pid, int32_t device, bool pytorch, const std::string& device_name);
+
 class AnalysisContext {
  public:
   AnalysisContext(const Trace& trace, StepOptions step_options);
@@ -57,7 +61,7 @@ class AnalysisContext {
   int64_t basis_ns();
 
   // "rank 0 GPU 0 (NVIDIA A100-SXM4-80GB)", "pid 4242 GPU 0".
-  std::string unit_label(const pytorch::GpuUnit& unit) const;
+  std::string unit_label(const pytorch::GpuUnit& unit) const;  // gpu_unit_label with its device's name
   std::string device_name(int32_t device) const;
   // What a finding about a whole process says it concerns: "rank 2", "pid 4242", or "trace" for a
   // single PyTorch file.

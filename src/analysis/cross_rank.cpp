@@ -131,6 +131,20 @@ CrossRankSkew collective_skew(const CollectiveStarts& starts, size_t units) {
   return out;
 }
 
+void add_collective_starts(CollectiveStarts& into, const CollectiveStarts& part, size_t first_unit, size_t units,
+                           TimeNs shift) {
+  for (const auto& [name, per_unit] : part) {
+    auto at = into.find(name);
+    if (at == into.end()) at = into.emplace(name, std::vector<std::vector<TimeNs>>()).first;
+    at->second.resize(units);
+    for (size_t u = 0; u < per_unit.size(); ++u) {
+      std::vector<TimeNs>& starts = at->second[first_unit + u];
+      starts = per_unit[u];
+      for (TimeNs& t : starts) t = sat_add(t, shift);
+    }
+  }
+}
+
 CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work) {
   return collective_skew(collective_starts(trace, work), work.units.size());
 }

@@ -18,6 +18,7 @@
 // sync: a constant offset between two hosts shows as a constant skew.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -77,6 +78,27 @@ CrossRankSkew collective_skew(const Trace& trace, const pytorch::GpuWork& work);
 using CollectiveStarts = std::map<std::string, std::vector<std::vector<TimeNs>>, std::less<>>;
 CollectiveStarts collective_starts(const Trace& trace, const pytorch::GpuWork& work);
 CrossRankSkew collective_skew(const CollectiveStarts& starts, size_t units);
+// Adds a part's starts (over its own units) to `into`, its units placed from `first_unit` on, of
+// `units` in all; its times moved by `shift` (onto a directory's clock).
+void add_collective_starts(CollectiveStarts& into, const CollectiveStarts& part, size_t first_unit, size_t units,
+                           TimeNs shift);
+
+// The order of a rank directory's ranks (ingest/kineto_directory.cpp), for parts read from its files
+// one by one (analysis/summary.h, budget/measures.h): files without a rank are numbered in file
+// order, the parts sorted by rank, and `place(part, shift)` called on each with its rank set and
+// the shift of its times onto the earliest clock base. Part has `rank` and `clock_base_ns`.
+template <typename Part, typename Place>
+void order_as_rank_directory(std::vector<Part>& parts, Place place) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].rank < 0) parts[i].rank = static_cast<int64_t>(i);
+  }
+  std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.rank < b.rank; });
+  TimeNs base = kNoTime;
+  for (const Part& p : parts) {
+    if (p.clock_base_ns > 0 && (base == kNoTime || p.clock_base_ns < base)) base = p.clock_base_ns;
+  }
+  for (Part& p : parts) place(p, p.clock_base_ns > 0 ? p.clock_base_ns - base : 0);
+}
 
 // Whether a kernel name is a group collective (not point-to-point): NCCL/RCCL names holding
 // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce or AllToAll, without SendRecv/Send/Recv.

@@ -1,26 +1,11 @@
-// A summary part as bytes: what a worker that read one rank file sends to the process that merges
-// (tracedoc.distributed, over Dask). Little-endian fixed-width integers, doubles by their bits (the
-// merge must see exactly the values the worker computed), strings and lists length-prefixed, after
-// a magic and a version. Each struct's fields are listed once, in `fields`, for both directions.
-#include <fmt/format.h>
-
-#include <bit>
-#include <cstring>
-#include <type_traits>
-
+// The summary's part as bytes (analysis/part_codec.h).
+#include "analysis/part_codec.h"
 #include "analysis/summary.h"
 
 namespace tracedoc {
 
-namespace {
-
-constexpr char kMagic[4] = {'T', 'D', 'S', 'P'};
-constexpr uint32_t kVersion = 1;
-
-template <typename F>
-void fields(F& f, NamedTotal& t) {
-  f(t.name), f(t.count), f(t.total_ns);
-}
+// Each struct's fields, once, for both directions (found by argument-dependent lookup from
+// part_codec's Writer and Reader, hence in namespace tracedoc).
 template <typename F>
 void fields(F& f, DeviceSummary& d) {
   f(d.pid), f(d.rank), f(d.device), f(d.name), f(d.first_start), f(d.last_end), f(d.busy_ns), f(d.kernel_ns);
@@ -67,128 +52,15 @@ void fields(F& f, SummaryPart& p) {
   f(p.units), f(p.collectives), f(p.findings), f(p.gap_threshold_ns);
 }
 
-class Writer {
- public:
-  std::string bytes;
-  template <typename T>
-  void operator()(const T& v) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      (*this)(static_cast<uint64_t>(v.size()));
-      bytes.append(v);
-    } else if constexpr (std::is_same_v<T, double>) {
-      (*this)(std::bit_cast<uint64_t>(v));
-    } else if constexpr (std::is_enum_v<T>) {
-      (*this)(static_cast<uint64_t>(v));
-    } else if constexpr (std::is_integral_v<T>) {
-      auto u = static_cast<uint64_t>(v);
-      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((u >> (8 * i)) & 0xFF));
-    } else {
-      fields(*this, const_cast<T&>(v));
-    }
-  }
-  template <typename T>
-  void operator()(const std::vector<T>& v) {
-    (*this)(static_cast<uint64_t>(v.size()));
-    for (const T& x : v) (*this)(x);
-  }
-  template <typename T, size_t N>
-  void operator()(const std::array<T, N>& v) {
-    for (const T& x : v) (*this)(x);
-  }
-  void operator()(const CollectiveStarts& starts) {
-    (*this)(static_cast<uint64_t>(starts.size()));
-    for (const auto& [name, per_unit] : starts) (*this)(name), (*this)(per_unit);
-  }
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : rest_(bytes) {}
-  bool failed = false;
-  size_t left() const { return rest_.size(); }
-
-  template <typename T>
-  void operator()(T& v) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      const uint64_t n = count(1);
-      if (failed) return;
-      v.assign(rest_.substr(0, n));
-      rest_.remove_prefix(n);
-    } else if constexpr (std::is_same_v<T, double>) {
-      v = std::bit_cast<double>(word());
-    } else if constexpr (std::is_enum_v<T>) {
-      v = static_cast<T>(word());
-    } else if constexpr (std::is_same_v<T, bool>) {
-      v = word() != 0;
-    } else if constexpr (std::is_integral_v<T>) {
-      v = static_cast<T>(word());
-    } else {
-      fields(*this, v);
-    }
-  }
-  template <typename T>
-  void operator()(std::vector<T>& v) {
-    const uint64_t n = count(8);  // every element takes at least 8 bytes
-    if (failed) return;
-    v.resize(n);
-    for (T& x : v) (*this)(x);
-  }
-  template <typename T, size_t N>
-  void operator()(std::array<T, N>& v) {
-    for (T& x : v) (*this)(x);
-  }
-  void operator()(CollectiveStarts& starts) {
-    const uint64_t n = count(16);
-    for (uint64_t i = 0; i < n && !failed; ++i) {
-      std::string name;
-      std::vector<std::vector<TimeNs>> per_unit;
-      (*this)(name), (*this)(per_unit);
-      starts.emplace(std::move(name), std::move(per_unit));
-    }
-  }
-
- private:
-  uint64_t word() {
-    if (rest_.size() < 8) {
-      failed = true;
-      return 0;
-    }
-    uint64_t u = 0;
-    for (int i = 0; i < 8; ++i) u |= static_cast<uint64_t>(static_cast<unsigned char>(rest_[i])) << (8 * i);
-    rest_.remove_prefix(8);
-    return u;
-  }
-  // A length, checked against the bytes left (each item needs at least `item_bytes`).
-  uint64_t count(uint64_t item_bytes) {
-    const uint64_t n = word();
-    if (failed || n > rest_.size() / item_bytes) failed = true;
-    return failed ? 0 : n;
-  }
-  std::string_view rest_;
-};
-
+namespace {
+constexpr std::string_view kMagic = "TDSP";
+constexpr uint32_t kVersion = 1;
 }  // namespace
 
-std::string encode_summary_part(const SummaryPart& part) {
-  Writer w;
-  w.bytes.append(kMagic, sizeof kMagic);
-  w(kVersion);
-  w(part);
-  return std::move(w.bytes);
-}
+std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kMagic, kVersion); }
 
 Result<SummaryPart> decode_summary_part(std::string_view bytes) {
-  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return BadInput("not a tracedoc summary part");
-  Reader r(bytes.substr(sizeof kMagic));
-  uint32_t version = 0;
-  r(version);
-  if (r.failed || version != kVersion)
-    return BadInput(fmt::format("summary part of version {}, this tracedoc reads version {}", version, kVersion));
-  SummaryPart part;
-  r(part);
-  if (r.failed || r.left() != 0) return BadInput("summary part cut short or corrupt");
-  return part;
+  return part_codec::decode<SummaryPart>(bytes, kMagic, kVersion, "summary part");
 }
 
 }  // namespace tracedoc

@@ -8,7 +8,6 @@
 // directory's: the ties of the rankings are broken by name, never by string ids, which differ
 // between one file's pool and the merged one.
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <tuple>
 #include <string_view>
@@ -140,12 +139,7 @@ std::optional<RanksSummary> merged_ranks(const std::vector<SummaryPart>& parts,
   CollectiveStarts starts;
   size_t base = 0;
   for (const SummaryPart& p : parts) {
-    for (const auto& [name, per_unit] : p.collectives) {
-      auto at = starts.find(name);
-      if (at == starts.end()) at = starts.emplace(name, std::vector<std::vector<TimeNs>>()).first;
-      at->second.resize(units);
-      for (size_t u = 0; u < per_unit.size(); ++u) at->second[base + u] = per_unit[u];
-    }
+    add_collective_starts(starts, p.collectives, base, units, 0);
     base += p.units.size();
   }
   const CrossRankSkew skew = collective_skew(starts, units);
@@ -180,37 +174,23 @@ std::optional<RanksSummary> merged_ranks(const std::vector<SummaryPart>& parts,
 
 TimeNs shifted(TimeNs t, TimeNs shift) { return t == kNoTime ? t : sat_add(t, shift); }
 
-// A rank file's part as the directory's merge would see it: its rank known, its times on the
-// directory's clock.
-void place_rank(SummaryPart& p, int64_t rank, TimeNs shift) {
+// A rank file's part as the directory's merge sees it: its rank known, its times on the directory's
+// clock.
+void place_rank(SummaryPart& p, TimeNs shift) {
   for (DeviceSummary& d : p.devices) {
-    if (d.rank < 0) d.rank = rank;
+    if (d.rank < 0) d.rank = p.rank;
     d.first_start = shifted(d.first_start, shift), d.last_end = shifted(d.last_end, shift);
     d.longest_gap_start = shifted(d.longest_gap_start, shift);
     d.peak_time = shifted(d.peak_time, shift);
   }
   for (SummaryUnitPart& u : p.units) {
-    if (u.row.rank < 0) u.row.rank = rank;
+    if (u.row.rank < 0) u.row.rank = p.rank;
   }
-  p.rank = rank;
   p.span_start = shifted(p.span_start, shift), p.span_end = shifted(p.span_end, shift);
-  for (auto& [name, per_unit] : p.collectives) {
-    for (auto& starts : per_unit)
-      for (TimeNs& t : starts) t = shifted(t, shift);
-  }
+  CollectiveStarts moved;
+  add_collective_starts(moved, p.collectives, 0, p.units.size(), shift);
+  p.collectives = std::move(moved);
   p.clock_base_ns = 0;
-}
-
-void merge_as_rank_directory(std::vector<SummaryPart>& parts) {
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].rank < 0) parts[i].rank = static_cast<int64_t>(i);
-  }
-  std::stable_sort(parts.begin(), parts.end(),
-                   [](const SummaryPart& a, const SummaryPart& b) { return a.rank < b.rank; });
-  TimeNs base = std::numeric_limits<TimeNs>::max();
-  for (const SummaryPart& p : parts)
-    if (p.clock_base_ns > 0) base = std::min(base, p.clock_base_ns);
-  for (SummaryPart& p : parts) place_rank(p, p.rank, p.clock_base_ns > 0 ? p.clock_base_ns - base : 0);
 }
 
 }  // namespace
@@ -219,7 +199,7 @@ TraceSummary merge_summary_parts(std::vector<SummaryPart> parts, const SummaryOp
                                  const std::string& directory) {
   TraceSummary s;
   if (parts.empty()) return s;
-  if (!directory.empty() && parts[0].format == "kineto-json") merge_as_rank_directory(parts);
+  if (!directory.empty() && parts[0].format == "kineto-json") order_as_rank_directory(parts, place_rank);
   const SummaryPart& first = parts[0];
   s.input = directory.empty() ? first.input : directory;
   s.format = first.format, s.producer = first.producer;

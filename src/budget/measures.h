@@ -20,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cross_rank.h"
+#include "analysis/steps.h"
+#include "analysis/summary.h"
 #include "budget/budget.h"
 #include "diagnose/engine.h"
 #include "model/trace.h"
@@ -79,5 +82,45 @@ struct Measures {
 enum class MeasureScope : uint8_t { kAll, kBaseline };
 
 Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope = MeasureScope::kAll);
+
+// The measures of a job read one rank at a time (tracedoc.distributed): each rank file's part,
+// merged as the rank directory reader merges the ranks (analysis/summary.h says how), gives what
+// measure() gives on the whole directory. The parts hold what merges exactly: the step lengths,
+// each GPU unit's figures with what labels it, each memory series' peak, every kernel name's count
+// and total, the group collectives' start times. measure() is the merge of a trace's one part.
+struct UnitPart {  // a GPU unit (or a memory series), labelled at the merge (its rank may be unknown)
+  int64_t rank = -1, pid = 0;
+  int32_t device = 0;
+  std::string device_name;
+  int64_t window_ns = 0, busy_ns = 0, copy_ns = 0, compute_ns = 0;  // a GPU unit's
+  int64_t peak_bytes = 0;                                           // a memory series'
+};
+
+struct MeasurePart {
+  std::string input;
+  bool pytorch = false;
+  int64_t rank = -1;         // PyTorch traces: the file's rank (-1 unknown)
+  TimeNs clock_base_ns = 0;  // PyTorch traces: the file's clock base
+  MeasureScope scope = MeasureScope::kAll;
+  bool has_steps = false;
+  StepSource step_source = StepSource::kProfilerStep;
+  std::vector<int64_t> step_ns;
+  std::vector<UnitPart> gpus;
+  bool memory_recorded = false;
+  std::vector<UnitPart> memory;
+  CollectiveStarts collectives;  // over `gpus`
+  int64_t kernel_total_ns = 0;
+  std::vector<NamedTotal> kernels;  // every kernel name, when the budget limits kernels
+};
+
+// Findings budgets ([findings] forbid) need the whole trace's diagnosis: a part refuses them, and
+// measurable_by_parts says so before any trace is read.
+Status measurable_by_parts(const Budget& budget);
+Result<MeasurePart> measure_part(const Trace& trace, const Budget& budget, MeasureScope scope = MeasureScope::kAll);
+// `directory`: the parts are a rank directory's files (empty: taken as they come, e.g. one trace).
+Measures merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budget, const std::string& directory = {});
+
+std::string encode_measure_part(const MeasurePart& part);
+Result<MeasurePart> decode_measure_part(std::string_view bytes);
 
 }  // namespace tracedoc::budget

@@ -131,6 +131,13 @@ SummaryOptions summary_options(size_t top, double gap_ms, const std::string& ste
   return options;
 }
 
+// A budget file, its [steps] marker overridden when `step_marker` is given (check's --step-marker).
+budget::Budget load_budget_for(const std::string& path, const std::string& step_marker) {
+  budget::Budget b = value_or_raise(budget::load_budget(path));
+  if (!step_marker.empty()) b.step_marker = step_marker;
+  return b;
+}
+
 // How a trace was read: what a rule with its own window reads again.
 struct ReadSettings {
   std::string path;
@@ -198,8 +205,7 @@ class PyTrace {
   // (`baseline_path`, else the budget's own [baseline] path).
   std::string check_json(const std::string& budget_path, const PyTrace* baseline, const std::string& baseline_path,
                          const std::string& step_marker) {
-    budget::Budget b = value_or_raise(budget::load_budget(budget_path));
-    if (!step_marker.empty()) b.step_marker = step_marker;
+    const budget::Budget b = load_budget_for(budget_path, step_marker);
     if (baseline && !b.compares_baseline()) {
       throw TraceError("check: baseline: the budget " + b.path + " sets no [baseline] limit");
     }
@@ -221,6 +227,19 @@ class PyTrace {
       }();
     }
     return value_or_raise(std::move(json));
+  }
+
+  // The budget's measures of this trace (budget/measures.h) as bytes, for a merge elsewhere
+  // (tracedoc.distributed.check); `baseline`: only what a baseline comparison reads.
+  nb::bytes measure_part(const std::string& budget_path, const std::string& step_marker, bool baseline) {
+    const budget::Budget b = load_budget_for(budget_path, step_marker);
+    Result<budget::MeasurePart> part = BadInput("not measured");
+    {
+      EngineWork work;
+      part = budget::measure_part(*trace_, b, baseline ? budget::MeasureScope::kBaseline : budget::MeasureScope::kAll);
+    }
+    const std::string bytes = budget::encode_measure_part(value_or_raise(std::move(part)));
+    return nb::bytes(bytes.data(), bytes.size());
   }
 
   // `tracedoc view`'s page.
@@ -320,6 +339,36 @@ std::string merge_summary_parts_json(const std::vector<nb::bytes>& parts, size_t
   return summary_json({merge_summary_parts(std::move(decoded), options, directory)});
 }
 
+// `tracedoc check DIR --budget FILE -f json` from the measure parts of the job's rank files (and of
+// the baseline's, when the budget compares one), merged as rank directories.
+std::string check_parts_json(const std::string& budget_path, const std::string& step_marker,
+                             const std::vector<nb::bytes>& parts, const std::string& directory,
+                             const std::optional<std::vector<nb::bytes>>& baseline_parts,
+                             const std::string& baseline_directory) {
+  const budget::Budget b = load_budget_for(budget_path, step_marker);
+  auto decode_all = [](const std::vector<nb::bytes>& all) {
+    std::vector<budget::MeasurePart> out;
+    for (const nb::bytes& p : all) out.push_back(value_or_raise(budget::decode_measure_part({p.c_str(), p.size()})));
+    return out;
+  };
+  std::vector<budget::MeasurePart> current = decode_all(parts);
+  std::optional<std::vector<budget::MeasurePart>> base;
+  if (baseline_parts) base = decode_all(*baseline_parts);
+  EngineWork work;
+  const budget::Measures measured = budget::merge_measure_parts(std::move(current), b, directory);
+  std::optional<budget::Measures> base_measured;
+  if (base) base_measured = budget::merge_measure_parts(std::move(*base), b, baseline_directory);
+  return check_json(budget::evaluate(b, measured, base_measured ? &*base_measured : nullptr));
+}
+
+// Before a job is checked rank by rank: whether the budget can be (budget::measurable_by_parts), and
+// the baseline it reads (`given`, else the budget's [baseline] path; empty without one).
+std::string job_check_baseline(const std::string& budget_path, const std::string& given) {
+  const budget::Budget b = load_budget_for(budget_path, "");
+  raise_if_error(budget::measurable_by_parts(b));
+  return value_or_raise(budget::baseline_trace_path(b, given, "baseline="));
+}
+
 }  // namespace
 }  // namespace tracedoc::python
 
@@ -335,6 +384,9 @@ NB_MODULE(_tracedoc, m) {
         nb::arg("all_ranks") = false, nb::rv_policy::take_ownership);
   m.def("diff_json", &diff_of);
   m.def("merge_summary_parts_json", &merge_summary_parts_json);
+  m.def("check_parts_json", &check_parts_json, nb::arg("budget"), nb::arg("step_marker"), nb::arg("parts"),
+        nb::arg("directory"), nb::arg("baseline_parts").none(), nb::arg("baseline_directory"));
+  m.def("job_check_baseline", &job_check_baseline);
   m.def("rank_files", &kineto_files_in);  // the files read_kineto_directory reads, by name
   m.def("rule_names", [] {
     std::vector<std::pair<std::string, std::string>> out;
@@ -369,6 +421,7 @@ NB_MODULE(_tracedoc, m) {
       .def("view_html", &PyTrace::view_html)
       .def("summary_json", &PyTrace::summary_json)
       .def("summary_part", &PyTrace::summary_part)
+      .def("measure_part", &PyTrace::measure_part)
       .def("diagnose_json", &PyTrace::diagnose_json)
       .def("row_counts", &PyTrace::row_counts)
       .def_prop_ro("path", &PyTrace::path)

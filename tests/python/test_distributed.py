@@ -111,6 +111,50 @@ def test_real_rank_directories_summarize_as_the_cli(cluster):
         assert td.summarize(directory, client=cluster.client, top=20) == cli_summary_top(str(directory), 20)
 
 
+def test_real_rank_directories_check_as_the_cli(cluster, tmp_path):
+    directory = shared_trace("kineto/kineto/tb_plugin/samples/resnet50_num_workers_4")
+    budget = tmp_path / "budget.toml"
+    budget.write_text(every_limit(shared_trace(TWO_RANKS)))
+    report = td.check(directory, budget, client=cluster.client)
+    assert report == cli_check(str(directory), budget)
+    assert [round(r["actual"], 3) for r in report["checks"] if r["check"] == "steps.p50_max_ms"] == [125.191]
+
+
+def every_limit(baseline: Path) -> str:
+    """tests/budgets/every_limit.toml (every limit but findings) with a [baseline] of `baseline`."""
+    text = (HERE.parent / "budgets" / "every_limit.toml").read_text()
+    return text + f'[baseline]\npath = "{baseline}"\nstep_p50_regression_max_pct = 5\nbusy_drop_max_pct = 5\n'
+
+
+def cli_check(path: str, budget: Path) -> dict:
+    run = cli("check", "--budget", str(budget), "-f", "json", path)
+    assert run.returncode in (0, 1), run.stderr
+    return json.loads(run.stdout)
+
+
+def test_the_job_check_is_the_cli_check_of_the_directory(cluster, tmp_path):
+    # Every limit a budget can set but findings, against a baseline job: the straggler job checked
+    # against a clean two-rank one, both read rank by rank on the cluster.
+    job = straggler_job(tmp_path / "straggler")
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    spec = str(Path(__file__).resolve().parents[2] / "examples/synth/clean_2ranks.toml")
+    assert cli("synth", spec, "--format", "kineto", "-o", str(clean / "job")).returncode == 0
+    budget = tmp_path / "budget.toml"
+    budget.write_text(every_limit(clean))
+    report = td.check(job, budget, client=cluster.client)
+    assert report.errors == []
+    assert report == cli_check(str(job), budget)
+    assert report["failed"] > 0
+    checks = {r["check"] for r in report["checks"]}
+    assert {"ranks.compute_imbalance_max", "ranks.skew_p50_max_ms", "baseline.step_p50_regression_max_pct"} <= checks
+    # A [findings] budget needs the whole job's diagnosis: refused before any rank is read.
+    forbid = tmp_path / "forbid.toml"
+    forbid.write_text('[findings]\nforbid = ["straggler"]\n')
+    with pytest.raises(tracedoc.TraceError, match=r"forbid.toml: \[findings\] forbid needs the diagnosis"):
+        td.check(job, forbid, client=cluster.client)
+
+
 def test_a_corrupt_rank_leaves_the_job_summary_of_the_others(cluster, tmp_path):
     job = straggler_job(tmp_path / "job")
     (job / "job_rank2.json").write_text('{"traceEvents": [{"ph": "X", "name"')  # cut short

@@ -1,13 +1,17 @@
-// A job's summary from its ranks' parts (analysis/summary.h): each rank file read alone, its part
-// sent as bytes and merged, gives the summary `tracedoc summary DIR` computes over the merged rank
-// directory, byte for byte in both the JSON and the text output.
+// A job's figures from its ranks' parts: each rank file read alone, its part sent as bytes and merged,
+// gives what the command computes over the merged rank directory, byte for byte: the summary
+// (analysis/summary.h; `tracedoc summary DIR`, JSON and text) and the budget's measures
+// (budget/measures.h; `tracedoc check DIR`'s report).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "analysis/summary.h"
+#include "budget/evaluate.h"
+#include "budget/measures.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
+#include "report/check_writer.h"
 #include "report/summary_writer.h"
 #include "test_support.h"
 
@@ -16,9 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The parts of a directory's rank files, each through bytes, as tracedoc.distributed gathers them.
-std::vector<SummaryPart> rank_parts(const fs::path& dir, const SummaryOptions& options) {
-  std::vector<SummaryPart> parts;
+// The parts of a directory's rank files, each through bytes, as tracedoc.distributed gathers them:
+// `part_bytes(trace)` is a rank's part as bytes, `decode` reads them back.
+template <typename Part, typename PartBytes>
+std::vector<Part> rank_parts(const fs::path& dir, PartBytes part_bytes, Result<Part> (*decode)(std::string_view)) {
+  std::vector<Part> parts;
   for (const std::string& file : kineto_files_in(dir.string())) {
     auto trace = open_trace(file);
     if (!trace.ok()) {
@@ -26,11 +32,35 @@ std::vector<SummaryPart> rank_parts(const fs::path& dir, const SummaryOptions& o
           << trace.status().message();
       continue;
     }
-    auto part = decode_summary_part(encode_summary_part(summary_part(*trace, options)));
+    auto part = decode(part_bytes(*trace));
     EXPECT_TRUE(part.ok()) << part.status().message();
     if (part.ok()) parts.push_back(std::move(part).value());
   }
   return parts;
+}
+
+std::vector<SummaryPart> summary_parts(const fs::path& dir, const SummaryOptions& options) {
+  return rank_parts(
+      dir, [&](const Trace& t) { return encode_summary_part(summary_part(t, options)); }, decode_summary_part);
+}
+
+void expect_check_merge_equals_directory(const fs::path& dir, const budget::Budget& b) {
+  SCOPED_TRACE(dir.string());
+  auto merged = open_trace(dir.string());
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const budget::Measures whole = budget::measure(*merged, b);
+  auto parts = rank_parts(
+      dir,
+      [&](const Trace& t) {
+        auto part = budget::measure_part(t, b);
+        EXPECT_TRUE(part.ok());
+        return budget::encode_measure_part(part.ok() ? *part : budget::MeasurePart{});
+      },
+      budget::decode_measure_part);
+  const budget::Measures from_parts = budget::merge_measure_parts(std::move(parts), b, dir.string());
+  EXPECT_EQ(check_json(budget::evaluate(b, from_parts, nullptr)), check_json(budget::evaluate(b, whole, nullptr)));
+  EXPECT_EQ(from_parts.step_ns, whole.step_ns);
+  EXPECT_EQ(from_parts.ranks.collectives, whole.ranks.collectives);
 }
 
 void expect_merge_equals_directory(const fs::path& dir, const SummaryOptions& options = {}) {
@@ -38,7 +68,7 @@ void expect_merge_equals_directory(const fs::path& dir, const SummaryOptions& op
   auto merged = open_trace(dir.string());
   ASSERT_TRUE(merged.ok()) << merged.status().message();
   const TraceSummary whole = summarize(*merged, options);
-  const TraceSummary from_parts = merge_summary_parts(rank_parts(dir, options), options, dir.string());
+  const TraceSummary from_parts = merge_summary_parts(summary_parts(dir, options), options, dir.string());
   EXPECT_EQ(summary_json({from_parts}), summary_json({whole}));
   EXPECT_EQ(summary_text(from_parts), summary_text(whole));
 }
@@ -64,6 +94,34 @@ TEST(SummaryParts, RealRankDirectoriesMergeExactly) {
         "TraceLens/tests/traces/inference/sglang_decode/capture_traces"}) {
     expect_merge_equals_directory(kineto / dir);
   }
+}
+
+TEST(MeasureParts, RankDirectoriesMergeExactly) {
+  // Every figure a part carries: steps, GPU busy and copy shares, memory, ranks, kernels by name.
+  auto b = budget::load_budget((fs::path(TRACEDOC_SOURCE_DIR) / "tests/budgets/every_limit.toml").string());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  for (const char* spec : {"straggler", "exposed_comm", "clean_2ranks"})
+    expect_check_merge_equals_directory(synth_rank_directory(spec), *b);
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
+  const fs::path kineto = shared_dir() / "traces/kineto";
+  for (const char* dir : {"HolisticTraceAnalysis/tests/data/trace_filter", "TraceLens/tests/traces/h100",
+                          "kineto/tb_plugin/samples/resnet50_num_workers_4"}) {
+    expect_check_merge_equals_directory(kineto / dir, *b);
+  }
+}
+
+TEST(MeasureParts, FindingsBudgetsNeedTheWholeJob) {
+  ScratchDir scratch;
+  auto b = budget::load_budget(scratch.write("budget.toml", "[findings]\nforbid = [\"straggler\"]\n").string());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const Trace& toy = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string());
+  auto part = budget::measure_part(toy, *b);
+  ASSERT_FALSE(part.ok());
+  EXPECT_EQ(part.status().code(), ErrorCode::kUsage);
+  EXPECT_NE(part.status().message().find("[findings] forbid needs the diagnosis of the whole job"), std::string::npos);
+  // The baseline's measures (steps and GPU busy time) never need it.
+  EXPECT_TRUE(budget::measure_part(toy, *b, budget::MeasureScope::kBaseline).ok());
+  EXPECT_FALSE(budget::decode_measure_part(encode_summary_part(summary_part(toy))).ok());  // another part's bytes
 }
 
 TEST(SummaryParts, OneTracesPartIsItsSummary) {

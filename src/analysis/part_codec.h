@@ -1,0 +1,159 @@
+// Parts as bytes: what a worker that read one rank file sends to the process that merges
+// (tracedoc.distributed, over Dask): the summary's parts (analysis/summary.h), the budget's
+// (budget/measures.h). Little-endian 64-bit words, doubles by their bits (the merge must see exactly
+// the values the worker computed), strings and lists length-prefixed, after a 4-byte magic and a
+// version. A part's fields are listed once, in a `fields(f, part)` overload beside its type's codec
+// (found by argument-dependent lookup), for both directions; decoding checks every length against
+// the bytes left, so bytes that are not a part are refused, never read past their end.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "analysis/cross_rank.h"
+#include "analysis/summary.h"
+#include "common/status.h"
+
+namespace tracedoc::part_codec {
+
+class Writer {
+ public:
+  std::string bytes;
+  template <typename T>
+  void operator()(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      (*this)(static_cast<uint64_t>(v.size()));
+      bytes.append(v);
+    } else if constexpr (std::is_same_v<T, double>) {
+      (*this)(std::bit_cast<uint64_t>(v));
+    } else if constexpr (std::is_enum_v<T>) {
+      (*this)(static_cast<uint64_t>(v));
+    } else if constexpr (std::is_integral_v<T>) {
+      auto u = static_cast<uint64_t>(v);
+      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((u >> (8 * i)) & 0xFF));
+    } else {
+      fields(*this, const_cast<T&>(v));
+    }
+  }
+  template <typename T>
+  void operator()(const std::vector<T>& v) {
+    (*this)(static_cast<uint64_t>(v.size()));
+    for (const T& x : v) (*this)(x);
+  }
+  template <typename T, size_t N>
+  void operator()(const std::array<T, N>& v) {
+    for (const T& x : v) (*this)(x);
+  }
+  void operator()(const CollectiveStarts& starts) {
+    (*this)(static_cast<uint64_t>(starts.size()));
+    for (const auto& [name, per_unit] : starts) (*this)(name), (*this)(per_unit);
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : rest_(bytes) {}
+  bool failed = false;
+  size_t left() const { return rest_.size(); }
+
+  template <typename T>
+  void operator()(T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      const uint64_t n = count(1);
+      if (failed) return;
+      v.assign(rest_.substr(0, n));
+      rest_.remove_prefix(n);
+    } else if constexpr (std::is_same_v<T, double>) {
+      v = std::bit_cast<double>(word());
+    } else if constexpr (std::is_enum_v<T>) {
+      v = static_cast<T>(word());
+    } else if constexpr (std::is_same_v<T, bool>) {
+      v = word() != 0;
+    } else if constexpr (std::is_integral_v<T>) {
+      v = static_cast<T>(word());
+    } else {
+      fields(*this, v);
+    }
+  }
+  template <typename T>
+  void operator()(std::vector<T>& v) {
+    const uint64_t n = count(8);  // every element takes at least 8 bytes
+    if (failed) return;
+    v.resize(n);
+    for (T& x : v) (*this)(x);
+  }
+  template <typename T, size_t N>
+  void operator()(std::array<T, N>& v) {
+    for (T& x : v) (*this)(x);
+  }
+  void operator()(CollectiveStarts& starts) {
+    const uint64_t n = count(16);
+    for (uint64_t i = 0; i < n && !failed; ++i) {
+      std::string name;
+      std::vector<std::vector<TimeNs>> per_unit;
+      (*this)(name), (*this)(per_unit);
+      starts.emplace(std::move(name), std::move(per_unit));
+    }
+  }
+
+ private:
+  uint64_t word() {
+    if (rest_.size() < 8) {
+      failed = true;
+      return 0;
+    }
+    uint64_t u = 0;
+    for (int i = 0; i < 8; ++i) u |= static_cast<uint64_t>(static_cast<unsigned char>(rest_[i])) << (8 * i);
+    rest_.remove_prefix(8);
+    return u;
+  }
+  // A length, checked against the bytes left (each item needs at least `item_bytes`).
+  uint64_t count(uint64_t item_bytes) {
+    const uint64_t n = word();
+    if (failed || n > rest_.size() / item_bytes) failed = true;
+    return failed ? 0 : n;
+  }
+  std::string_view rest_;
+};
+
+template <typename Part>
+std::string encode(const Part& part, std::string_view magic, uint32_t version) {
+  Writer w;
+  w.bytes.append(magic);
+  w(version);
+  w(part);
+  return std::move(w.bytes);
+}
+
+// `what` names the part in messages ("summary part").
+template <typename Part>
+Result<Part> decode(std::string_view bytes, std::string_view magic, uint32_t version, std::string_view what) {
+  if (bytes.size() < magic.size() || bytes.substr(0, magic.size()) != magic)
+    return BadInput(fmt::format("not a tracedoc {}", what));
+  Reader r(bytes.substr(magic.size()));
+  uint32_t found = 0;
+  r(found);
+  if (r.failed || found != version)
+    return BadInput(fmt::format("{} of version {}, this tracedoc reads version {}", what, found, version));
+  Part part;
+  r(part);
+  if (r.failed || r.left() != 0) return BadInput(fmt::format("{} cut short or corrupt", what));
+  return part;
+}
+
+}  // namespace tracedoc::part_codec
+
+namespace tracedoc {
+template <typename F>
+void fields(F& f, NamedTotal& t) {
+  f(t.name), f(t.count), f(t.total_ns);
+}
+}  // namespace tracedoc
