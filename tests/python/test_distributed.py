@@ -51,6 +51,27 @@ class Cluster:
         return subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
 
+    def kill_busy_worker(self, index: int) -> None:
+        """SIGKILLs a worker while it runs a task (the scheduler lists one in progress on it)."""
+        victim = self.workers[index]
+        address = next(a for a, pid in self.client.run(os.getpid).items() if pid == victim.pid)
+        began = time.monotonic()
+        while not self.client.processing().get(address):
+            if time.monotonic() - began > 60:
+                raise RuntimeError(f"worker {address} got no task")
+            time.sleep(0.01)
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait()
+
+    def workers_left(self) -> int:
+        """The workers the scheduler still has, once it has noticed the lost ones (their
+        connections break at once; the client refreshes what it knows every few seconds)."""
+        began = time.monotonic()
+        alive = sum(w.poll() is None for w in self.workers)
+        while len(self.client.scheduler_info()["workers"]) != alive and time.monotonic() - began < 60:
+            time.sleep(0.1)
+        return len(self.client.scheduler_info()["workers"])
+
     def stop(self) -> None:
         if getattr(self, "client", None) is not None:
             self.client.close()
@@ -181,10 +202,10 @@ def test_sixty_four_ranks_through_a_cluster_losing_a_worker(tmp_path):
     own = Cluster(tmp_path, workers=2)  # its own: this test leaves it one worker short
     try:
         job = concurrent.futures.ThreadPoolExecutor(1).submit(td.summarize, directory, client=own.client)
-        time.sleep(1.0)  # both workers are reading ranks
-        os.killpg(own.workers[0].pid, signal.SIGKILL)
+        own.kill_busy_worker(0)
+        assert not job.done()
         summary = job.result(timeout=600)
-        assert len(own.client.scheduler_info()["workers"]) == 1
+        assert own.workers_left() == 1
     finally:
         own.stop()
     assert summary.errors == []
@@ -232,14 +253,11 @@ def test_a_worker_killed_in_the_middle_changes_nothing(cluster):
     files = td.rank_files(shared_trace(SIX_FILES))
     expected = [tracedoc.load(f).row_counts()["kernels"] for f in files]
     futures = cluster.client.map(td._run_rank, files, function=slow_kernel_count, load_options={}, pure=False)
-    time.sleep(1.0)  # each worker is in the middle of its first rank
-    victim = cluster.workers[0]
-    os.killpg(victim.pid, signal.SIGKILL)
-    victim.wait()
+    cluster.kill_busy_worker(0)
     results = cluster.client.gather(futures)
     assert [r.value for r in results] == expected
     # The survivor ran everything: the job finished on one worker.
-    assert len(cluster.client.scheduler_info()["workers"]) == 1
+    assert cluster.workers_left() == 1
 
 
 def test_local_cluster_without_a_client():
