@@ -21,10 +21,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/pytorch/gpu_work.h"
+#include "analysis/steps.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -98,6 +100,18 @@ void order_as_rank_directory(std::vector<Part>& parts, Place place) {
     if (p.clock_base_ns > 0 && (base == kNoTime || p.clock_base_ns < base)) base = p.clock_base_ns;
   }
   for (Part& p : parts) place(p, p.clock_base_ns > 0 ? p.clock_base_ns - base : 0);
+}
+
+// The step source of the parts' whole. One trace finds its steps with one source for all its
+// processes (a marker before ProfilerStep ranges before detection, StepSource's order): ranks whose
+// steps came from a later source have none in the whole. Part has `has_steps` and `step_source`.
+template <typename Part>
+std::optional<StepSource> merged_step_source(const std::vector<Part>& parts) {
+  std::optional<StepSource> source;
+  for (const Part& p : parts) {
+    if (p.has_steps && (!source || p.step_source < *source)) source = p.step_source;
+  }
+  return source;
 }
 
 // Whether a kernel name is a group collective (not point-to-point): NCCL/RCCL names holding

@@ -226,6 +226,9 @@ struct SummaryPart {
 
 SummaryPart summary_part(const Trace& trace, const SummaryOptions& options = {});
 
+// Such lists (from different traces) added up per name, in name order.
+std::vector<NamedTotal> merge_named_totals(const std::vector<const std::vector<NamedTotal>*>& lists);
+
 // The summary of parts: PyTorch rank files are merged as a rank directory is (ordered by rank, the
 // unknown ranks numbered in file order, times on the earliest clock base); other parts are taken
 // as they come. `input` names the whole (the directory); empty keeps the first part's. Only

@@ -22,17 +22,7 @@ namespace {
 
 // Count and total per name over the parts, the `top` largest by total (ties by name).
 std::vector<NamedTotal> top_named(const std::vector<const std::vector<NamedTotal>*>& lists, size_t top) {
-  std::map<std::string, NamedTotal, std::less<>> by_name;
-  for (const std::vector<NamedTotal>* list : lists) {
-    for (const NamedTotal& t : *list) {
-      auto [it, fresh] = by_name.try_emplace(t.name, NamedTotal{t.name, 0, 0});
-      it->second.count += t.count;
-      it->second.total_ns = sat_add(it->second.total_ns, t.total_ns);
-    }
-  }
-  std::vector<NamedTotal> all;
-  all.reserve(by_name.size());
-  for (auto& entry : by_name) all.push_back(std::move(entry.second));
+  std::vector<NamedTotal> all = merge_named_totals(lists);
   const size_t n = std::min(top, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
                     [](const NamedTotal& a, const NamedTotal& b) {
@@ -65,14 +55,9 @@ std::vector<CopySummary> merged_copies(const std::vector<SummaryPart>& parts) {
   return out;
 }
 
-// One trace finds its steps with one source for all its processes (a marker before ProfilerStep
-// ranges before detection): ranks whose steps came from a later source have none in the whole.
 std::optional<StepsSummary> merged_steps(const std::vector<SummaryPart>& parts,
                                          std::vector<std::vector<int64_t>>* unit_steps) {
-  std::optional<StepSource> source;
-  for (const SummaryPart& p : parts) {
-    if (p.has_steps && (!source || p.step_source < *source)) source = p.step_source;
-  }
+  const std::optional<StepSource> source = merged_step_source(parts);
   if (!source) return std::nullopt;
   StepsSummary s;
   s.source = *source;
@@ -194,6 +179,21 @@ void place_rank(SummaryPart& p, TimeNs shift) {
 }
 
 }  // namespace
+
+std::vector<NamedTotal> merge_named_totals(const std::vector<const std::vector<NamedTotal>*>& lists) {
+  std::map<std::string, NamedTotal, std::less<>> by_name;
+  for (const std::vector<NamedTotal>* list : lists) {
+    for (const NamedTotal& t : *list) {
+      auto [it, fresh] = by_name.try_emplace(t.name, NamedTotal{t.name, 0, 0});
+      it->second.count += t.count;
+      it->second.total_ns = sat_add(it->second.total_ns, t.total_ns);
+    }
+  }
+  std::vector<NamedTotal> all;
+  all.reserve(by_name.size());
+  for (auto& entry : by_name) all.push_back(std::move(entry.second));
+  return all;
+}
 
 TraceSummary merge_summary_parts(std::vector<SummaryPart> parts, const SummaryOptions& options,
                                  const std::string& directory) {

@@ -62,7 +62,8 @@ void measure_memory(AnalysisContext& ctx, MeasurePart& m) {
   }
 }
 
-// Every kernel name's count and summed duration (as cuda_gpu_kern_sum sums them).
+// Every kernel name's count and summed duration (as cuda_gpu_kern_sum sums them). Not the summary's
+// per-name totals: kernel_total_ns, the basis of share_max_pct, counts the kernels without a name too.
 void measure_kernel_names(const Trace& t, MeasurePart& m) {
   const KernelTable& k = t.kernels;
   std::vector<int64_t> count(t.strings.size(), 0), total(t.strings.size(), 0);
@@ -79,18 +80,20 @@ void measure_kernel_names(const Trace& t, MeasurePart& m) {
   }
 }
 
-// The budget's [[kernel]] entries over the kernel names: whether each entry's regex finds a name is
-// decided once per distinct name.
+// The budget's [[kernel]] entries over the kernel names of all parts: whether each entry's regex
+// finds a name is decided once per distinct name.
 void measure_kernels(const std::vector<MeasurePart>& parts, const Budget& budget, Measures& m) {
   m.kernels.assign(budget.kernels.size(), {});
+  std::vector<const std::vector<NamedTotal>*> lists;
   for (const MeasurePart& p : parts) {
     m.kernel_total_ns = sat_add(m.kernel_total_ns, p.kernel_total_ns);
-    for (const NamedTotal& name : p.kernels) {
-      for (size_t e = 0; e < budget.kernels.size(); ++e) {
-        if (!budget.kernels[e].pattern->found_in(name.name)) continue;
-        m.kernels[e].count += name.count;
-        m.kernels[e].total_ns = sat_add(m.kernels[e].total_ns, name.total_ns);
-      }
+    lists.push_back(&p.kernels);
+  }
+  for (const NamedTotal& name : merge_named_totals(lists)) {
+    for (size_t e = 0; e < budget.kernels.size(); ++e) {
+      if (!budget.kernels[e].pattern->found_in(name.name)) continue;
+      m.kernels[e].count += name.count;
+      m.kernels[e].total_ns = sat_add(m.kernels[e].total_ns, name.total_ns);
     }
   }
 }
@@ -184,12 +187,7 @@ Measures merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budge
   if (parts.empty()) return m;
   if (!directory.empty() && parts[0].pytorch) order_as_rank_directory(parts, place_rank);
   m.input = directory.empty() ? parts[0].input : directory;
-  // One trace finds its steps with one source for all its processes (analysis/summary.h): ranks
-  // whose steps came from a later source have none in the whole.
-  std::optional<StepSource> source;
-  for (const MeasurePart& p : parts) {
-    if (p.has_steps && (!source || p.step_source < *source)) source = p.step_source;
-  }
+  const std::optional<StepSource> source = merged_step_source(parts);
   if (source) m.step_source = step_source_name(*source);
   std::vector<std::string> labels;
   for (const MeasurePart& p : parts) {

@@ -328,11 +328,19 @@ std::string diff_of(const PyTrace& base, const PyTrace& next, double alpha, doub
   return ::tracedoc::diff_json(compare::diff_traces(base.trace(), next.trace(), options));
 }
 
+// Parts gathered from the workers, decoded; bytes that are not such a part raise TraceError.
+template <typename Part>
+std::vector<Part> decode_parts(const std::vector<nb::bytes>& parts, Result<Part> (*decode)(std::string_view)) {
+  std::vector<Part> out;
+  for (const nb::bytes& b : parts) out.push_back(value_or_raise(decode({b.c_str(), b.size()})));
+  return out;
+}
+
 // The summary of rank parts (PyTrace::summary_part), merged as the rank directory `directory` (empty:
 // the parts taken as they come), as `tracedoc summary -f json` prints it.
+
 std::string merge_summary_parts_json(const std::vector<nb::bytes>& parts, size_t top, const std::string& directory) {
-  std::vector<SummaryPart> decoded;
-  for (const nb::bytes& b : parts) decoded.push_back(value_or_raise(decode_summary_part({b.c_str(), b.size()})));
+  std::vector<SummaryPart> decoded = decode_parts(parts, decode_summary_part);
   SummaryOptions options;
   options.top = top;
   EngineWork work;
@@ -346,14 +354,9 @@ std::string check_parts_json(const std::string& budget_path, const std::string& 
                              const std::optional<std::vector<nb::bytes>>& baseline_parts,
                              const std::string& baseline_directory) {
   const budget::Budget b = load_budget_for(budget_path, step_marker);
-  auto decode_all = [](const std::vector<nb::bytes>& all) {
-    std::vector<budget::MeasurePart> out;
-    for (const nb::bytes& p : all) out.push_back(value_or_raise(budget::decode_measure_part({p.c_str(), p.size()})));
-    return out;
-  };
-  std::vector<budget::MeasurePart> current = decode_all(parts);
+  std::vector<budget::MeasurePart> current = decode_parts(parts, budget::decode_measure_part);
   std::optional<std::vector<budget::MeasurePart>> base;
-  if (baseline_parts) base = decode_all(*baseline_parts);
+  if (baseline_parts) base = decode_parts(*baseline_parts, budget::decode_measure_part);
   EngineWork work;
   const budget::Measures measured = budget::merge_measure_parts(std::move(current), b, directory);
   std::optional<budget::Measures> base_measured;
