@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <type_traits>
 
 #include "analysis/summary.h"
 #include "budget/evaluate.h"
 #include "budget/measures.h"
+#include "diagnose/parts.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
 #include "report/check_writer.h"
+#include "report/diagnose_writer.h"
 #include "report/summary_writer.h"
 #include "test_support.h"
 
@@ -22,17 +25,25 @@ namespace fs = std::filesystem;
 
 // The parts of a directory's rank files, each through bytes, as tracedoc.distributed gathers them:
 // `part_bytes(trace)` is a rank's part as bytes, `decode` reads them back.
+// `part_bytes(trace, index)` may also take the trace's place among the directory's traces.
 template <typename Part, typename PartBytes>
 std::vector<Part> rank_parts(const fs::path& dir, PartBytes part_bytes, Result<Part> (*decode)(std::string_view)) {
   std::vector<Part> parts;
-  for (const std::string& file : kineto_files_in(dir.string())) {
-    auto trace = open_trace(file);
+  const std::vector<std::string> files = kineto_files_in(dir.string());
+  for (size_t index = 0; index < files.size(); ++index) {
+    auto trace = open_trace(files[index]);
     if (!trace.ok()) {
       EXPECT_NE(trace.status().message().find("not a PyTorch profiler trace"), std::string::npos)
           << trace.status().message();
       continue;
     }
-    auto part = decode(part_bytes(*trace));
+    auto part = [&] {
+      if constexpr (std::is_invocable_v<PartBytes, Trace&, int64_t>) {
+        return decode(part_bytes(*trace, static_cast<int64_t>(parts.size())));
+      } else {
+        return decode(part_bytes(*trace));
+      }
+    }();
     EXPECT_TRUE(part.ok()) << part.status().message();
     if (part.ok()) parts.push_back(std::move(part).value());
   }
@@ -84,16 +95,70 @@ TEST(SummaryParts, SyntheticRankDirectoriesMergeExactly) {
   expect_merge_equals_directory(synth_rank_directory("straggler"), wide);
 }
 
+// The real rank directories of ../shared/traces/kineto. h100: five runs without a rank (numbered in
+// file order), long tails across them, a straggler. (TraceLens's mi300 folder is not one job: two of
+// its files from different runs both claim rank 0.)
+constexpr const char* kRealRankDirectories[] = {
+    "HolisticTraceAnalysis/tests/data/trace_filter", "TraceLens/tests/traces/h100",
+    "kineto/tb_plugin/samples/resnet50_num_workers_0", "kineto/tb_plugin/samples/resnet50_num_workers_4",
+    "TraceLens/tests/traces/inference/sglang_decode/capture_traces"};
+
 TEST(SummaryParts, RealRankDirectoriesMergeExactly) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
-  const fs::path kineto = shared_dir() / "traces/kineto";
-  // (TraceLens's mi300 folder is not one job: two of its files from different runs both claim rank 0.)
-  for (const char* dir :
-       {"HolisticTraceAnalysis/tests/data/trace_filter", "TraceLens/tests/traces/h100",
-        "kineto/tb_plugin/samples/resnet50_num_workers_0", "kineto/tb_plugin/samples/resnet50_num_workers_4",
-        "TraceLens/tests/traces/inference/sglang_decode/capture_traces"}) {
-    expect_merge_equals_directory(kineto / dir);
-  }
+  for (const char* dir : kRealRankDirectories) expect_merge_equals_directory(shared_dir() / "traces/kineto" / dir);
+}
+
+void expect_diagnosis_merge_equals_directory(const fs::path& dir, const diagnose::DiagnoseOptions& options = {}) {
+  SCOPED_TRACE(dir.string());
+  auto merged = open_trace(dir.string());
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const diagnose::Diagnosis whole = diagnose::diagnose(*merged, options);
+  // A file without a rank takes its place among the traces, as tracedoc.distributed gives it.
+  auto parts = rank_parts(
+      dir,
+      [&](Trace& t, int64_t index) {
+        diagnose::assume_rank(t, index);
+        return diagnose::encode_diagnose_part(diagnose::diagnose_part(t, options, true));
+      },
+      diagnose::decode_diagnose_part);
+  auto from_parts = diagnose::merge_diagnose_parts(std::move(parts), options, dir.string());
+  ASSERT_TRUE(from_parts.ok()) << from_parts.status().message();
+  EXPECT_EQ(diagnose_json({*from_parts}), diagnose_json({whole}));
+  EXPECT_EQ(diagnose_text({*from_parts}), diagnose_text({whole}));
+}
+
+TEST(DiagnoseParts, SyntheticRankDirectoriesMergeExactly) {
+  // A straggler (a rule comparing the ranks), exposed communication found on one rank and rated on
+  // the job's basis, a clean pair (nothing to find).
+  for (const char* spec : {"straggler", "exposed_comm", "clean_2ranks"})
+    expect_diagnosis_merge_equals_directory(synth_rank_directory(spec));
+  diagnose::DiagnoseOptions everything;  // every finding, however small
+  everything.min_savings_share = 0;
+  everything.min_savings_ns = 0;
+  expect_diagnosis_merge_equals_directory(synth_rank_directory("straggler"), everything);
+}
+
+TEST(DiagnoseParts, RealRankDirectoriesMergeExactly) {
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
+  for (const char* dir : kRealRankDirectories)
+    expect_diagnosis_merge_equals_directory(shared_dir() / "traces/kineto" / dir);
+}
+
+TEST(DiagnoseParts, RanksFindingStepsDifferentlyAreRefused) {
+  // Rank 0 marks its steps with ProfilerStep ranges, rank 1 has none and is detected: the whole
+  // job finds rank 1 without steps, which rank 1 read alone cannot know.
+  const Trace& toy = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string());
+  std::vector<diagnose::DiagnosePart> parts(2);
+  parts[0].has_steps = parts[1].has_steps = true;
+  parts[0].input = "a.json", parts[1].input = "b.json";
+  parts[1].step_source = StepSource::kDetected;
+  auto merged = diagnose::merge_diagnose_parts(std::move(parts), {}, "job");
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().code(), ErrorCode::kUsage);
+  EXPECT_NE(merged.status().message().find("job: a.json finds its steps by ProfilerStep, b.json by detected"),
+            std::string::npos)
+      << merged.status().message();
+  EXPECT_FALSE(diagnose::decode_diagnose_part(encode_summary_part(summary_part(toy))).ok());  // another part's bytes
 }
 
 TEST(MeasureParts, RankDirectoriesMergeExactly) {

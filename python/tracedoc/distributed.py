@@ -26,7 +26,18 @@ import tracedoc
 
 from . import _tracedoc
 
-__all__ = ["JobCheck", "JobSummary", "RankResult", "check", "map_ranks", "rank_files", "rank_summaries", "summarize"]
+__all__ = [
+    "JobCheck",
+    "JobDiagnosis",
+    "JobSummary",
+    "RankResult",
+    "check",
+    "diagnose",
+    "map_ranks",
+    "rank_files",
+    "rank_summaries",
+    "summarize",
+]
 
 
 @dataclass(frozen=True)
@@ -129,25 +140,40 @@ class JobSummary(tracedoc.Summary):
 _NOT_A_TRACE = "not a PyTorch profiler trace"
 
 
+def _job(paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> tuple[list[str], str]:
+    """A job's rank files, and the directory their parts merge as (empty: a single file)."""
+    files = rank_files(paths_or_dir)
+    if isinstance(paths_or_dir, (str, os.PathLike)) and os.path.isdir(paths_or_dir):
+        directory = os.fspath(paths_or_dir)
+    else:
+        directory = os.path.commonpath([os.path.abspath(f) for f in files]) if len(files) > 1 else ""
+    return files, directory
+
+
+def _gather(
+    files: list[str], part: Callable[[tracedoc.Trace], Any], client: Any, load_options: dict[str, Any], directory: str
+) -> tuple[list[RankResult], list[RankResult]]:
+    """Each rank file's part (computed on the workers), and the rank files that could not be read;
+    raises when none could. Files beside the traces that are not traces are passed over, as the
+    directory reader passes over them."""
+    results = map_ranks(part, files, client, **load_options)
+    done = [r for r in results if r.error is None]
+    errors = [r for r in results if r.error is not None and _NOT_A_TRACE not in r.error]
+    if not done:
+        raise tracedoc.TraceError(errors[0].error if errors else f"{directory}: no PyTorch profiler traces")
+    return done, errors
+
+
 def _job_parts(
     paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     part: Callable[[tracedoc.Trace], bytes],
     client: Any,
     load_options: dict[str, Any],
 ) -> tuple[str, list[bytes], list[RankResult]]:
-    """Each rank file's part (computed on the workers), the directory the parts merge as (empty: a
-    single file), and the rank files that could not be read; raises when none could."""
-    files = rank_files(paths_or_dir)
-    if isinstance(paths_or_dir, (str, os.PathLike)) and os.path.isdir(paths_or_dir):
-        directory = os.fspath(paths_or_dir)
-    else:
-        directory = os.path.commonpath([os.path.abspath(f) for f in files]) if len(files) > 1 else ""
-    results = map_ranks(part, files, client, **load_options)
-    parts = [r.value for r in results if r.error is None]
-    errors = [r for r in results if r.error is not None and _NOT_A_TRACE not in r.error]
-    if not parts:
-        raise tracedoc.TraceError(errors[0].error if errors else f"{directory}: no PyTorch profiler traces")
-    return directory, parts, errors
+    """Each rank file's part, the directory the parts merge as, and the files that could not be read."""
+    files, directory = _job(paths_or_dir)
+    done, errors = _gather(files, part, client, load_options, directory)
+    return directory, [r.value for r in done], errors
 
 
 def summarize(
@@ -176,6 +202,58 @@ def summarize(
     summary = JobSummary(json.loads(_tracedoc.merge_summary_parts_json(parts, top, directory)))
     summary.errors = errors
     return summary
+
+
+def _diagnose_part(trace: tracedoc.Trace, config: str, places: dict[str, int], files: int) -> tuple[bytes, bool]:
+    return trace._core.diagnose_part(config, places[trace.path], files)
+
+
+class JobDiagnosis(tracedoc.Diagnosis):
+    """``tracedoc diagnose DIR -f json``'s document for a job diagnosed on a cluster (a
+    tracedoc.Diagnosis), with ``errors``: the rank files that could not be read (the diagnosis is
+    then that of the other ranks)."""
+
+    errors: list[RankResult]
+
+
+def diagnose(
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    config: str | os.PathLike[str] | None = None,
+    client: Any = None,
+    **load_options: Any,
+) -> JobDiagnosis:
+    """The diagnosis of a whole job, computed across a Dask cluster: what ``tracedoc diagnose DIR -f
+    json [--config FILE]`` prints for the same rank files, equal to it finding for finding. The
+    workers read the configuration file by its path, as they read the rank files.
+
+    Each task diagnoses its rank with the rules that look at one rank (its GPUs, its threads) and
+    sends back their findings with how each was rated, its computation time and every kernel's
+    durations; the findings are rated again here on the job's time basis (the longest rank's), and
+    the rules that compare ranks (straggler, long_tail) run on the joined ranks. A job whose ranks
+    find their steps in different ways (a step marker in some, ProfilerStep ranges in others)
+    raises TraceError: only the whole directory in one process diagnoses it as one."""
+    from functools import partial
+
+    config = "" if config is None else os.fspath(config)
+    files, directory = _job(paths_or_dir)
+    # Rank files of a directory (or a list) are numbered as the directory reader numbers them; a
+    # single file keeps what it says.
+    places = {f: i if directory else -1 for i, f in enumerate(files)}
+    part = partial(_diagnose_part, config=config, places=places, files=len(files))
+    done, errors = _gather(files, part, client, load_options, directory)
+    # A trace without a rank is numbered by its place among the job's traces, and a job of one trace
+    # names its process "trace": where files that were not traces moved those, the ranks concerned
+    # are diagnosed again with their places among the traces.
+    truth = {r.path: i if directory else -1 for i, r in enumerate(done)}
+    again = [r.path for r in done if (r.value[1] and places[r.path] != truth[r.path]) or (len(files) > 1) != (len(done) > 1)]
+    if again:
+        part = partial(_diagnose_part, config=config, places=truth, files=len(done))
+        redone = {r.path: r for r in _gather(again, part, client, load_options, directory)[0]}
+        done = [redone.get(r.path, r) for r in done]
+    report = JobDiagnosis(json.loads(_tracedoc.merge_diagnose_parts_json([r.value[0] for r in done], config,
+                                                                        directory)))
+    report.errors = errors
+    return report
 
 
 def _measure_part(trace: tracedoc.Trace, budget: str, step_marker: str | None, baseline: bool) -> bytes:

@@ -141,7 +141,8 @@ std::string AnalysisContext::device_name(int32_t device) const {
 
 std::string AnalysisContext::owner_label(int64_t owner) const {
   if (!pytorch()) return fmt::format("pid {}", pid_of(owner));
-  return owner > 0 ? fmt::format("rank {}", trace_.rank_of_tag(owner)) : std::string("trace");
+  const bool ranked = owner > 0 || (rank_of_job_ && trace_.rank_of_tag(owner) >= 0);
+  return ranked ? fmt::format("rank {}", trace_.rank_of_tag(owner)) : std::string("trace");
 }
 
 std::string gpu_unit_label(int64_t rank, int64_t pid, int32_t device, bool pytorch, const std::string& device_name) {

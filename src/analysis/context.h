@@ -66,6 +66,9 @@ class AnalysisContext {
   // What a finding about a whole process says it concerns: "rank 2", "pid 4242", or "trace" for a
   // single PyTorch file.
   std::string owner_label(int64_t owner) const;
+  // A single PyTorch file read as one rank of a job of several (diagnose/parts.h): its process is
+  // "rank N" (its rank), as the job's merged trace names it, not "trace".
+  void name_as_rank_of_job() { rank_of_job_ = true; }
 
   // What the CPU of `owner` was doing during `during`: the annotation ranges (NVTX,
   // record_function; step markers left out) and outermost PyTorch operators overlapping it, by
@@ -90,6 +93,7 @@ class AnalysisContext {
   std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;      // per owner, stretched
   std::vector<std::pair<int64_t, std::vector<Interval>>> cpu_windows_;  // per owner, as recorded
   std::optional<int64_t> basis_;
+  bool rank_of_job_ = false;
   // Annotation ranges per thread, by start (for call_site).
   std::optional<std::map<int64_t, std::vector<uint32_t>>> ranges_by_thread_;
 };

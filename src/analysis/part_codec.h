@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "analysis/cross_rank.h"
+#include "analysis/intervals.h"
+#include "analysis/offender.h"
 #include "analysis/summary.h"
 #include "common/status.h"
 
@@ -124,28 +126,36 @@ class Reader {
   std::string_view rest_;
 };
 
+// What tells one kind of part from another: its magic, its version, its name in messages.
+struct Format {
+  std::string_view magic;  // 4 bytes
+  uint32_t version = 1;
+  std::string_view what;  // "summary part"
+};
+
 template <typename Part>
-std::string encode(const Part& part, std::string_view magic, uint32_t version) {
+std::string encode(const Part& part, const Format& format) {
   Writer w;
-  w.bytes.append(magic);
-  w(version);
+  w.bytes.append(format.magic);
+  w(format.version);
   w(part);
   return std::move(w.bytes);
 }
 
-// `what` names the part in messages ("summary part").
 template <typename Part>
-Result<Part> decode(std::string_view bytes, std::string_view magic, uint32_t version, std::string_view what) {
+Result<Part> decode(std::string_view bytes, const Format& format) {
+  const std::string_view magic = format.magic;
   if (bytes.size() < magic.size() || bytes.substr(0, magic.size()) != magic)
-    return BadInput(fmt::format("not a tracedoc {}", what));
+    return BadInput(fmt::format("not a tracedoc {}", format.what));
   Reader r(bytes.substr(magic.size()));
   uint32_t found = 0;
   r(found);
-  if (r.failed || found != version)
-    return BadInput(fmt::format("{} of version {}, this tracedoc reads version {}", what, found, version));
+  if (r.failed || found != format.version)
+    return BadInput(
+        fmt::format("{} of version {}, this tracedoc reads version {}", format.what, found, format.version));
   Part part;
   r(part);
-  if (r.failed || r.left() != 0) return BadInput(fmt::format("{} cut short or corrupt", what));
+  if (r.failed || r.left() != 0) return BadInput(fmt::format("{} cut short or corrupt", format.what));
   return part;
 }
 
@@ -155,5 +165,13 @@ namespace tracedoc {
 template <typename F>
 void fields(F& f, NamedTotal& t) {
   f(t.name), f(t.count), f(t.total_ns);
+}
+template <typename F>
+void fields(F& f, Offender& o) {
+  f(o.name), f(o.count), f(o.total_ns), f(o.detail);
+}
+template <typename F>
+void fields(F& f, Interval& i) {
+  f(i.start), f(i.end);
 }
 }  // namespace tracedoc

@@ -53,14 +53,13 @@ void fields(F& f, SummaryPart& p) {
 }
 
 namespace {
-constexpr std::string_view kMagic = "TDSP";
-constexpr uint32_t kVersion = 1;
+constexpr part_codec::Format kFormat{"TDSP", 1, "summary part"};
 }  // namespace
 
-std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kMagic, kVersion); }
+std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kFormat); }
 
 Result<SummaryPart> decode_summary_part(std::string_view bytes) {
-  return part_codec::decode<SummaryPart>(bytes, kMagic, kVersion, "summary part");
+  return part_codec::decode<SummaryPart>(bytes, kFormat);
 }
 
 }  // namespace tracedoc

@@ -221,14 +221,13 @@ void fields(F& f, MeasurePart& p) {
 }
 
 namespace {
-constexpr std::string_view kMagic = "TDMP";
-constexpr uint32_t kVersion = 1;
+constexpr part_codec::Format kFormat{"TDMP", 1, "budget measure part"};
 }  // namespace
 
-std::string encode_measure_part(const MeasurePart& part) { return part_codec::encode(part, kMagic, kVersion); }
+std::string encode_measure_part(const MeasurePart& part) { return part_codec::encode(part, kFormat); }
 
 Result<MeasurePart> decode_measure_part(std::string_view bytes) {
-  return part_codec::decode<MeasurePart>(bytes, kMagic, kVersion, "budget measure part");
+  return part_codec::decode<MeasurePart>(bytes, kFormat);
 }
 
 Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope) {

@@ -7,6 +7,7 @@
 
 #include "common/toml_file.h"
 #include "diagnose/context.h"
+#include "diagnose/parts.h"
 #include "diagnose/rules.h"
 
 namespace tracedoc::diagnose {
@@ -18,13 +19,6 @@ constexpr double kLargestParam = 1e15;
 
 bool declared(const RuleDef& rule, const std::string& name) {
   return std::any_of(rule.params.begin(), rule.params.end(), [&](const Param& p) { return p.name == name; });
-}
-
-bool selected(const DiagnoseOptions& options, const RuleDef& rule) {
-  if (!options.rules.empty())
-    return std::find(options.rules.begin(), options.rules.end(), rule.id) != options.rules.end();
-  const auto it = options.settings.find(rule.id);
-  return it == options.settings.end() || it->second.enabled;
 }
 
 }  // namespace
@@ -150,36 +144,10 @@ Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options) {
 }
 
 Diagnosis diagnose(Context& ctx, const DiagnoseOptions& options) {
-  Diagnosis out;
-  out.input = ctx.trace().source.path;
-  out.basis_ns = ctx.basis_ns();
-  const StepSet* steps = ctx.steps();
-  out.basis = steps ? "steps" : "span";
-  out.steps = steps ? static_cast<int64_t>(steps->steps.size()) : 0;
-  for (const RuleDef& rule : all_rules()) {
-    if (!selected(options, rule)) continue;
-    std::map<std::string, double> values;
-    for (const Param& p : rule.params) values[p.name] = p.value;
-    if (const auto it = options.settings.find(rule.id); it != options.settings.end()) {
-      for (const auto& [k, v] : it->second.params) values[k] = v;
-    }
-    const Params params(std::move(values));
-    std::vector<Finding> found;
-    rule.run(ctx, params, found);
-    for (Finding& f : found) f.id = rule.id;  // the rules rate their findings (rule_support.h rate)
-    out.rules_run.push_back(rule.id);
-    for (Finding& f : found) {
-      if (f.time_based && (f.savings_share < options.min_savings_share || f.savings_ns < options.min_savings_ns))
-        continue;
-      out.findings.push_back(std::move(f));
-    }
-  }
-  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.savings_ns != b.savings_ns) return a.savings_ns > b.savings_ns;
-    if (a.severity != b.severity) return a.severity > b.severity;
-    return a.id < b.id;
-  });
-  return out;
+  std::vector<DiagnosePart> parts;
+  parts.push_back(diagnose_part(ctx, options));
+  // One part: its steps are found one way, so the merge cannot refuse it.
+  return *merge_diagnose_parts(std::move(parts), options);
 }
 
 }  // namespace tracedoc::diagnose

@@ -37,6 +37,18 @@ struct TimeRange {
   std::string label;  // what happens there
 };
 
+// How a time-based finding was rated on its time basis, kept so that it can be rated again on
+// another: a job's basis, when the finding was found in one rank's part (diagnose/parts.h).
+struct Rating {
+  int64_t savings_ns = 0;  // the estimate before the clip to the basis
+  double warning = 0, critical = 0;
+  // A finding kept only while `gate_ns` (the savings when gate_on_savings) is at least `gate_share`
+  // of the basis; gate_share 0: no such condition.
+  int64_t gate_ns = 0;
+  double gate_share = 0;
+  bool gate_on_savings = false;
+};
+
 struct Finding {
   std::string id;  // the rule id
   Severity severity = Severity::kInfo;
@@ -50,6 +62,7 @@ struct Finding {
   std::vector<Offender> offenders;
   std::vector<TimeRange> ranges;
   std::string remedy;
+  Rating rating;  // not printed
 };
 
 const char* confidence_label(double confidence);  // "low", "medium", "high"

@@ -62,23 +62,51 @@ inline double coefficient_of_variation(const std::vector<int64_t>& v) {
   return std::sqrt(var) / mean;
 }
 
-// Orders offenders by time (then name) and keeps the `n` largest.
+// Orders offenders by time (then name and detail) and keeps the `n` largest.
 inline void keep_top(std::vector<Offender>& offenders, size_t n) {
-  std::sort(offenders.begin(), offenders.end(), [](const Offender& a, const Offender& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  std::stable_sort(offenders.begin(), offenders.end(), [](const Offender& a, const Offender& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return a.name != b.name ? a.name < b.name : a.detail < b.detail;
   });
   if (offenders.size() > n) offenders.resize(n);
 }
 
-// Fills the figures every finding shares and its severity from the savings.
-inline void rate(Finding& f, Context& ctx, double warning, double critical) {
+// Sets a finding's savings share and severity from its rating on the time basis `basis_ns`.
+inline void apply_rating(Finding& f, int64_t basis_ns) {
   // A saving is an upper bound on time the run spends, so it never exceeds the basis: a rule that
   // measures over the whole span while the basis is the steps (or a hostile trace whose times make
   // either absurd) must not print "saves up to 316 s (31423523.9%)".
-  const int64_t basis = ctx.basis_ns();
-  if (basis > 0 && f.savings_ns > basis) f.savings_ns = basis;
-  f.savings_share = share_of(f.savings_ns, basis);
-  f.severity = severity_for(f.savings_share, warning, critical);
+  f.savings_ns = basis_ns > 0 ? std::min(f.rating.savings_ns, basis_ns) : f.rating.savings_ns;
+  f.savings_share = share_of(f.savings_ns, basis_ns);
+  f.severity = severity_for(f.savings_share, f.rating.warning, f.rating.critical);
+}
+
+// Fills the figures every finding shares and its severity from the savings.
+inline void rate(Finding& f, int64_t basis_ns, double warning, double critical) {
+  f.rating.savings_ns = f.savings_ns;
+  f.rating.warning = warning;
+  f.rating.critical = critical;
+  apply_rating(f, basis_ns);
+}
+inline void rate(Finding& f, Context& ctx, double warning, double critical) {
+  rate(f, ctx.basis_ns(), warning, critical);
+}
+
+// Whether a finding whose condition is a share of the time basis (its rating's gate) meets it.
+inline bool meets_gate(const Finding& f, int64_t basis_ns) {
+  const Rating& r = f.rating;
+  if (r.gate_share == 0) return true;
+  const int64_t ns = r.gate_on_savings && basis_ns > 0 ? std::min(r.gate_ns, basis_ns) : r.gate_ns;
+  return share_of(ns, basis_ns) >= r.gate_share;
+}
+
+// Keeps the finding only while `ns` is at least `min_share` of the time basis (a rated finding's
+// clipped savings when `on_savings`); the condition stays in its rating, for a job's basis.
+inline bool gate_on_basis(Finding& f, Context& ctx, int64_t ns, double min_share, bool on_savings = false) {
+  f.rating.gate_ns = on_savings ? f.rating.savings_ns : ns;
+  f.rating.gate_share = min_share;
+  f.rating.gate_on_savings = on_savings;
+  return meets_gate(f, ctx.basis_ns());
 }
 
 }  // namespace tracedoc::diagnose

@@ -6,11 +6,13 @@
 // appends zero or more findings; the engine orders them.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "analysis/intervals.h"
 #include "diagnose/context.h"
 #include "diagnose/finding.h"
 
@@ -36,11 +38,36 @@ class Params {
 
 using RuleFn = void (*)(Context&, const Params&, std::vector<Finding>&);
 
+// What the rules that compare a job's ranks with each other read. Gathered per trace (job_inputs)
+// and joined in rank order (add_job_inputs), so that such a rule sees the same whole job whether
+// the job was read in one process or rank by rank (diagnose/parts.h).
+struct OwnerWork {  // one rank (owner): its GPUs' computation and communication time
+  std::string label;
+  int64_t compute_ns = 0, communication_ns = 0;
+};
+struct KernelInstances {  // one kernel (name and launch configuration) and its instances
+  std::string name;
+  std::array<int32_t, 6> launch{};  // grid x, y, z, block x, y, z
+  std::vector<int64_t> durations;   // every instance's, ascending
+  std::vector<Interval> longest;    // the kLongestKept longest, longest first (then earliest)
+  static constexpr size_t kLongestKept = 5;
+};
+struct JobInputs {
+  std::vector<OwnerWork> owners;         // in owner order
+  std::vector<KernelInstances> kernels;  // by name, then launch configuration
+};
+JobInputs job_inputs(Context& ctx);
+// Adds a later rank's inputs, its times moved by `shift` (onto the job's clock).
+void add_job_inputs(JobInputs& into, JobInputs rank, TimeNs shift);
+
+using JobRuleFn = void (*)(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
+
 struct RuleDef {
   std::string id;
-  std::string summary;        // one line: what it detects
-  std::vector<Param> params;  // the rule's own; warning and critical are added by all_rules()
-  RuleFn run = nullptr;
+  std::string summary;             // one line: what it detects
+  std::vector<Param> params;       // the rule's own; warning and critical are added by all_rules()
+  RuleFn run = nullptr;            // a rule over each rank on its own (its GPUs, its threads)
+  JobRuleFn run_on_job = nullptr;  // or one comparing the ranks (reading JobInputs)
 };
 
 // Every rule, by id.
@@ -54,7 +81,7 @@ void dataloader_bound(Context&, const Params&, std::vector<Finding>&);
 void launch_bound(Context&, const Params&, std::vector<Finding>&);
 void sync_stall(Context&, const Params&, std::vector<Finding>&);
 void host_waits(Context&, const Params&, std::vector<Finding>&);
-void long_tail(Context&, const Params&, std::vector<Finding>&);
+void long_tail(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
 void kernel_config(Context&, const Params&, std::vector<Finding>&);
 void layout_overhead(Context&, const Params&, std::vector<Finding>&);
 void tensor_cores_unused(Context&, const Params&, std::vector<Finding>&);
@@ -62,6 +89,6 @@ void staircase_memory(Context&, const Params&, std::vector<Finding>&);
 void memcpy_heavy(Context&, const Params&, std::vector<Finding>&);
 void pageable_memcpy(Context&, const Params&, std::vector<Finding>&);
 void exposed_comm(Context&, const Params&, std::vector<Finding>&);
-void straggler(Context&, const Params&, std::vector<Finding>&);
+void straggler(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
 
 }  // namespace tracedoc::diagnose

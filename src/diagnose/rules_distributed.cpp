@@ -52,48 +52,33 @@ void exposed_comm(Context& ctx, const Params& p, std::vector<Finding>& out) {
   }
 }
 
-void straggler(Context& ctx, const Params& p, std::vector<Finding>& out) {
-  struct Rank {
-    int64_t compute = 0, communication = 0;
-    std::string label;
-  };
-  std::map<int64_t, Rank> ranks;
-  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
-    std::vector<Interval> compute, comm;
-    for (const pytorch::GpuWorkItem& it : u.items) {
-      if (it.cls == pytorch::WorkClass::kComputation) compute.push_back(it.interval());
-      if (it.cls == pytorch::WorkClass::kCommunication) comm.push_back(it.interval());
-    }
-    Rank& r = ranks[u.owner];
-    r.compute = sat_add(r.compute, IntervalSet::busy_union(std::move(compute)).total());
-    r.communication = sat_add(r.communication, IntervalSet::busy_union(std::move(comm)).total());
-    if (r.label.empty()) r.label = u.rank >= 0 ? fmt::format("rank {}", u.rank) : ctx.unit_label(u);
-  }
+void straggler(const JobInputs& job, const Params& p, int64_t basis_ns, std::vector<Finding>& out) {
+  const std::vector<OwnerWork>& ranks = job.owners;
   if (ranks.size() < 2) return;
   std::vector<int64_t> compute;
-  for (const auto& [owner, r] : ranks) compute.push_back(r.compute);
+  for (const OwnerWork& r : ranks) compute.push_back(r.compute_ns);
   const int64_t median = median_ns(compute);
   const auto slowest = std::max_element(
-      ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.second.compute < b.second.compute; });
+      ranks.begin(), ranks.end(), [](const OwnerWork& a, const OwnerWork& b) { return a.compute_ns < b.compute_ns; });
   if (median <= 0) return;
-  const double ratio = static_cast<double>(slowest->second.compute) / static_cast<double>(median);
+  const double ratio = static_cast<double>(slowest->compute_ns) / static_cast<double>(median);
   if (ratio < p.get("min_ratio")) return;
   Finding f;
   f.scope = "trace";
-  f.savings_ns = sat_sub(slowest->second.compute, median);
-  rate(f, ctx, p.warning(), p.critical());
-  for (const auto& [owner, r] : ranks) {
-    f.offenders.push_back(
-        {r.label, 1, r.compute,
-         fmt::format("compute {}, communication {}", human_duration(r.compute), human_duration(r.communication))});
+  f.savings_ns = sat_sub(slowest->compute_ns, median);
+  rate(f, basis_ns, p.warning(), p.critical());
+  for (const OwnerWork& r : ranks) {
+    f.offenders.push_back({r.label, 1, r.compute_ns,
+                           fmt::format("compute {}, communication {}", human_duration(r.compute_ns),
+                                       human_duration(r.communication_ns))});
   }
   keep_top(f.offenders, 8);
   f.title =
       fmt::format("straggler: {} computes {:.2f}x as long as the median rank ({} more); the others wait in collectives",
-                  slowest->second.label, ratio, human_duration(f.savings_ns));
+                  slowest->label, ratio, human_duration(f.savings_ns));
   f.confidence = 0.7;
   f.figures = {{"ranks", static_cast<double>(ranks.size()), "count"},
-               {"slowest_compute_ns", static_cast<double>(slowest->second.compute), "ns"},
+               {"slowest_compute_ns", static_cast<double>(slowest->compute_ns), "ns"},
                {"median_compute_ns", static_cast<double>(median), "ns"},
                {"ratio", ratio, "x"}};
   f.remedy =

@@ -92,7 +92,7 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     // Calls on several threads can end together: their idle stretches count once.
     f.savings_ns = IntervalSet::busy_union(bubbles[owner]).total();
     rate(f, ctx, p.warning(), p.critical());
-    if (f.savings_share < p.get("min_share")) continue;
+    if (!gate_on_basis(f, ctx, 0, p.get("min_share"), true)) continue;
     keep_top(f.offenders, 5);
     f.scope = ctx.owner_label(owner);
     const int64_t steps = ctx.steps() ? static_cast<int64_t>(ctx.windows_of(owner).size()) : 0;
@@ -188,7 +188,7 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
     // Waits on several threads at once leave the GPU idle once.
     f.savings_ns = IntervalSet::busy_union(w.idle).total();
     rate(f, ctx, p.warning(), p.critical());
-    if (f.savings_share < p.get("min_share") || f.savings_ns == 0) continue;
+    if (!gate_on_basis(f, ctx, 0, p.get("min_share"), true) || f.savings_ns == 0) continue;
     keep_top(f.offenders, 5);
     const int64_t lock = w.idle_by_kind[static_cast<int>(OsWait::kLock)],
                   io = w.idle_by_kind[static_cast<int>(OsWait::kIo)],
@@ -310,9 +310,8 @@ void pageable_memcpy(Context& ctx, const Params& p, std::vector<Finding>& out) {
     if (call >= 0 && t.str(t.api.name[static_cast<size_t>(call)]).find("Async") == std::string_view::npos) ++g.sync;
   }
   for (auto& [owner, g] : by_owner) {
-    const double share = share_of(g.ns, ctx.basis_ns());
-    if (share < p.get("min_share")) continue;
     Finding f;
+    if (!gate_on_basis(f, ctx, g.ns, p.get("min_share"))) continue;
     f.scope = ctx.owner_label(owner);
     const HostLink link = host_link_for_gpu(ctx.device_name(g.device));
     // From pinned memory a copy runs near the link's peak (80% of it, as measured on PCIe 4 and 5);

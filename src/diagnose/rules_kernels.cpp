@@ -78,55 +78,40 @@ bool has_tensor_cores(const Context& ctx, int32_t device) {
 
 }  // namespace
 
-void long_tail(Context& ctx, const Params& p, std::vector<Finding>& out) {
-  const Trace& t = ctx.trace();
-  const KernelTable& k = t.kernels;
-  using Key = std::tuple<StrId, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>;
-  std::map<Key, std::vector<uint32_t>> groups;
-  std::vector<int8_t> communication(t.strings.size(), -1);
-  for (uint32_t r = 0; r < k.size(); ++r) {
-    if (k.end[r] <= k.start[r] || k.name[r] == kNoStr || k.name[r] >= communication.size()) continue;
-    // Collective kernels last as long as the slowest peer takes to arrive: their spread is waiting
-    // (straggler, exposed_comm), not a property of the kernel.
-    if (communication[k.name[r]] < 0) {
-      const std::string n = lower(t.str(k.name[r]));
-      communication[k.name[r]] = n.starts_with("nccl") || n.starts_with("rccl") ? 1 : 0;
-    }
-    if (communication[k.name[r]]) continue;
-    groups[{k.name[r], k.grid_x[r], k.grid_y[r], k.grid_z[r], k.block_x[r], k.block_y[r], k.block_z[r]}].push_back(r);
-  }
+void long_tail(const JobInputs& job, const Params& p, int64_t basis_ns, std::vector<Finding>& out) {
   Finding f;
   std::vector<Interval> worst;
   int64_t kernels_hit = 0;
-  for (auto& [key, rows] : groups) {
-    if (static_cast<double>(rows.size()) < p.get("min_instances")) continue;
-    std::vector<int64_t> d;
-    for (uint32_t r : rows) d.push_back(sat_sub(k.end[r], k.start[r]));
+  for (const KernelInstances& g : job.kernels) {
+    const std::vector<int64_t>& d = g.durations;
+    if (static_cast<double>(d.size()) < p.get("min_instances")) continue;
     const int64_t med = median_ns(d);
     std::vector<int64_t> dev;
+    dev.reserve(d.size());
     for (int64_t x : d) dev.push_back(sat_sub(x, med) == INT64_MIN ? INT64_MAX : std::llabs(sat_sub(x, med)));
-    const int64_t mad = std::max<int64_t>(median_ns(dev), med / 20);
+    const int64_t mad = std::max<int64_t>(median_ns(std::move(dev)), med / 20);
     const double limit = std::max(static_cast<double>(med) + p.get("k") * static_cast<double>(mad),
                                   p.get("min_ratio") * static_cast<double>(med));
-    int64_t excess = 0, outliers = 0, longest = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (static_cast<double>(d[i]) <= limit) continue;
-      ++outliers;
-      excess = sat_add(excess, sat_sub(d[i], med));
-      longest = std::max(longest, d[i]);
-      worst.push_back({k.start[rows[i]], k.end[rows[i]]});
-    }
+    // The durations ascend: the outliers are the last ones.
+    const auto first_outlier =
+        std::upper_bound(d.begin(), d.end(), limit, [](double lim, int64_t x) { return lim < static_cast<double>(x); });
+    const int64_t outliers = d.end() - first_outlier;
     if (outliers == 0) continue;
+    int64_t excess = 0;
+    for (auto it = first_outlier; it != d.end(); ++it) excess = sat_add(excess, sat_sub(*it, med));
+    for (const Interval& i : g.longest) {
+      if (static_cast<double>(i.length()) > limit) worst.push_back(i);
+    }
     kernels_hit += outliers;
     f.savings_ns = sat_add(f.savings_ns, excess);
-    f.offenders.push_back({clipped_name(t.str(std::get<0>(key))), outliers, excess,
+    f.offenders.push_back({clipped_name(g.name), outliers, excess,
                            fmt::format("{} of {} instances above {}: median {}, max {}; grid {}x{}x{}, block {}x{}x{}",
-                                       outliers, rows.size(), human_duration(static_cast<int64_t>(limit)),
-                                       human_duration(med), human_duration(longest), std::get<1>(key), std::get<2>(key),
-                                       std::get<3>(key), std::get<4>(key), std::get<5>(key), std::get<6>(key))});
+                                       outliers, d.size(), human_duration(static_cast<int64_t>(limit)),
+                                       human_duration(med), human_duration(d.back()), g.launch[0], g.launch[1],
+                                       g.launch[2], g.launch[3], g.launch[4], g.launch[5])});
   }
   if (f.offenders.empty()) return;
-  rate(f, ctx, p.warning(), p.critical());
+  rate(f, basis_ns, p.warning(), p.critical());
   if (f.savings_share < p.get("min_share")) return;
   const size_t groups_hit = f.offenders.size();
   keep_top(f.offenders, 5);

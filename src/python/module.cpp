@@ -29,6 +29,7 @@
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
 #include "diagnose/engine.h"
+#include "diagnose/parts.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
 #include "report/arrow_export.h"
@@ -155,11 +156,18 @@ Result<Trace> read_filtered(const ReadSettings& read, const TraceFilter& filter)
   return trace;
 }
 
+// The diagnosis's options from a configuration file (empty: the defaults).
+diagnose::DiagnoseOptions diagnose_options(const std::string& config) {
+  diagnose::DiagnoseOptions options;
+  if (!config.empty()) raise_if_error(diagnose::load_config(config, options));
+  return options;
+}
+
 // One opened trace. The model is shared with every Arrow table exported from it, which keeps it
 // alive as long as any of them is.
 class PyTrace {
  public:
-  PyTrace(std::shared_ptr<const Trace> trace, ReadSettings read)
+  PyTrace(std::shared_ptr<Trace> trace, ReadSettings read)
       : trace_(std::move(trace)), read_(std::move(read)), exporter_(trace_) {}
   const Trace& trace() const { return *trace_; }
 
@@ -269,10 +277,26 @@ class PyTrace {
   }
 
   std::string diagnose_json(const std::string& config) {
-    diagnose::DiagnoseOptions options;
-    if (!config.empty()) raise_if_error(diagnose::load_config(config, options));
+    const diagnose::DiagnoseOptions options = diagnose_options(config);
     EngineWork work;
     return ::tracedoc::diagnose_json({diagnose::diagnose(*trace_, options)});
+  }
+
+  // The diagnosis's part (diagnose/parts.h) as bytes, for a merge elsewhere (tracedoc.distributed),
+  // this trace being rank file `index` (-1: a trace on its own) of `files`; and whether the trace
+  // took `index` as its rank
+  // (it had none), so that the merge can tell whether the part depends on that guess.
+  std::pair<nb::bytes, bool> diagnose_part(const std::string& config, int64_t index, int64_t files) {
+    const diagnose::DiagnoseOptions options = diagnose_options(config);
+    std::string bytes;
+    bool assumed = false;
+    {
+      EngineWork work;
+      assumed = index >= 0 && diagnose::assume_rank(*trace_, index);
+      bytes = diagnose::encode_diagnose_part(diagnose::diagnose_part(*trace_, options, files > 1));
+      if (assumed) trace_->pytorch.rank = -1;  // the trace as it was read
+    }
+    return {nb::bytes(bytes.data(), bytes.size()), assumed};
   }
 
   std::string path() const { return trace_->source.path; }
@@ -284,7 +308,7 @@ class PyTrace {
   }
 
  private:
-  std::shared_ptr<const Trace> trace_;
+  std::shared_ptr<Trace> trace_;  // changed only for the while of diagnose_part
   ReadSettings read_;
   ArrowTraceExporter exporter_;
 };
@@ -310,7 +334,7 @@ PyTrace* load(const std::string& path, std::optional<int64_t> rank, std::optiona
     trace = read_filtered(read, filter);
   }
   raise_if_error(trace.status());
-  return new PyTrace(std::make_shared<const Trace>(std::move(trace).value()), read);
+  return new PyTrace(std::make_shared<Trace>(std::move(trace).value()), read);
 }
 
 // `tracedoc diff BASE NEW -f json`.
@@ -349,6 +373,16 @@ std::string merge_summary_parts_json(const std::vector<nb::bytes>& parts, size_t
 
 // `tracedoc check DIR --budget FILE -f json` from the measure parts of the job's rank files (and of
 // the baseline's, when the budget compares one), merged as rank directories.
+// The diagnosis of rank parts (PyTrace::diagnose_part), as `tracedoc diagnose DIR -f json` prints it.
+std::string merge_diagnose_parts_json(const std::vector<nb::bytes>& parts, const std::string& config,
+                                      const std::string& directory) {
+  const diagnose::DiagnoseOptions options = diagnose_options(config);
+  std::vector<diagnose::DiagnosePart> decoded = decode_parts(parts, diagnose::decode_diagnose_part);
+  EngineWork work;
+  return ::tracedoc::diagnose_json(
+      {value_or_raise(diagnose::merge_diagnose_parts(std::move(decoded), options, directory))});
+}
+
 std::string check_parts_json(const std::string& budget_path, const std::string& step_marker,
                              const std::vector<nb::bytes>& parts, const std::string& directory,
                              const std::optional<std::vector<nb::bytes>>& baseline_parts,
@@ -387,6 +421,7 @@ NB_MODULE(_tracedoc, m) {
         nb::arg("all_ranks") = false, nb::rv_policy::take_ownership);
   m.def("diff_json", &diff_of);
   m.def("merge_summary_parts_json", &merge_summary_parts_json);
+  m.def("merge_diagnose_parts_json", &merge_diagnose_parts_json);
   m.def("check_parts_json", &check_parts_json, nb::arg("budget"), nb::arg("step_marker"), nb::arg("parts"),
         nb::arg("directory"), nb::arg("baseline_parts").none(), nb::arg("baseline_directory"));
   m.def("job_check_baseline", &job_check_baseline);
@@ -424,6 +459,7 @@ NB_MODULE(_tracedoc, m) {
       .def("view_html", &PyTrace::view_html)
       .def("summary_json", &PyTrace::summary_json)
       .def("summary_part", &PyTrace::summary_part)
+      .def("diagnose_part", &PyTrace::diagnose_part)
       .def("measure_part", &PyTrace::measure_part)
       .def("diagnose_json", &PyTrace::diagnose_json)
       .def("row_counts", &PyTrace::row_counts)

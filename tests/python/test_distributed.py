@@ -176,6 +176,55 @@ def test_the_job_check_is_the_cli_check_of_the_directory(cluster, tmp_path):
         td.check(job, forbid, client=cluster.client)
 
 
+def cli_diagnosis(path: str, *args: str) -> dict:
+    run = cli("diagnose", "-f", "json", *args, path)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_the_job_diagnosis_is_the_cli_diagnosis_of_the_directory(cluster, tmp_path):
+    # Rank 0's exposed communication, found in its part and rated on the job's basis (rank 1's steps
+    # are longer), and the straggler, found by comparing the ranks' parts, as `tracedoc diagnose DIR`.
+    job = straggler_job(tmp_path / "straggler")
+    diagnosis = td.diagnose(job, client=cluster.client)
+    assert diagnosis.errors == []
+    assert diagnosis == cli_diagnosis(str(job))
+    assert diagnosis.findings["id"].tolist() == ["exposed_comm", "straggler"]
+    assert diagnosis.trace["basis_ns"] == 174_608_025 and diagnosis.trace["steps"] == 24
+    straggler = diagnosis.findings.set_index("id").loc["straggler"]
+    assert straggler["figures"] == {"ranks": 2, "slowest_compute_ns": 159_219_518, "median_compute_ns": 132_754_978,
+                                    "ratio": 1.1993}
+    # The workers read the configuration by its path: here, no straggler rule.
+    config = tmp_path / "all.toml"
+    config.write_text("[diagnose]\nmin_savings_share = 0\nmin_savings_ns = 0\n[rules.straggler]\nenabled = false\n")
+    everything = td.diagnose(job, config=config, client=cluster.client)
+    assert everything == cli_diagnosis(str(job), "--config", str(config))
+    assert "straggler" not in everything.trace["rules_run"] and everything.findings["id"].tolist() == ["exposed_comm"]
+
+
+def test_real_rank_directories_diagnose_as_the_cli(cluster, tmp_path):
+    for relative in (TWO_RANKS, "kineto/kineto/tb_plugin/samples/resnet50_num_workers_4"):
+        directory = shared_trace(relative)
+        assert td.diagnose(directory, client=cluster.client) == cli_diagnosis(str(directory))
+    # TraceLens's five H100 runs record no rank: the directory numbers them in file order, which a
+    # run's settings file sorted first does not shift (the workers' first guess, redone).
+    h100 = shared_trace("kineto/TraceLens/tests/traces/h100")
+    job = tmp_path / "h100"
+    job.mkdir()
+    (job / "0_settings.json").write_text('{"learning_rate": 0.001}')
+    for f in sorted(Path(h100).iterdir()):
+        (job / f.name).symlink_to(f)
+    diagnosis = td.diagnose(job, client=cluster.client)
+    assert diagnosis.errors == []
+    assert diagnosis == cli_diagnosis(str(job))
+    assert diagnosis.findings["scope"].tolist()[:3] == ["rank 4 GPU 0 (NVIDIA H100 80GB HBM3)", "rank 4", "trace"]
+    long_tail = diagnosis.findings.set_index("id").loc["long_tail"]  # across the five runs' kernels
+    assert long_tail["figures"] == {"outlier_instances": 215, "kernels_with_outliers": 3, "excess_ns": 13_202_407}
+    # One file is a trace of its own, named as `tracedoc diagnose FILE` names it.
+    one = str(Path(h100) / "gaunernst_bert-small-uncased__1016001.json.gz")
+    assert td.diagnose(one, client=cluster.client) == cli_diagnosis(one)
+
+
 def test_a_corrupt_rank_leaves_the_job_summary_of_the_others(cluster, tmp_path):
     job = straggler_job(tmp_path / "job")
     (job / "job_rank2.json").write_text('{"traceEvents": [{"ph": "X", "name"')  # cut short
@@ -184,8 +233,11 @@ def test_a_corrupt_rank_leaves_the_job_summary_of_the_others(cluster, tmp_path):
     assert "job_rank2.json" in summary.errors[0].error
     # The CLI refuses the directory; without the corrupt file it gives the same summary.
     assert cli("summary", str(job)).returncode == 2
+    diagnosis = td.diagnose(job, client=cluster.client)
+    assert [Path(e.path).name for e in diagnosis.errors] == ["job_rank2.json"]
     (job / "job_rank2.json").unlink()
     assert summary == cli_summary(str(job))
+    assert diagnosis == cli_diagnosis(str(job))
 
 
 def test_sixty_four_ranks_through_a_cluster_losing_a_worker(tmp_path):
@@ -206,6 +258,7 @@ def test_sixty_four_ranks_through_a_cluster_losing_a_worker(tmp_path):
         assert not job.done()
         summary = job.result(timeout=600)
         assert own.workers_left() == 1
+        diagnosis = td.diagnose(directory, client=own.client)
     finally:
         own.stop()
     assert summary.errors == []
@@ -214,6 +267,7 @@ def test_sixty_four_ranks_through_a_cluster_losing_a_worker(tmp_path):
     one_rank = tracedoc.load(directory / "rank-0.pt.trace.json").summary().trace
     assert summary.trace["gpu_operations"] == 64 * one_rank["gpu_operations"]
     assert summary.trace["ranks"]["collectives_matched"] == 21  # each rank's 21 group collectives, matched on all 64
+    assert diagnosis == cli_diagnosis(str(directory))
 
 
 def test_each_rank_summary_is_the_cli_summary_of_its_file(cluster):
