@@ -1,7 +1,8 @@
 // A job's figures from its ranks' parts: each rank file read alone, its part sent as bytes and merged,
 // gives what the command computes over the merged rank directory, byte for byte: the summary
-// (analysis/summary.h; `tracedoc summary DIR`, JSON and text) and the budget's measures
-// (budget/measures.h; `tracedoc check DIR`'s report).
+// (analysis/summary.h; `tracedoc summary DIR`, JSON and text), the budget's measures
+// (budget/measures.h; `tracedoc check DIR`'s report), the diagnosis (diagnose/parts.h; `tracedoc
+// diagnose DIR`) and the comparison of two jobs (compare/diff_parts.h; `tracedoc diff BASE NEW`).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,11 +11,13 @@
 #include "analysis/summary.h"
 #include "budget/evaluate.h"
 #include "budget/measures.h"
+#include "compare/diff_parts.h"
 #include "diagnose/parts.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
 #include "report/check_writer.h"
 #include "report/diagnose_writer.h"
+#include "report/diff_writer.h"
 #include "report/summary_writer.h"
 #include "test_support.h"
 
@@ -159,6 +162,69 @@ TEST(DiagnoseParts, RanksFindingStepsDifferentlyAreRefused) {
             std::string::npos)
       << merged.status().message();
   EXPECT_FALSE(diagnose::decode_diagnose_part(encode_summary_part(summary_part(toy))).ok());  // another part's bytes
+}
+
+// Both jobs' parts merged into sides and compared give `tracedoc diff BASE NEW` on the directories.
+void expect_diff_merge_equals_directories(const fs::path& base_dir, const fs::path& new_dir,
+                                          const compare::DiffOptions& options = {}) {
+  SCOPED_TRACE(base_dir.string() + " -> " + new_dir.string());
+  auto base = open_trace(base_dir.string()), next = open_trace(new_dir.string());
+  ASSERT_TRUE(base.ok() && next.ok());
+  const compare::TraceDiff whole = compare::diff_traces(*base, *next, options);
+  auto side = [&](const fs::path& dir) {
+    auto parts = rank_parts(
+        dir,
+        [&](Trace& t, int64_t index) {
+          diagnose::assume_rank(t, index);
+          return compare::encode_diff_part(compare::diff_part(t, options, true));
+        },
+        compare::decode_diff_part);
+    auto merged = compare::merge_diff_parts(std::move(parts), options, dir.string());
+    EXPECT_TRUE(merged.ok()) << merged.status().message();
+    return merged.ok() ? std::move(merged).value() : compare::DiffSide{};
+  };
+  auto from_parts = compare::diff_sides(side(base_dir), side(new_dir), options);
+  ASSERT_TRUE(from_parts.ok()) << from_parts.status().message();
+  EXPECT_EQ(diff_json(*from_parts), diff_json(whole));
+  EXPECT_EQ(diff_text(*from_parts, {.all = true}), diff_text(whole, {.all = true}));
+}
+
+TEST(DiffParts, SyntheticJobsMergeExactly) {
+  // A clean pair against the straggler: slower steps, a rank that computes longer, the findings
+  // that came (exposed_comm, straggler); and the other way round without findings.
+  expect_diff_merge_equals_directories(synth_rank_directory("clean_2ranks"), synth_rank_directory("straggler"));
+  compare::DiffOptions no_findings;
+  no_findings.findings = false;
+  expect_diff_merge_equals_directories(synth_rank_directory("straggler"), synth_rank_directory("clean_2ranks"),
+                                       no_findings);
+}
+
+TEST(DiffParts, RealJobsMergeExactly) {
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
+  const fs::path samples = shared_dir() / "traces/kineto/kineto/tb_plugin/samples";
+  // ResNet-50 on two V100s without and with four data-loading workers.
+  expect_diff_merge_equals_directories(samples / "resnet50_num_workers_0", samples / "resnet50_num_workers_4");
+  const fs::path traces = shared_dir() / "traces/kineto/TraceLens/tests/traces";
+  expect_diff_merge_equals_directories(traces / "h100", traces / "h100");
+}
+
+TEST(DiffParts, AJobsGpuWithoutStepsOfItsOwnIsRefused) {
+  // Both sides have steps, and a rank of the new job has none: the merged trace splits its GPU's
+  // time over another rank's steps, which its part, read alone, did not have.
+  compare::DiffSide base, next;
+  base.steps_per_owner = next.steps_per_owner = 10;
+  next.one_part = false;
+  next.info.input = "job";
+  next.units.resize(2);
+  next.units[0].own_windows = true;
+  next.units[1].label = "rank 1 GPU 0";
+  auto diff = compare::diff_sides(base, next, {});
+  ASSERT_FALSE(diff.ok());
+  EXPECT_EQ(diff.status().code(), ErrorCode::kUsage);
+  EXPECT_NE(diff.status().message().find("job: rank 1 GPU 0 has no steps of its own"), std::string::npos)
+      << diff.status().message();
+  next.one_part = true;  // one trace: its fallback split is in its part
+  EXPECT_TRUE(compare::diff_sides(base, next, {}).ok());
 }
 
 TEST(MeasureParts, RankDirectoriesMergeExactly) {

@@ -17,10 +17,11 @@ again on another worker by Dask, with the same results.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import tracedoc
 
@@ -29,10 +30,12 @@ from . import _tracedoc
 __all__ = [
     "JobCheck",
     "JobDiagnosis",
+    "JobDiff",
     "JobSummary",
     "RankResult",
     "check",
     "diagnose",
+    "diff",
     "map_ranks",
     "rank_files",
     "rank_summaries",
@@ -80,6 +83,20 @@ def _local_client():
     return Client(cluster), cluster
 
 
+@contextlib.contextmanager
+def _cluster(client: Any) -> Iterator[Any]:
+    """The given client, or one of a local cluster started for the while of the block."""
+    if client is not None:
+        yield client
+        return
+    client, own = _local_client()
+    try:
+        yield client
+    finally:
+        client.close()
+        own.close()
+
+
 def map_ranks(
     func: Callable[[tracedoc.Trace], Any],
     paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -91,17 +108,10 @@ def map_ranks(
     callable cloudpickle takes) and should return something small. Without a client, a local
     cluster of worker processes runs the tasks and is closed afterwards."""
     files = rank_files(paths_or_dir)
-    own = None
-    if client is None:
-        client, own = _local_client()
-    try:
+    with _cluster(client) as client:
         # pure=False: a file may change between runs; each call reads it again.
         futures = client.map(_run_rank, files, function=func, load_options=load_options, pure=False)
         return client.gather(futures)
-    finally:
-        if own is not None:
-            client.close()
-            own.close()
 
 
 def _summary(trace: tracedoc.Trace, top: int, gap_ms: float, step_marker: str | None) -> tracedoc.Summary:
@@ -216,6 +226,39 @@ class JobDiagnosis(tracedoc.Diagnosis):
     errors: list[RankResult]
 
 
+def _ranked_parts(
+    paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    part: Callable[..., tuple[bytes, bool]],
+    client: Any,
+    load_options: dict[str, Any],
+) -> tuple[str, list[bytes], list[RankResult]]:
+    """Each rank file's part where the part names the ranks as the job does: ``part(trace, places,
+    files)`` returns its bytes and whether the trace took its place as its rank (it had none).
+    Returns the directory the parts merge as, the parts and the files that could not be read."""
+    from functools import partial
+
+    files, directory = _job(paths_or_dir)
+    # Rank files of a directory (or a list) are numbered as the directory reader numbers them; a
+    # single file keeps what it says.
+    places = {f: i if directory else -1 for i, f in enumerate(files)}
+    done, errors = _gather(files, partial(part, places=places, files=len(files)), client, load_options, directory)
+    # A trace without a rank is numbered by its place among the job's traces, and a job of one trace
+    # names its process "trace": where files that were not traces moved those, the ranks concerned
+    # are read again with their places among the traces.
+    truth = {r.path: i if directory else -1 for i, r in enumerate(done)}
+    several = len(done) > 1
+    again = [r.path for r in done if (r.value[1] and places[r.path] != truth[r.path]) or (len(files) > 1) != several]
+    if again:
+        redone = _gather(again, partial(part, places=truth, files=len(done)), client, load_options, directory)[0]
+        by_path = {r.path: r for r in redone}
+        done = [by_path.get(r.path, r) for r in done]
+    return directory, [r.value[0] for r in done], errors
+
+
+def _diagnose_part(trace: tracedoc.Trace, config: str, places: dict[str, int], files: int) -> tuple[bytes, bool]:
+    return trace._core.diagnose_part(config, places[trace.path], files)
+
+
 def diagnose(
     paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     config: str | os.PathLike[str] | None = None,
@@ -235,24 +278,55 @@ def diagnose(
     from functools import partial
 
     config = "" if config is None else os.fspath(config)
-    files, directory = _job(paths_or_dir)
-    # Rank files of a directory (or a list) are numbered as the directory reader numbers them; a
-    # single file keeps what it says.
-    places = {f: i if directory else -1 for i, f in enumerate(files)}
-    part = partial(_diagnose_part, config=config, places=places, files=len(files))
-    done, errors = _gather(files, part, client, load_options, directory)
-    # A trace without a rank is numbered by its place among the job's traces, and a job of one trace
-    # names its process "trace": where files that were not traces moved those, the ranks concerned
-    # are diagnosed again with their places among the traces.
-    truth = {r.path: i if directory else -1 for i, r in enumerate(done)}
-    again = [r.path for r in done if (r.value[1] and places[r.path] != truth[r.path]) or (len(files) > 1) != (len(done) > 1)]
-    if again:
-        part = partial(_diagnose_part, config=config, places=truth, files=len(done))
-        redone = {r.path: r for r in _gather(again, part, client, load_options, directory)[0]}
-        done = [redone.get(r.path, r) for r in done]
-    report = JobDiagnosis(json.loads(_tracedoc.merge_diagnose_parts_json([r.value[0] for r in done], config,
-                                                                        directory)))
+    directory, parts, errors = _ranked_parts(paths_or_dir, partial(_diagnose_part, config=config), client,
+                                             load_options)
+    report = JobDiagnosis(json.loads(_tracedoc.merge_diagnose_parts_json(parts, config, directory)))
     report.errors = errors
+    return report
+
+
+def _diff_part(trace: tracedoc.Trace, options: tuple, places: dict[str, int], files: int) -> tuple[bytes, bool]:
+    return trace._core.diff_part(*options, places[trace.path], files)
+
+
+class JobDiff(dict):
+    """``tracedoc diff BASE NEW -f json``'s document for two jobs compared on a cluster, with
+    ``errors``: the rank files (of either job) that could not be read."""
+
+    errors: list[RankResult]
+
+
+def diff(
+    base: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    new: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    client: Any = None,
+    alpha: float = 0.05,
+    min_change: float = 5.0,
+    step_marker: str | None = None,
+    findings: bool = True,
+    config: str | os.PathLike[str] | None = None,
+    **load_options: Any,
+) -> JobDiff:
+    """Two jobs compared across a Dask cluster: what ``tracedoc diff BASE NEW -f json`` prints for
+    the same rank files (the step time, the split of each GPU's steps, every kernel's, operator's
+    and range's change with its significance, each rank before and after, the findings that came or
+    went), equal to it.
+
+    Each task reads one rank file of either job and sends back what merges exactly: each GPU's time
+    split, its steps and computation time, the collectives' start times, every kernel's, operator's
+    and range's per-instance durations (the rank test needs every value) and its diagnosis part.
+    Raises TraceError where only the whole directories in one process compare: ranks that find
+    their steps in different ways, or a rank without steps of its own in a job with steps."""
+    from functools import partial
+
+    options = (alpha, min_change, step_marker or "", findings, "" if config is None else os.fspath(config))
+    part = partial(_diff_part, options=options)
+    with _cluster(client) as client:
+        base_directory, base_parts, base_errors = _ranked_parts(base, part, client, load_options)
+        new_directory, new_parts, new_errors = _ranked_parts(new, part, client, load_options)
+    report = JobDiff(json.loads(_tracedoc.diff_parts_json(base_parts, base_directory, new_parts, new_directory,
+                                                          *options)))
+    report.errors = base_errors + new_errors
     return report
 
 
@@ -291,12 +365,13 @@ def check(
     budget = os.fspath(budget)
     base_path = _tracedoc.job_check_baseline(budget, "" if baseline is None else os.fspath(baseline))
     part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=False)
-    directory, parts, errors = _job_parts(paths_or_dir, part, client, load_options)
     base_directory, base_parts = "", None
-    if base_path:
-        base_part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=True)
-        base_directory, base_parts, base_errors = _job_parts(base_path, base_part, client, load_options)
-        errors += base_errors
+    with _cluster(client) as client:
+        directory, parts, errors = _job_parts(paths_or_dir, part, client, load_options)
+        if base_path:
+            base_part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=True)
+            base_directory, base_parts, base_errors = _job_parts(base_path, base_part, client, load_options)
+            errors += base_errors
     report = JobCheck(json.loads(_tracedoc.check_parts_json(budget, step_marker or "", parts, directory, base_parts,
                                                             base_directory)))
     report.errors = errors

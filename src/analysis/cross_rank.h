@@ -18,6 +18,8 @@
 // sync: a constant offset between two hosts shows as a constant skew.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -27,6 +29,7 @@
 
 #include "analysis/pytorch/gpu_work.h"
 #include "analysis/steps.h"
+#include "common/status.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -112,6 +115,29 @@ std::optional<StepSource> merged_step_source(const std::vector<Part>& parts) {
     if (p.has_steps && (!source || p.step_source < *source)) source = p.step_source;
   }
   return source;
+}
+
+// The one way every part with steps found them (none: no part has steps). Analyses that a rank's
+// steps shape throughout (diagnose, diff) cannot follow a job whose ranks found their steps in
+// different ways, as its merged trace finds them one way for all: a UsageError naming two such
+// rank files, `whole` the job, and `command` the command to run on the directory instead.
+template <typename Part>
+Result<std::optional<StepSource>> common_step_source(const std::vector<Part>& parts, const std::string& whole,
+                                                     std::string_view command) {
+  const Part* stepped = nullptr;
+  for (const Part& p : parts) {
+    if (!p.has_steps) continue;
+    if (stepped && p.step_source != stepped->step_source) {
+      return UsageError(fmt::format(
+          "{}: {} finds its steps by {}, {} by {}: a job's ranks are read one by one only when they find their "
+          "steps alike ({} the directory in one process, or give every rank the step marker)",
+          whole, stepped->input, step_source_name(stepped->step_source), p.input, step_source_name(p.step_source),
+          command));
+    }
+    stepped = &p;
+  }
+  if (!stepped) return std::optional<StepSource>();
+  return std::optional<StepSource>(stepped->step_source);
 }
 
 // Whether a kernel name is a group collective (not point-to-point): NCCL/RCCL names holding

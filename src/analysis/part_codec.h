@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <map>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -54,9 +55,10 @@ class Writer {
   void operator()(const std::array<T, N>& v) {
     for (const T& x : v) (*this)(x);
   }
-  void operator()(const CollectiveStarts& starts) {
-    (*this)(static_cast<uint64_t>(starts.size()));
-    for (const auto& [name, per_unit] : starts) (*this)(name), (*this)(per_unit);
+  template <typename K, typename V, typename C>
+  void operator()(const std::map<K, V, C>& m) {
+    (*this)(static_cast<uint64_t>(m.size()));
+    for (const auto& [key, value] : m) (*this)(key), (*this)(value);
   }
 };
 
@@ -96,13 +98,14 @@ class Reader {
   void operator()(std::array<T, N>& v) {
     for (T& x : v) (*this)(x);
   }
-  void operator()(CollectiveStarts& starts) {
-    const uint64_t n = count(16);
+  template <typename K, typename V, typename C>
+  void operator()(std::map<K, V, C>& m) {
+    const uint64_t n = count(16);  // a key and a value, at least 8 bytes each
     for (uint64_t i = 0; i < n && !failed; ++i) {
-      std::string name;
-      std::vector<std::vector<TimeNs>> per_unit;
-      (*this)(name), (*this)(per_unit);
-      starts.emplace(std::move(name), std::move(per_unit));
+      K key{};
+      V value{};
+      (*this)(key), (*this)(value);
+      m.emplace(std::move(key), std::move(value));
     }
   }
 

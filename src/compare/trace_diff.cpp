@@ -7,17 +7,14 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "analysis/checked_math.h"
 #include "analysis/cross_rank.h"
 #include "analysis/intervals.h"
-#include "analysis/nsys_stats/naming.h"
 #include "analysis/rank_test.h"
 #include "analysis/statistics.h"
 #include "common/task_pool.h"
-#include "analysis/context.h"
-#include "model/step_names.h"
+#include "compare/diff_parts.h"
 
 namespace tracedoc::compare {
 
@@ -28,71 +25,6 @@ using pytorch::kTimePartNames;
 using pytorch::time_parts;
 using pytorch::TimeParts;
 using pytorch::WorkClass;
-
-int64_t duration_of(TimeNs start, TimeNs end) { return end > start ? sat_sub(end, start) : 0; }  // as cuda_gpu_kern_sum
-
-// Per-instance durations by name, for one kind on one side.
-using Samples = std::map<std::string, std::vector<int64_t>>;
-
-// Groups rows by their name id first (cheap), then spells each name once.
-template <typename NameOf, typename DurationOf>
-Samples group_by_name(size_t rows, NameOf name_of, DurationOf duration_of_row, const Trace& t) {
-  std::unordered_map<StrId, std::vector<int64_t>> by_id;
-  for (size_t i = 0; i < rows; ++i) {
-    const StrId id = name_of(i);
-    if (id == kNoStr || id >= t.strings.size()) continue;
-    by_id[id].push_back(duration_of_row(i));
-  }
-  Samples out;
-  for (auto& [id, d] : by_id) {
-    auto& slot = out[std::string(t.str(id))];
-    slot.insert(slot.end(), d.begin(), d.end());  // distinct ids never share a text, but be safe
-  }
-  return out;
-}
-
-Samples kernel_samples(const Trace& t) {
-  const KernelTable& k = t.kernels;
-  return group_by_name(
-      k.size(), [&](size_t i) { return k.name[i]; }, [&](size_t i) { return duration_of(k.start[i], k.end[i]); }, t);
-}
-
-Samples operator_samples(const Trace& t) {
-  const OpTable& o = t.pytorch.ops;
-  return group_by_name(
-      o.size(), [&](size_t i) { return o.name[i]; }, [&](size_t i) { return duration_of(o.start[i], o.end[i]); }, t);
-}
-
-// PyTorch's emit_nvtx names each operator's range "aten::mm, seq = 12, op_id = 4242, sizes = ..."
-// with ids that differ in every call and every run: ranges are compared by the operator name.
-std::string_view without_emit_nvtx_attributes(std::string_view name) {
-  size_t cut = name.size();
-  for (std::string_view attr :
-       {std::string_view(", seq = "), std::string_view(", op_id = "), std::string_view(", sizes = ")}) {
-    cut = std::min(cut, name.find(attr));
-  }
-  return name.substr(0, cut);
-}
-
-// Push/pop and start/end ranges by nvtx_sum's Range name (domain:text), step ranges left out.
-Samples range_samples(const Trace& t) {
-  const RangeTable& r = t.ranges;
-  nsys_stats::NvtxNamer namer(t);
-  std::map<std::pair<StrId, StrId>, std::vector<size_t>> groups;  // (domain, text) -> rows
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (!nsys_stats::is_pushpop(r.kind[i]) && !nsys_stats::is_startend(r.kind[i])) continue;
-    groups[{namer.domain(i), r.text[i]}].push_back(i);
-  }
-  Samples out;
-  for (const auto& [key, rows] : groups) {
-    bool null = false;
-    const std::string tag = namer.tag(rows.front(), &null);
-    if (null || is_profiler_step(tag)) continue;
-    auto& slot = out[std::string(without_emit_nvtx_attributes(tag))];
-    for (size_t i : rows) slot.push_back(std::max<int64_t>(0, namer.duration(i)));
-  }
-  return out;
-}
 
 SideFigures figures_of(std::vector<int64_t>& durations, double steps) {
   SideFigures f;
@@ -117,45 +49,6 @@ Verdict timing_verdict(double p, double median_change_pct, const DiffOptions& o)
   if (!(p < o.alpha) || !(std::abs(median_change_pct) >= o.min_change_pct)) return Verdict::kUnchanged;
   return median_change_pct > 0 ? Verdict::kSlower : Verdict::kFaster;
 }
-
-// What a side holds besides its GPU work: the step windows and the mean steps per process.
-struct Side {
-  const Trace& trace;
-  AnalysisContext ctx;
-  std::vector<int64_t> step_ns;  // every owner's windows
-  double steps_per_owner = 0;    // 0 without steps
-  std::string step_source;
-  // The windows of the process with the most steps: a GPU whose process has no steps of its own
-  // (step detection runs on the busiest process) is split over them, since processes of one job run
-  // their steps side by side on one clock.
-  std::vector<Interval> fallback_windows;
-  // The processes with GPU work, ascending, and the number of owners (ranks or processes) of GPU
-  // units: how findings and GPUs are matched across runs, whose process ids differ.
-  std::vector<int64_t> gpu_pids;
-  size_t gpu_owners = 0;
-  Side(const Trace& t, const StepOptions& o) : trace(t), ctx(t, o) {
-    std::set<int64_t> pids, unit_owners;
-    for (const GpuUnit& u : ctx.gpu_work().units) pids.insert(u.pid), unit_owners.insert(u.owner);
-    gpu_pids.assign(pids.begin(), pids.end());
-    gpu_owners = unit_owners.size();
-    const StepSet* steps = ctx.steps();
-    if (!steps) return;
-    step_source = step_source_name(steps->source);
-    std::set<int64_t> owners;
-    for (const StepWindow& w : steps->steps) owners.insert(ctx.owner_of(w.global_pid));
-    for (int64_t owner : owners) {
-      const std::vector<Interval>& windows = ctx.windows_of(owner);
-      for (const Interval& w : windows) step_ns.push_back(w.length());
-      if (windows.size() > fallback_windows.size()) fallback_windows = windows;
-    }
-    if (!owners.empty()) steps_per_owner = static_cast<double>(step_ns.size()) / static_cast<double>(owners.size());
-  }
-  // A process's place (1, 2, ...) among gpu_pids; 0 when it has no GPU work.
-  size_t place_of(int64_t pid) const {
-    const auto it = std::lower_bound(gpu_pids.begin(), gpu_pids.end(), pid);
-    return it != gpu_pids.end() && *it == pid ? static_cast<size_t>(it - gpu_pids.begin()) + 1 : 0;
-  }
-};
 
 void add_items(ItemKind kind, Samples base, Samples next, double base_steps, double new_steps, TraceDiff& d) {
   std::set<std::string> names;
@@ -218,39 +111,26 @@ void judge_items(TraceDiff& d) {
   }
 }
 
-// Each GPU's windows split into the parts of trace_diff.h; returns the sums over GPUs and adds the
-// per-GPU means.
+// Each GPU's windows split into the parts of trace_diff.h: the sums over GPUs and the per-GPU means.
 struct PartSums {
   std::array<int64_t, 5> total{};
   std::array<double, 5> mean{};
   double time_mean = 0;
-  std::vector<int64_t> unit_compute_ns;  // each unit's union of computation kernels, whole trace (for the ranks)
 };
 
-PartSums split_time(Side& side, bool use_steps) {
+PartSums split_time(const DiffSide& side, bool use_steps) {
   PartSums s;
-  const auto& units = side.ctx.gpu_work().units;
-  if (units.empty()) return s;
-  for (const GpuUnit& u : units) {
-    std::vector<Interval> windows;
-    if (use_steps) {
-      windows = side.ctx.windows_of(u.owner);
-      if (windows.empty()) windows = side.fallback_windows;
-    } else {
-      const IntervalSet& all = side.ctx.busy(u);
-      if (!all.empty()) windows.push_back(all.span());
-    }
-    int64_t window = 0;
-    for (const Interval& w : windows) window = sat_add(window, w.length());
-    const TimeParts parts = time_parts(u);
-    s.unit_compute_ns.push_back(parts.compute.total());
-    const std::array<int64_t, 5> part = parts.within(windows);
-    const double per = windows.empty() ? 1.0 : static_cast<double>(windows.size());
+  const double units = static_cast<double>(side.units.size());
+  for (const DiffUnit& u : side.units) {
+    const std::array<int64_t, 5>& part = use_steps ? u.step_parts : u.span_parts;
+    const int64_t windows = use_steps ? u.step_windows : u.span_windows;
+    const int64_t window = use_steps ? u.step_window_ns : u.span_window_ns;
+    const double per = windows == 0 ? 1.0 : static_cast<double>(windows);
     for (size_t i = 0; i < 5; ++i) {
       s.total[i] = sat_add(s.total[i], part[i]);
-      s.mean[i] += static_cast<double>(part[i]) / per / static_cast<double>(units.size());
+      s.mean[i] += static_cast<double>(part[i]) / per / units;
     }
-    s.time_mean += static_cast<double>(window) / per / static_cast<double>(units.size());
+    s.time_mean += static_cast<double>(window) / per / units;
   }
   return s;
 }
@@ -258,7 +138,7 @@ PartSums split_time(Side& side, bool use_steps) {
 // Scopes name processes by pid, which changes from run to run: findings are matched with "pid N"
 // replaced by the process's place among the processes that have GPU work, and with the process part
 // dropped when a side has only one.
-std::string scope_key(const std::string& scope, const Side& side) {
+std::string scope_key(const std::string& scope, const DiffSide& side) {
   const bool pid_scope = scope.starts_with("pid "), rank_scope = scope.starts_with("rank ");
   if (!pid_scope && !rank_scope) return scope;
   const size_t digits = pid_scope ? 4 : 5;
@@ -276,8 +156,8 @@ std::string scope_key(const std::string& scope, const Side& side) {
   return scope;
 }
 
-void compare_findings(const Side& base, const diagnose::Diagnosis& bd, const Side& next, const diagnose::Diagnosis& nd,
-                      TraceDiff& d) {
+void compare_findings(const DiffSide& base, const diagnose::Diagnosis& bd, const DiffSide& next,
+                      const diagnose::Diagnosis& nd, TraceDiff& d) {
   d.findings_compared = true;
   std::multimap<std::pair<std::string, std::string>, const diagnose::Finding*> before;
   for (const diagnose::Finding& f : bd.findings) before.emplace(std::make_pair(f.id, scope_key(f.scope, base)), &f);
@@ -325,31 +205,27 @@ struct SideRanks {
   int64_t skew_p50_ns = 0, collectives = 0;
 };
 
-// `unit_compute_ns`: each GPU unit's computation time, as split_time found it.
-SideRanks side_ranks(Side& side, std::vector<int64_t> unit_compute_ns) {
+SideRanks side_ranks(const DiffSide& side) {
   SideRanks out;
-  const pytorch::GpuWork& work = side.ctx.gpu_work();
-  const CrossRankSkew skew = collective_skew(side.trace, work);
-  const ComputeBalance balance = compute_balance(std::move(unit_compute_ns));
-  for (size_t i = 0; i < work.units.size(); ++i) {
-    const GpuUnit& u = work.units[i];
+  std::vector<int64_t> compute;
+  for (const DiffUnit& u : side.units) compute.push_back(u.compute_ns);
+  const ComputeBalance balance = compute_balance(std::move(compute));
+  for (size_t i = 0; i < side.units.size(); ++i) {
+    const DiffUnit& u = side.units[i];
     RankFigures g;
-    g.key = u.rank >= 0 ? fmt::format("rank {}", u.rank)
-                        : fmt::format("process #{} GPU {}", side.place_of(u.pid), u.device);
-    g.label = side.ctx.unit_label(u);
-    std::vector<int64_t> steps;
-    for (const Interval& w : side.ctx.windows_of(u.owner)) steps.push_back(w.length());
-    g.steps = static_cast<int64_t>(steps.size());
-    g.step_median_ns = median_ns(std::move(steps));
+    g.key = u.key;
+    g.label = u.label;
+    g.steps = u.steps;
+    g.step_median_ns = u.step_median_ns;
     g.compute_ns = balance.compute_ns[i];
-    g.collectives = skew.participants[i].collectives;
-    g.wait_ns = skew.participants[i].wait_ns;
-    g.last = skew.participants[i].last;
+    g.collectives = side.skew.participants[i].collectives;
+    g.wait_ns = side.skew.participants[i].wait_ns;
+    g.last = side.skew.participants[i].last;
     out.gpus.push_back(std::move(g));
   }
   out.imbalance = balance.ratio();
-  out.skew_p50_ns = skew.median_skew_ns;
-  out.collectives = skew.matched;
+  out.skew_p50_ns = side.skew.median_skew_ns;
+  out.collectives = side.skew.matched;
   return out;
 }
 
@@ -385,48 +261,6 @@ RanksDiff compare_ranks(const SideRanks& b, const SideRanks& n) {
     d.gpus.push_back(std::move(c));
   }
   return d;
-}
-
-// What each side computes on its own, for both sides at once (one per core): the time parts, the
-// samples by name, the per-GPU figures and the diagnosis.
-struct SideWork {
-  PartSums parts;
-  Samples kernels, operators, ranges;
-  std::optional<SideRanks> ranks;  // two or more GPUs
-  std::optional<diagnose::Diagnosis> diagnosis;
-};
-
-SideWork work_of(Side& side, bool both_steps, const DiffOptions& options) {
-  SideWork w;
-  w.parts = split_time(side, both_steps);
-  w.kernels = kernel_samples(side.trace);
-  w.operators = operator_samples(side.trace);
-  w.ranges = range_samples(side.trace);
-  if (side.ctx.gpu_work().units.size() >= 2) w.ranks = side_ranks(side, w.parts.unit_compute_ns);
-  if (options.findings) {
-    diagnose::DiagnoseOptions o = options.diagnose;
-    o.steps = options.steps;
-    w.diagnosis = diagnose::diagnose(side.ctx, o);
-  }
-  return w;
-}
-
-// Runs both sides' functions at once on the task pool.
-template <typename A, typename B>
-void side_by_side(A base_fn, B next_fn) {
-  parallel_invoke({base_fn, next_fn});
-}
-
-SideInfo side_info(Side& side) {
-  const Trace& t = side.trace;
-  SideInfo s;
-  s.input = t.source.path;
-  s.format = t.source.format;
-  s.kernels = static_cast<int64_t>(t.kernels.size());
-  s.operators = static_cast<int64_t>(t.pytorch.ops.size());
-  s.ranges = static_cast<int64_t>(t.ranges.size());
-  s.gpus = static_cast<int64_t>(side.ctx.gpu_work().units.size());
-  return s;
 }
 
 }  // namespace
@@ -502,21 +336,21 @@ Status check_options(const DiffOptions& options) {
   return diagnose::check_options(options.diagnose);
 }
 
-TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const DiffOptions& options) {
+Result<TraceDiff> diff_sides(DiffSide base, DiffSide next, const DiffOptions& options) {
   TraceDiff d;
   d.options = options;
-  // Each side's steps first (whether both have steps decides what the parts split), then the rest
-  // of each side's own work; both sides at once, each on its own Context.
-  std::optional<Side> base_side, next_side;
-  side_by_side([&] { base_side.emplace(base_trace, options.steps); },
-               [&] { next_side.emplace(next_trace, options.steps); });
-  Side& base = *base_side;
-  Side& next = *next_side;
   const bool both_steps = base.steps_per_owner > 0 && next.steps_per_owner > 0;
-  SideWork bw, nw;
-  side_by_side([&] { bw = work_of(base, both_steps, options); }, [&] { nw = work_of(next, both_steps, options); });
-  d.base = side_info(base);
-  d.next = side_info(next);
+  for (const DiffSide* side : {&base, &next}) {
+    for (const DiffUnit& u : side->units) {
+      if (!both_steps || u.own_windows || side->one_part) continue;
+      return UsageError(
+          fmt::format("{}: {} has no steps of its own, and only the whole job in one process splits its "
+                      "time over another rank's: diff the directory in one process",
+                      side->info.input, u.label));
+    }
+  }
+  d.base = base.info;
+  d.next = next.info;
 
   if (both_steps) {
     StepDiff s;
@@ -532,30 +366,41 @@ TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const Di
     d.steps_note = "neither trace has steps";
   }
   d.time_basis = both_steps ? "step" : "span";
-  const PartSums& bp = bw.parts;
-  const PartSums& np = nw.parts;
+  const PartSums bp = split_time(base, both_steps);
+  const PartSums np = split_time(next, both_steps);
   for (size_t i = 0; i < kTimePartNames.size(); ++i) {
     d.parts.push_back({kTimePartNames[i], bp.total[i], np.total[i], bp.mean[i], np.mean[i]});
   }
   d.base_time_mean_ns = bp.time_mean, d.new_time_mean_ns = np.time_mean;
 
   const double base_steps = both_steps ? base.steps_per_owner : 0, new_steps = both_steps ? next.steps_per_owner : 0;
-  add_items(ItemKind::kKernel, std::move(bw.kernels), std::move(nw.kernels), base_steps, new_steps, d);
-  if (base_trace.pytorch.ops.size() && next_trace.pytorch.ops.size()) {
-    add_items(ItemKind::kOperator, std::move(bw.operators), std::move(nw.operators), base_steps, new_steps, d);
-  } else if (base_trace.pytorch.ops.size() || next_trace.pytorch.ops.size()) {
-    d.notes.push_back(
-        fmt::format("operators: not compared, {} records none", base_trace.pytorch.ops.size() ? "NEW" : "BASE"));
+  add_items(ItemKind::kKernel, std::move(base.kernel_samples), std::move(next.kernel_samples), base_steps, new_steps,
+            d);
+  if (base.info.operators && next.info.operators) {
+    add_items(ItemKind::kOperator, std::move(base.operator_samples), std::move(next.operator_samples), base_steps,
+              new_steps, d);
+  } else if (base.info.operators || next.info.operators) {
+    d.notes.push_back(fmt::format("operators: not compared, {} records none", base.info.operators ? "NEW" : "BASE"));
   }
-  if (!bw.ranges.empty() && !nw.ranges.empty()) {
-    add_items(ItemKind::kRange, std::move(bw.ranges), std::move(nw.ranges), base_steps, new_steps, d);
-  } else if (!bw.ranges.empty() || !nw.ranges.empty()) {
-    d.notes.push_back(fmt::format("ranges: not compared, {} records none", !bw.ranges.empty() ? "NEW" : "BASE"));
+  if (!base.range_samples.empty() && !next.range_samples.empty()) {
+    add_items(ItemKind::kRange, std::move(base.range_samples), std::move(next.range_samples), base_steps, new_steps, d);
+  } else if (!base.range_samples.empty() || !next.range_samples.empty()) {
+    d.notes.push_back(
+        fmt::format("ranges: not compared, {} records none", !base.range_samples.empty() ? "NEW" : "BASE"));
   }
   judge_items(d);
-  if (bw.ranks && nw.ranks) d.ranks = compare_ranks(*bw.ranks, *nw.ranks);
-  if (bw.diagnosis && nw.diagnosis) compare_findings(base, *bw.diagnosis, next, *nw.diagnosis, d);
+  if (base.units.size() >= 2 && next.units.size() >= 2) d.ranks = compare_ranks(side_ranks(base), side_ranks(next));
+  if (base.diagnosis && next.diagnosis) compare_findings(base, *base.diagnosis, next, *next.diagnosis, d);
   return d;
+}
+
+TraceDiff diff_traces(const Trace& base_trace, const Trace& next_trace, const DiffOptions& options) {
+  // Both sides at once, each on its own analysis context.
+  std::vector<DiffPart> base(1), next(1);
+  parallel_invoke(
+      {[&] { base[0] = diff_part(base_trace, options); }, [&] { next[0] = diff_part(next_trace, options); }});
+  // A side of one part has its steps found one way and every GPU its split: nothing to refuse.
+  return *diff_sides(*merge_diff_parts(std::move(base), options), *merge_diff_parts(std::move(next), options), options);
 }
 
 Regression regression_of(const TraceDiff& d) {

@@ -89,19 +89,9 @@ Result<Diagnosis> merge_diagnose_parts(std::vector<DiagnosePart> parts, const Di
   if (parts.empty()) return out;
   if (!directory.empty() && parts[0].pytorch) order_as_rank_directory(parts, place_rank);
   out.input = directory.empty() ? parts[0].input : directory;
-  const DiagnosePart* stepped = nullptr;
-  for (const DiagnosePart& p : parts) {
-    if (!p.has_steps) continue;
-    if (stepped && p.step_source != stepped->step_source) {
-      return UsageError(fmt::format(
-          "{}: {} finds its steps by {}, {} by {}: a job's ranks are diagnosed together only when they find "
-          "their steps alike (diagnose the directory in one process, or give every rank the step marker)",
-          out.input, stepped->input, step_source_name(stepped->step_source), p.input, step_source_name(p.step_source)));
-    }
-    stepped = &p;
-    out.steps += p.steps;
-  }
-  out.basis = stepped ? "steps" : "span";
+  TRACEDOC_ASSIGN_OR_RETURN(const std::optional<StepSource> source, common_step_source(parts, out.input, "diagnose"));
+  for (const DiagnosePart& p : parts) out.steps += p.steps;
+  out.basis = source ? "steps" : "span";
   for (const DiagnosePart& p : parts) out.basis_ns = std::max(out.basis_ns, p.basis_ns);
   JobInputs job;
   for (DiagnosePart& p : parts) add_job_inputs(job, std::move(p.job), 0);
@@ -133,38 +123,6 @@ Result<Diagnosis> merge_diagnose_parts(std::vector<DiagnosePart> parts, const Di
     return a.id < b.id;
   });
   return out;
-}
-
-// The part's fields, once, for both directions (analysis/part_codec.h).
-template <typename F>
-void fields(F& f, Figure& x) {
-  f(x.key), f(x.value), f(x.unit);
-}
-template <typename F>
-void fields(F& f, TimeRange& x) {
-  f(x.start), f(x.end), f(x.where), f(x.label);
-}
-template <typename F>
-void fields(F& f, Rating& x) {
-  f(x.savings_ns), f(x.warning), f(x.critical), f(x.gate_ns), f(x.gate_share), f(x.gate_on_savings);
-}
-template <typename F>
-void fields(F& f, Finding& x) {
-  f(x.id), f(x.severity), f(x.confidence), f(x.scope), f(x.title), f(x.time_based), f(x.savings_ns);
-  f(x.savings_share), f(x.figures), f(x.offenders), f(x.ranges), f(x.remedy), f(x.rating);
-}
-template <typename F>
-void fields(F& f, OwnerWork& x) {
-  f(x.label), f(x.compute_ns), f(x.communication_ns);
-}
-template <typename F>
-void fields(F& f, KernelInstances& x) {
-  f(x.name), f(x.launch), f(x.durations), f(x.longest);
-}
-template <typename F>
-void fields(F& f, DiagnosePart& p) {
-  f(p.input), f(p.pytorch), f(p.rank), f(p.clock_base_ns), f(p.has_steps), f(p.step_source), f(p.steps);
-  f(p.basis_ns), f(p.findings), f(p.job.owners), f(p.job.kernels);
 }
 
 namespace {

@@ -58,4 +58,36 @@ Result<Diagnosis> merge_diagnose_parts(std::vector<DiagnosePart> parts, const Di
 std::string encode_diagnose_part(const DiagnosePart& part);
 Result<DiagnosePart> decode_diagnose_part(std::string_view bytes);
 
+// The part's fields, once, for both directions (analysis/part_codec.h); a diff part holds one.
+template <typename F>
+void fields(F& f, Figure& x) {
+  f(x.key), f(x.value), f(x.unit);
+}
+template <typename F>
+void fields(F& f, TimeRange& x) {
+  f(x.start), f(x.end), f(x.where), f(x.label);
+}
+template <typename F>
+void fields(F& f, Rating& x) {
+  f(x.savings_ns), f(x.warning), f(x.critical), f(x.gate_ns), f(x.gate_share), f(x.gate_on_savings);
+}
+template <typename F>
+void fields(F& f, Finding& x) {
+  f(x.id), f(x.severity), f(x.confidence), f(x.scope), f(x.title), f(x.time_based), f(x.savings_ns);
+  f(x.savings_share), f(x.figures), f(x.offenders), f(x.ranges), f(x.remedy), f(x.rating);
+}
+template <typename F>
+void fields(F& f, OwnerWork& x) {
+  f(x.label), f(x.compute_ns), f(x.communication_ns);
+}
+template <typename F>
+void fields(F& f, KernelInstances& x) {
+  f(x.name), f(x.launch), f(x.durations), f(x.longest);
+}
+template <typename F>
+void fields(F& f, DiagnosePart& p) {
+  f(p.input), f(p.pytorch), f(p.rank), f(p.clock_base_ns), f(p.has_steps), f(p.step_source), f(p.steps);
+  f(p.basis_ns), f(p.findings), f(p.job.owners), f(p.job.kernels);
+}
+
 }  // namespace tracedoc::diagnose

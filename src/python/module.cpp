@@ -25,6 +25,7 @@
 #include "budget/evaluate.h"
 #include "budget/measures.h"
 #include "common/split.h"
+#include "compare/diff_parts.h"
 #include "compare/trace_diff.h"
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
@@ -163,6 +164,20 @@ diagnose::DiagnoseOptions diagnose_options(const std::string& config) {
   return options;
 }
 
+// `tracedoc diff`'s options, checked as the CLI checks them.
+compare::DiffOptions diff_options(double alpha, double min_change, const std::string& step_marker, bool findings,
+                                  const std::string& config) {
+  compare::DiffOptions options;
+  options.alpha = alpha;
+  options.min_change_pct = min_change;
+  options.findings = findings;
+  if (!config.empty()) raise_if_error(diagnose::load_config(config, options.diagnose));
+  options.steps = options.diagnose.steps;
+  if (!step_marker.empty()) options.steps.marker = step_marker;
+  raise_if_error(compare::check_options(options));
+  return options;
+}
+
 // One opened trace. The model is shared with every Arrow table exported from it, which keeps it
 // alive as long as any of them is.
 class PyTrace {
@@ -284,19 +299,19 @@ class PyTrace {
 
   // The diagnosis's part (diagnose/parts.h) as bytes, for a merge elsewhere (tracedoc.distributed),
   // this trace being rank file `index` (-1: a trace on its own) of `files`; and whether the trace
-  // took `index` as its rank
-  // (it had none), so that the merge can tell whether the part depends on that guess.
+  // took `index` as its rank (it had none), so that the merge can tell whether the part depends on
+  // that guess.
   std::pair<nb::bytes, bool> diagnose_part(const std::string& config, int64_t index, int64_t files) {
     const diagnose::DiagnoseOptions options = diagnose_options(config);
-    std::string bytes;
-    bool assumed = false;
-    {
-      EngineWork work;
-      assumed = index >= 0 && diagnose::assume_rank(*trace_, index);
-      bytes = diagnose::encode_diagnose_part(diagnose::diagnose_part(*trace_, options, files > 1));
-      if (assumed) trace_->pytorch.rank = -1;  // the trace as it was read
-    }
-    return {nb::bytes(bytes.data(), bytes.size()), assumed};
+    return rank_part(
+        index, [&] { return diagnose::encode_diagnose_part(diagnose::diagnose_part(*trace_, options, files > 1)); });
+  }
+
+  // The same for `tracedoc diff` (compare/diff_parts.h).
+  std::pair<nb::bytes, bool> diff_part(double alpha, double min_change, const std::string& step_marker, bool findings,
+                                       const std::string& config, int64_t index, int64_t files) {
+    const compare::DiffOptions options = diff_options(alpha, min_change, step_marker, findings, config);
+    return rank_part(index, [&] { return compare::encode_diff_part(compare::diff_part(*trace_, options, files > 1)); });
   }
 
   std::string path() const { return trace_->source.path; }
@@ -308,7 +323,21 @@ class PyTrace {
   }
 
  private:
-  std::shared_ptr<Trace> trace_;  // changed only for the while of diagnose_part
+  // `part()`'s bytes, computed with the trace holding rank `index` when it has none.
+  template <typename Part>
+  std::pair<nb::bytes, bool> rank_part(int64_t index, Part part) {
+    std::string bytes;
+    bool assumed = false;
+    {
+      EngineWork work;
+      assumed = index >= 0 && diagnose::assume_rank(*trace_, index);
+      bytes = part();
+      if (assumed) trace_->pytorch.rank = -1;  // the trace as it was read
+    }
+    return {nb::bytes(bytes.data(), bytes.size()), assumed};
+  }
+
+  std::shared_ptr<Trace> trace_;  // changed only for the while of rank_part
   ReadSettings read_;
   ArrowTraceExporter exporter_;
 };
@@ -340,14 +369,7 @@ PyTrace* load(const std::string& path, std::optional<int64_t> rank, std::optiona
 // `tracedoc diff BASE NEW -f json`.
 std::string diff_of(const PyTrace& base, const PyTrace& next, double alpha, double min_change,
                     const std::string& step_marker, bool findings, const std::string& config) {
-  compare::DiffOptions options;
-  options.alpha = alpha;
-  options.min_change_pct = min_change;
-  options.findings = findings;
-  if (!config.empty()) raise_if_error(diagnose::load_config(config, options.diagnose));
-  options.steps = options.diagnose.steps;
-  if (!step_marker.empty()) options.steps.marker = step_marker;
-  raise_if_error(compare::check_options(options));
+  const compare::DiffOptions options = diff_options(alpha, min_change, step_marker, findings, config);
   EngineWork work;
   return ::tracedoc::diff_json(compare::diff_traces(base.trace(), next.trace(), options));
 }
@@ -381,6 +403,20 @@ std::string merge_diagnose_parts_json(const std::vector<nb::bytes>& parts, const
   EngineWork work;
   return ::tracedoc::diagnose_json(
       {value_or_raise(diagnose::merge_diagnose_parts(std::move(decoded), options, directory))});
+}
+
+// The diff of two jobs' rank parts (PyTrace::diff_part), as `tracedoc diff BASE NEW -f json` prints it.
+std::string diff_parts_json(const std::vector<nb::bytes>& base_parts, const std::string& base_directory,
+                            const std::vector<nb::bytes>& new_parts, const std::string& new_directory, double alpha,
+                            double min_change, const std::string& step_marker, bool findings,
+                            const std::string& config) {
+  const compare::DiffOptions options = diff_options(alpha, min_change, step_marker, findings, config);
+  std::vector<compare::DiffPart> base = decode_parts(base_parts, compare::decode_diff_part);
+  std::vector<compare::DiffPart> next = decode_parts(new_parts, compare::decode_diff_part);
+  EngineWork work;
+  compare::DiffSide base_side = value_or_raise(compare::merge_diff_parts(std::move(base), options, base_directory));
+  compare::DiffSide new_side = value_or_raise(compare::merge_diff_parts(std::move(next), options, new_directory));
+  return ::tracedoc::diff_json(value_or_raise(compare::diff_sides(std::move(base_side), std::move(new_side), options)));
 }
 
 std::string check_parts_json(const std::string& budget_path, const std::string& step_marker,
@@ -422,6 +458,7 @@ NB_MODULE(_tracedoc, m) {
   m.def("diff_json", &diff_of);
   m.def("merge_summary_parts_json", &merge_summary_parts_json);
   m.def("merge_diagnose_parts_json", &merge_diagnose_parts_json);
+  m.def("diff_parts_json", &diff_parts_json);
   m.def("check_parts_json", &check_parts_json, nb::arg("budget"), nb::arg("step_marker"), nb::arg("parts"),
         nb::arg("directory"), nb::arg("baseline_parts").none(), nb::arg("baseline_directory"));
   m.def("job_check_baseline", &job_check_baseline);
@@ -460,6 +497,7 @@ NB_MODULE(_tracedoc, m) {
       .def("summary_json", &PyTrace::summary_json)
       .def("summary_part", &PyTrace::summary_part)
       .def("diagnose_part", &PyTrace::diagnose_part)
+      .def("diff_part", &PyTrace::diff_part)
       .def("measure_part", &PyTrace::measure_part)
       .def("diagnose_json", &PyTrace::diagnose_json)
       .def("row_counts", &PyTrace::row_counts)

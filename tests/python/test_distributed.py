@@ -103,15 +103,25 @@ def cli_summary(path: str) -> dict:
     return cli_summary_top(path, 5)
 
 
-def straggler_job(directory: Path) -> Path:
-    """A two-rank job whose rank 1 starts its all-reduces late (examples/synth/straggler.toml, written
-    by `tracedoc synth`): collectives to match across the ranks, files on their own clock bases."""
+def synth_job(directory: Path, spec: str) -> Path:
+    """A two-rank job written by `tracedoc synth examples/synth/SPEC.toml`, one file per rank."""
     directory.mkdir()
-    spec = str(Path(__file__).resolve().parents[2] / "examples/synth/straggler.toml")
-    run = cli("synth", spec, "--format", "kineto", "-o", str(directory / "job"))
+    run = cli("synth", str(HERE.parents[1] / f"examples/synth/{spec}.toml"), "--format", "kineto", "-o",
+              str(directory / "job"))
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in directory.iterdir()) == ["job_rank0.json", "job_rank1.json"]
     return directory
+
+
+def straggler_job(directory: Path) -> Path:
+    """A two-rank job whose rank 1 starts its all-reduces late: collectives to match across the
+    ranks, files on their own clock bases."""
+    return synth_job(directory, "straggler")
+
+
+def clean_job(directory: Path) -> Path:
+    """The straggler job's clean twin: the same model, ranks alike."""
+    return synth_job(directory, "clean_2ranks")
 
 
 def test_the_job_summary_is_the_cli_summary_of_the_directory(cluster, tmp_path):
@@ -157,10 +167,7 @@ def test_the_job_check_is_the_cli_check_of_the_directory(cluster, tmp_path):
     # Every limit a budget can set but findings, against a baseline job: the straggler job checked
     # against a clean two-rank one, both read rank by rank on the cluster.
     job = straggler_job(tmp_path / "straggler")
-    clean = tmp_path / "clean"
-    clean.mkdir()
-    spec = str(Path(__file__).resolve().parents[2] / "examples/synth/clean_2ranks.toml")
-    assert cli("synth", spec, "--format", "kineto", "-o", str(clean / "job")).returncode == 0
+    clean = clean_job(tmp_path / "clean")
     budget = tmp_path / "budget.toml"
     budget.write_text(every_limit(clean))
     report = td.check(job, budget, client=cluster.client)
@@ -223,6 +230,36 @@ def test_real_rank_directories_diagnose_as_the_cli(cluster, tmp_path):
     # One file is a trace of its own, named as `tracedoc diagnose FILE` names it.
     one = str(Path(h100) / "gaunernst_bert-small-uncased__1016001.json.gz")
     assert td.diagnose(one, client=cluster.client) == cli_diagnosis(one)
+
+
+def cli_diff(base: str, new: str, *args: str) -> dict:
+    run = cli("diff", "-f", "json", *args, base, new)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_two_jobs_diff_as_the_cli(cluster, tmp_path):
+    # Every rank of both jobs read on the cluster: the steps' rank test over both jobs' steps, each
+    # kernel's over its instances on every rank, each rank before and after, the findings that came.
+    clean = clean_job(tmp_path / "clean")
+    straggler = straggler_job(tmp_path / "straggler")
+    report = td.diff(clean, straggler, client=cluster.client)
+    assert report.errors == []
+    assert report == cli_diff(str(clean), str(straggler))
+    assert report["steps"]["verdict"] == "slower" and report["steps"]["median_change_pct"] == 43.4712
+    assert [(f["status"], f["id"]) for f in report["findings"]] == [("appeared", "exposed_comm"),
+                                                                      ("appeared", "straggler")]
+    assert report["ranks"]["new_compute_imbalance"] > 1.19
+    # The other way round, without the diagnosis, at a stricter level.
+    back = td.diff(straggler, clean, client=cluster.client, alpha=0.01, findings=False)
+    assert back == cli_diff(str(straggler), str(clean), "--alpha", "0.01", "--no-findings")
+    assert back["steps"]["verdict"] == "faster" and back["findings"] == []
+
+
+def test_real_jobs_diff_as_the_cli(cluster):
+    samples = "kineto/kineto/tb_plugin/samples"
+    base, new = shared_trace(f"{samples}/resnet50_num_workers_0"), shared_trace(f"{samples}/resnet50_num_workers_4")
+    assert td.diff(base, new, client=cluster.client) == cli_diff(str(base), str(new))
 
 
 def test_a_corrupt_rank_leaves_the_job_summary_of_the_others(cluster, tmp_path):
