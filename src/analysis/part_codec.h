@@ -1,10 +1,12 @@
 // Parts as bytes: what a worker that read one rank file sends to the process that merges
 // (tracedoc.distributed, over Dask): the summary's parts (analysis/summary.h), the budget's
-// (budget/measures.h). Little-endian 64-bit words, doubles by their bits (the merge must see exactly
-// the values the worker computed), strings and lists length-prefixed, after a 4-byte magic and a
-// version. A part's fields are listed once, in a `fields(f, part)` overload beside its type's codec
-// (found by argument-dependent lookup), for both directions; decoding checks every length against
-// the bytes left, so bytes that are not a part are refused, never read past their end.
+// (budget/measures.h), the diagnosis's (diagnose/parts.h), the diff's (compare/diff_parts.h).
+// Little-endian 64-bit words, doubles by their bits (the merge must see exactly the values the
+// worker computed), lists of int64 as varints of their zigzagged differences, strings and lists
+// length-prefixed, after a 4-byte magic and a version. A part's fields are listed once, in a
+// `fields(f, part)` overload beside its type's codec (found by argument-dependent lookup), for both
+// directions; decoding checks every length against the bytes left, so bytes that are not a part
+// are refused, never read past their end.
 #pragma once
 
 #include <fmt/format.h>
@@ -55,6 +57,22 @@ class Writer {
   void operator()(const std::array<T, N>& v) {
     for (const T& x : v) (*this)(x);
   }
+  // Lists of 64-bit integers (durations, times) as the varints of their zigzagged differences:
+  // a sorted list of durations takes a byte or two a value rather than eight.
+  void operator()(const std::vector<int64_t>& v) {
+    (*this)(static_cast<uint64_t>(v.size()));
+    uint64_t previous = 0;
+    for (int64_t x : v) {
+      const uint64_t u = static_cast<uint64_t>(x), delta = u - previous;  // wraps: exact both ways
+      previous = u;
+      uint64_t zigzag = (delta << 1) ^ (static_cast<int64_t>(delta) < 0 ? ~uint64_t{0} : 0);
+      while (zigzag >= 0x80) {
+        bytes.push_back(static_cast<char>((zigzag & 0x7F) | 0x80));
+        zigzag >>= 7;
+      }
+      bytes.push_back(static_cast<char>(zigzag));
+    }
+  }
   template <typename K, typename V, typename C>
   void operator()(const std::map<K, V, C>& m) {
     (*this)(static_cast<uint64_t>(m.size()));
@@ -97,6 +115,27 @@ class Reader {
   template <typename T, size_t N>
   void operator()(std::array<T, N>& v) {
     for (T& x : v) (*this)(x);
+  }
+  void operator()(std::vector<int64_t>& v) {
+    const uint64_t n = count(1);  // every value takes at least a byte
+    if (failed) return;
+    v.resize(n);
+    uint64_t previous = 0;
+    for (int64_t& x : v) {
+      uint64_t zigzag = 0;
+      for (int shift = 0;; shift += 7) {
+        if (rest_.empty() || shift > 63) {
+          failed = true;
+          return;
+        }
+        const auto byte = static_cast<unsigned char>(rest_.front());
+        rest_.remove_prefix(1);
+        zigzag |= static_cast<uint64_t>(byte & 0x7F) << shift;
+        if (!(byte & 0x80)) break;
+      }
+      previous += (zigzag >> 1) ^ (~(zigzag & 1) + 1);
+      x = static_cast<int64_t>(previous);
+    }
   }
   template <typename K, typename V, typename C>
   void operator()(std::map<K, V, C>& m) {

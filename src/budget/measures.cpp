@@ -221,7 +221,7 @@ void fields(F& f, MeasurePart& p) {
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDMP", 1, "budget measure part"};
+constexpr part_codec::Format kFormat{"TDMP", 2, "budget measure part"};
 }  // namespace
 
 std::string encode_measure_part(const MeasurePart& part) { return part_codec::encode(part, kFormat); }

@@ -126,7 +126,7 @@ Result<Diagnosis> merge_diagnose_parts(std::vector<DiagnosePart> parts, const Di
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDDP", 1, "diagnosis part"};
+constexpr part_codec::Format kFormat{"TDDP", 2, "diagnosis part"};
 }  // namespace
 
 std::string encode_diagnose_part(const DiagnosePart& part) { return part_codec::encode(part, kFormat); }
