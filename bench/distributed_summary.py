@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: a job's summary through a Dask cluster (tracedoc.distributed.summarize) against
-`tracedoc summary DIR` in one process, on a rank directory tiled from a real trace
+"""Benchmark: a job's summary (or diagnosis, --command diagnose) through a Dask cluster
+(tracedoc.distributed.summarize / diagnose) against `tracedoc summary DIR` (diagnose DIR) in one process, on a rank directory tiled from a real trace
 (bench/rank_directory.py: --ranks files of HTA's NCCL trace tiled --rank-copies times; the defaults,
 64 ranks x 10 copies, make 64 files of ~98 MB, 6.3 GB), all measured in this run on this machine.
 
@@ -8,13 +8,14 @@
             the worker's cores), tracedoc.distributed.summarize(DIR): wall time, each worker's peak
             RSS (a worker holds one rank at a time), throughput per worker
   one       `tracedoc summary -f json DIR` in one process: wall time and peak RSS (from wait4)
+  (--command diagnose: tracedoc.distributed.diagnose and `tracedoc diagnose -f json DIR` the same way)
 
 Both results must be equal (every figure exact). Then it extrapolates from the measured per-worker
 throughput what a job of 1,024 ranks of 1 GB needs on N workers. Run it with the Python that has
 the package and dask[distributed] installed (scripts/test-python.sh's .venv):
 
   .venv/bin/python bench/distributed_summary.py [--ranks 64] [--rank-copies 10] [--workers W]
-                                                [--workdir DIR] [--keep]
+                                                [--command summary|diagnose] [--workdir DIR] [--keep]
 """
 
 from __future__ import annotations
@@ -39,16 +40,16 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_cli(directory: Path) -> tuple[float, float, dict]:
-    """`tracedoc summary -f json DIR`: wall seconds, peak RSS in MB (wait4) and the document."""
+def run_cli(command: str, directory: Path) -> tuple[float, float, dict]:
+    """`tracedoc COMMAND -f json DIR`: wall seconds, peak RSS in MB (wait4) and the document."""
     began = time.perf_counter()
-    process = subprocess.Popen([str(CLI), "summary", "-f", "json", str(directory)], stdout=subprocess.PIPE,
+    process = subprocess.Popen([str(CLI), command, "-f", "json", str(directory)], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
     out = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - began
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"tracedoc summary {directory} failed")
+        sys.exit(f"tracedoc {command} {directory} failed")
     return wall, usage.ru_maxrss / 1024.0, json.loads(out)
 
 
@@ -57,6 +58,7 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--rank-copies", type=int, default=10)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--command", choices=("summary", "diagnose"), default="summary")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "tracedoc-distributed")
     parser.add_argument("--keep", action="store_true", help="keep the rank files for the next run")
     args = parser.parse_args()
@@ -74,8 +76,10 @@ def main() -> None:
           f"HTA's NCCL trace tiled {args.rank_copies}x each ({time.perf_counter() - began:.0f} s to make or find)")
 
     # One process first: it also puts the files in the page cache for the cluster's run.
-    one_wall, one_rss, one = run_cli(directory)
-    one_wall, one_rss, one = min(run_cli(directory), run_cli(directory), key=lambda r: r[0])
+    run_cli(args.command, directory)
+    one_wall, one_rss, one = min(run_cli(args.command, directory), run_cli(args.command, directory),
+                                 key=lambda r: r[0])
+    through_cluster = td.summarize if args.command == "summary" else td.diagnose
 
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                            memory_limit=0)
@@ -84,7 +88,7 @@ def main() -> None:
         client.run(lambda: __import__("tracedoc"))  # imported before the clock starts, as a warm cluster has it
         idle_rss = max(client.run(peak_rss_mb).values())  # a worker before it reads any rank
         began = time.perf_counter()
-        job = td.summarize(directory, client=client)
+        job = through_cluster(directory, client=client)
         wall = time.perf_counter() - began
         worker_rss = sorted(client.run(peak_rss_mb).values())
     finally:
@@ -94,10 +98,10 @@ def main() -> None:
     equal = dict(job) == one
     per_worker = size / wall / args.workers
     print(f"\n{'':10} {'wall s':>8} {'GB/s':>7} {'peak RSS MB':>12}")
-    print(f"{'one':10} {one_wall:8.2f} {size / one_wall / 1e9:7.2f} {one_rss:12.0f}   tracedoc summary DIR")
+    print(f"{'one':10} {one_wall:8.2f} {size / one_wall / 1e9:7.2f} {one_rss:12.0f}   tracedoc {args.command} DIR")
     print(f"{'cluster':10} {wall:8.2f} {size / wall / 1e9:7.2f} {max(worker_rss):12.0f}   per worker (max of "
           f"{args.workers}; min {min(worker_rss):.0f}), {args.workers} workers x 1 thread")
-    print(f"\nsame summary: {'yes, every figure' if equal else 'NO'}; rank errors: {len(job.errors)}")
+    print(f"\nsame {args.command}: {'yes, every figure' if equal else 'NO'}; rank errors: {len(job.errors)}")
     print(f"cluster / one process: {wall / one_wall:.2f}x the time; worker peak RSS / one process: "
           f"{max(worker_rss) / one_rss:.2f}x, / one rank file: {max(worker_rss) * 1e6 / (size / args.ranks):.2f}x")
     # What reading a rank added to a worker (its interpreter, Dask and tracedoc took idle_rss before).
