@@ -63,18 +63,19 @@ void expect_check_merge_equals_directory(const fs::path& dir, const budget::Budg
   auto merged = open_trace(dir.string());
   ASSERT_TRUE(merged.ok()) << merged.status().message();
   const budget::Measures whole = budget::measure(*merged, b);
+  // A file without a rank takes its place among the traces (the forbidden rules' findings name it).
   auto parts = rank_parts(
       dir,
-      [&](const Trace& t) {
-        auto part = budget::measure_part(t, b);
-        EXPECT_TRUE(part.ok());
-        return budget::encode_measure_part(part.ok() ? *part : budget::MeasurePart{});
+      [&](Trace& t, int64_t index) {
+        diagnose::assume_rank(t, index);
+        return budget::encode_measure_part(budget::measure_part(t, b, budget::MeasureScope::kAll, true));
       },
       budget::decode_measure_part);
-  const budget::Measures from_parts = budget::merge_measure_parts(std::move(parts), b, dir.string());
-  EXPECT_EQ(check_json(budget::evaluate(b, from_parts, nullptr)), check_json(budget::evaluate(b, whole, nullptr)));
-  EXPECT_EQ(from_parts.step_ns, whole.step_ns);
-  EXPECT_EQ(from_parts.ranks.collectives, whole.ranks.collectives);
+  auto from_parts = budget::merge_measure_parts(std::move(parts), b, dir.string());
+  ASSERT_TRUE(from_parts.ok()) << from_parts.status().message();
+  EXPECT_EQ(check_json(budget::evaluate(b, *from_parts, nullptr)), check_json(budget::evaluate(b, whole, nullptr)));
+  EXPECT_EQ(from_parts->step_ns, whole.step_ns);
+  EXPECT_EQ(from_parts->ranks.collectives, whole.ranks.collectives);
 }
 
 void expect_merge_equals_directory(const fs::path& dir, const SummaryOptions& options = {}) {
@@ -241,17 +242,25 @@ TEST(MeasureParts, RankDirectoriesMergeExactly) {
   }
 }
 
-TEST(MeasureParts, FindingsBudgetsNeedTheWholeJob) {
+TEST(MeasureParts, FindingsBudgetsMergeTheirDiagnosis) {
+  // [findings] forbid: the forbidden rules' parts, merged as diagnose merges them; the straggler,
+  // which compares the ranks, and a rule about one rank.
   ScratchDir scratch;
-  auto b = budget::load_budget(scratch.write("budget.toml", "[findings]\nforbid = [\"straggler\"]\n").string());
+  auto b = budget::load_budget(
+      scratch.write("budget.toml", "[findings]\nforbid = [\"straggler\", \"exposed_comm\", \"long_tail\"]\n").string());
   ASSERT_TRUE(b.ok()) << b.status().message();
+  const fs::path job = synth_rank_directory("straggler");
+  expect_check_merge_equals_directory(job, *b);
+  auto whole = open_trace(job.string());
+  ASSERT_TRUE(whole.ok());
+  const budget::Measures m = budget::measure(*whole, *b);
+  ASSERT_TRUE(m.diagnosis.has_value());
+  std::vector<std::string> found;
+  for (const auto& f : m.diagnosis->findings) found.push_back(f.id);
+  EXPECT_EQ(found, (std::vector<std::string>{"exposed_comm", "straggler"}));
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
+  expect_check_merge_equals_directory(shared_dir() / "traces/kineto/TraceLens/tests/traces/h100", *b);
   const Trace& toy = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string());
-  auto part = budget::measure_part(toy, *b);
-  ASSERT_FALSE(part.ok());
-  EXPECT_EQ(part.status().code(), ErrorCode::kUsage);
-  EXPECT_NE(part.status().message().find("[findings] forbid needs the diagnosis of the whole job"), std::string::npos);
-  // The baseline's measures (steps and GPU busy time) never need it.
-  EXPECT_TRUE(budget::measure_part(toy, *b, budget::MeasureScope::kBaseline).ok());
   EXPECT_FALSE(budget::decode_measure_part(encode_summary_part(summary_part(toy))).ok());  // another part's bytes
 }
 

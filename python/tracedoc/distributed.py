@@ -330,8 +330,9 @@ def diff(
     return report
 
 
-def _measure_part(trace: tracedoc.Trace, budget: str, step_marker: str | None, baseline: bool) -> bytes:
-    return trace._core.measure_part(budget, step_marker or "", baseline)
+def _measure_part(trace: tracedoc.Trace, budget: str, step_marker: str | None, baseline: bool,
+                  places: dict[str, int], files: int) -> tuple[bytes, bool]:
+    return trace._core.measure_part(budget, step_marker or "", baseline, places[trace.path], files)
 
 
 class JobCheck(dict):
@@ -357,9 +358,9 @@ def check(
 
     Each task sends back its rank's measures (its step lengths, each GPU's busy and copy time in
     its steps and its computation time, memory peaks, every kernel name's count and total, the
-    collectives' start times), merged here exactly. A [findings] budget needs the diagnosis of the
-    whole job, which ranks read one by one cannot give: it raises TraceError before any rank is read
-    (check the directory in one process with ``tracedoc check DIR``)."""
+    collectives' start times) and, for a [findings] budget, the forbidden rules' diagnosis part
+    (as ``diagnose`` merges them), merged here exactly. A [findings] budget on a job whose ranks find
+    their steps in different ways raises TraceError, as ``diagnose`` does."""
     from functools import partial
 
     budget = os.fspath(budget)
@@ -367,10 +368,10 @@ def check(
     part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=False)
     base_directory, base_parts = "", None
     with _cluster(client) as client:
-        directory, parts, errors = _job_parts(paths_or_dir, part, client, load_options)
+        directory, parts, errors = _ranked_parts(paths_or_dir, part, client, load_options)
         if base_path:
             base_part = partial(_measure_part, budget=budget, step_marker=step_marker, baseline=True)
-            base_directory, base_parts, base_errors = _job_parts(base_path, base_part, client, load_options)
+            base_directory, base_parts, base_errors = _ranked_parts(base_path, base_part, client, load_options)
             errors += base_errors
     report = JobCheck(json.loads(_tracedoc.check_parts_json(budget, step_marker or "", parts, directory, base_parts,
                                                             base_directory)))

@@ -120,6 +120,14 @@ void measure_ranks(const std::vector<MeasurePart>& parts, const std::vector<std:
 
 bool measures_ranks(const Budget& budget) { return budget.compute_imbalance_max || budget.skew_p50_max_ms; }
 
+// The diagnosis a [findings] budget reads: only the forbidden rules, on the budget's steps.
+diagnose::DiagnoseOptions forbidden_rules(const Budget& budget) {
+  diagnose::DiagnoseOptions options = budget.diagnose_options;
+  options.rules = budget.forbid;
+  options.steps.marker = budget.step_marker;
+  return options;
+}
+
 MeasurePart part_of(AnalysisContext& ctx, const Budget& budget, MeasureScope scope) {
   const Trace& trace = ctx.trace();
   MeasurePart m;
@@ -133,6 +141,11 @@ MeasurePart part_of(AnalysisContext& ctx, const Budget& budget, MeasureScope sco
   if (!all) return m;
   if (budget.memory_peak_max_gb) measure_memory(ctx, m);
   if (!budget.kernels.empty()) measure_kernel_names(trace, m);
+  if (!budget.forbid.empty()) {
+    // On the same steps and GPU work as the figures above.
+    m.diagnosed = true;
+    m.diagnosis = diagnose::diagnose_part(ctx, forbidden_rules(budget));
+  }
   return m;
 }
 
@@ -166,23 +179,16 @@ double Measures::overall_busy_pct() const {
   return window > 0 ? 100.0 * static_cast<double>(busy) / static_cast<double>(window) : 0;
 }
 
-Status measurable_by_parts(const Budget& budget) {
-  if (budget.forbid.empty()) return Status();
-  return UsageError(fmt::format(
-      "{}: [findings] forbid needs the diagnosis of the whole job, which rank-by-rank measures cannot give: check "
-      "the merged directory (tracedoc check DIR)",
-      budget.path));
-}
-
-Result<MeasurePart> measure_part(const Trace& trace, const Budget& budget, MeasureScope scope) {
-  if (scope == MeasureScope::kAll) TRACEDOC_RETURN_IF_ERROR(measurable_by_parts(budget));
+MeasurePart measure_part(const Trace& trace, const Budget& budget, MeasureScope scope, bool one_of_ranks) {
   StepOptions steps;
   steps.marker = budget.step_marker;
   AnalysisContext ctx(trace, steps);
+  if (one_of_ranks) ctx.name_as_rank_of_job();
   return part_of(ctx, budget, scope);
 }
 
-Measures merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budget, const std::string& directory) {
+Result<Measures> merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budget,
+                                     const std::string& directory) {
   Measures m;
   if (parts.empty()) return m;
   if (!directory.empty() && parts[0].pytorch) order_as_rank_directory(parts, place_rank);
@@ -205,6 +211,15 @@ Measures merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budge
   if (parts[0].scope == MeasureScope::kBaseline) return m;
   if (measures_ranks(budget)) measure_ranks(parts, labels, m);
   if (!budget.kernels.empty()) measure_kernels(parts, budget, m);
+  std::vector<diagnose::DiagnosePart> diagnoses;
+  for (MeasurePart& p : parts) {
+    if (p.diagnosed) diagnoses.push_back(std::move(p.diagnosis));
+  }
+  if (!diagnoses.empty()) {
+    TRACEDOC_ASSIGN_OR_RETURN(diagnose::Diagnosis found,
+                              diagnose::merge_diagnose_parts(std::move(diagnoses), forbidden_rules(budget), directory));
+    m.diagnosis = std::move(found);
+  }
   return m;
 }
 
@@ -218,6 +233,7 @@ template <typename F>
 void fields(F& f, MeasurePart& p) {
   f(p.input), f(p.pytorch), f(p.rank), f(p.clock_base_ns), f(p.scope), f(p.has_steps), f(p.step_source);
   f(p.step_ns), f(p.gpus), f(p.memory_recorded), f(p.memory), f(p.collectives), f(p.kernel_total_ns), f(p.kernels);
+  f(p.diagnosed), f(p.diagnosis);
 }
 
 namespace {
@@ -231,20 +247,10 @@ Result<MeasurePart> decode_measure_part(std::string_view bytes) {
 }
 
 Measures measure(const Trace& trace, const Budget& budget, MeasureScope scope) {
-  StepOptions steps;
-  steps.marker = budget.step_marker;
-  AnalysisContext ctx(trace, steps);
   std::vector<MeasurePart> parts;
-  parts.push_back(part_of(ctx, budget, scope));
-  Measures m = merge_measure_parts(std::move(parts), budget);
-  if (scope == MeasureScope::kAll && !budget.forbid.empty()) {
-    // Only the forbidden rules run, on the same steps and GPU work as the figures above.
-    diagnose::DiagnoseOptions options = budget.diagnose_options;
-    options.rules = budget.forbid;
-    options.steps = steps;
-    m.diagnosis = diagnose::diagnose(ctx, options);
-  }
-  return m;
+  parts.push_back(measure_part(trace, budget, scope));
+  // One part: its steps are found one way, so its diagnosis merges.
+  return *merge_measure_parts(std::move(parts), budget);
 }
 
 }  // namespace tracedoc::budget

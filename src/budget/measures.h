@@ -12,7 +12,7 @@
 //    finds (as cuda_gpu_kern_sum sums them), and of all kernels;
 //  - ranks: each GPU unit's computation time (the union of its computation kernels, as the straggler
 //    rule sums it) and the skew of the collectives matched across the units (analysis/cross_rank.h);
-//  - findings: diagnose::diagnose with the forbidden rules.
+//  - findings: the diagnosis with the forbidden rules only (a part per trace, merged: diagnose/parts.h).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,7 @@
 #include "analysis/summary.h"
 #include "budget/budget.h"
 #include "diagnose/engine.h"
+#include "diagnose/parts.h"
 #include "model/trace.h"
 
 namespace tracedoc::budget {
@@ -110,15 +111,18 @@ struct MeasurePart {
   std::vector<UnitPart> memory;
   CollectiveStarts collectives;  // over `gpus`
   int64_t kernel_total_ns = 0;
-  std::vector<NamedTotal> kernels;  // every kernel name, when the budget limits kernels
+  std::vector<NamedTotal> kernels;   // every kernel name, when the budget limits kernels
+  bool diagnosed = false;            // the budget forbids findings
+  diagnose::DiagnosePart diagnosis;  // the forbidden rules' part (diagnose/parts.h)
 };
 
-// Findings budgets ([findings] forbid) need the whole trace's diagnosis: a part refuses them, and
-// measurable_by_parts says so before any trace is read.
-Status measurable_by_parts(const Budget& budget);
-Result<MeasurePart> measure_part(const Trace& trace, const Budget& budget, MeasureScope scope = MeasureScope::kAll);
+// `one_of_ranks`: the trace is one rank file of a job of several (diagnose/parts.h).
+MeasurePart measure_part(const Trace& trace, const Budget& budget, MeasureScope scope = MeasureScope::kAll,
+                         bool one_of_ranks = false);
 // `directory`: the parts are a rank directory's files (empty: taken as they come, e.g. one trace).
-Measures merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budget, const std::string& directory = {});
+// Fails only where the forbidden rules' diagnosis of the parts does (merge_diagnose_parts).
+Result<Measures> merge_measure_parts(std::vector<MeasurePart> parts, const Budget& budget,
+                                     const std::string& directory = {});
 
 std::string encode_measure_part(const MeasurePart& part);
 Result<MeasurePart> decode_measure_part(std::string_view bytes);

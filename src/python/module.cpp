@@ -253,16 +253,14 @@ class PyTrace {
   }
 
   // The budget's measures of this trace (budget/measures.h) as bytes, for a merge elsewhere
-  // (tracedoc.distributed.check); `baseline`: only what a baseline comparison reads.
-  nb::bytes measure_part(const std::string& budget_path, const std::string& step_marker, bool baseline) {
+  // (tracedoc.distributed.check); `baseline`: only what a baseline comparison reads. `index`,
+  // `files`, and the pair returned: as diagnose_part.
+  std::pair<nb::bytes, bool> measure_part(const std::string& budget_path, const std::string& step_marker, bool baseline,
+                                          int64_t index, int64_t files) {
     const budget::Budget b = load_budget_for(budget_path, step_marker);
-    Result<budget::MeasurePart> part = BadInput("not measured");
-    {
-      EngineWork work;
-      part = budget::measure_part(*trace_, b, baseline ? budget::MeasureScope::kBaseline : budget::MeasureScope::kAll);
-    }
-    const std::string bytes = budget::encode_measure_part(value_or_raise(std::move(part)));
-    return nb::bytes(bytes.data(), bytes.size());
+    const budget::MeasureScope scope = baseline ? budget::MeasureScope::kBaseline : budget::MeasureScope::kAll;
+    return rank_part(index,
+                     [&] { return budget::encode_measure_part(budget::measure_part(*trace_, b, scope, files > 1)); });
   }
 
   // `tracedoc view`'s page.
@@ -428,17 +426,16 @@ std::string check_parts_json(const std::string& budget_path, const std::string& 
   std::optional<std::vector<budget::MeasurePart>> base;
   if (baseline_parts) base = decode_parts(*baseline_parts, budget::decode_measure_part);
   EngineWork work;
-  const budget::Measures measured = budget::merge_measure_parts(std::move(current), b, directory);
+  const budget::Measures measured = value_or_raise(budget::merge_measure_parts(std::move(current), b, directory));
   std::optional<budget::Measures> base_measured;
-  if (base) base_measured = budget::merge_measure_parts(std::move(*base), b, baseline_directory);
+  if (base) base_measured = value_or_raise(budget::merge_measure_parts(std::move(*base), b, baseline_directory));
   return check_json(budget::evaluate(b, measured, base_measured ? &*base_measured : nullptr));
 }
 
-// Before a job is checked rank by rank: whether the budget can be (budget::measurable_by_parts), and
-// the baseline it reads (`given`, else the budget's [baseline] path; empty without one).
+// Before a job is checked rank by rank: the baseline its budget reads (`given`, else the budget's
+// [baseline] path; empty without one).
 std::string job_check_baseline(const std::string& budget_path, const std::string& given) {
   const budget::Budget b = load_budget_for(budget_path, "");
-  raise_if_error(budget::measurable_by_parts(b));
   return value_or_raise(budget::baseline_trace_path(b, given, "baseline="));
 }
 

@@ -164,8 +164,8 @@ def cli_check(path: str, budget: Path) -> dict:
 
 
 def test_the_job_check_is_the_cli_check_of_the_directory(cluster, tmp_path):
-    # Every limit a budget can set but findings, against a baseline job: the straggler job checked
-    # against a clean two-rank one, both read rank by rank on the cluster.
+    # Every limit a budget can set but findings (below), against a baseline job: the straggler job
+    # checked against a clean two-rank one, both read rank by rank on the cluster.
     job = straggler_job(tmp_path / "straggler")
     clean = clean_job(tmp_path / "clean")
     budget = tmp_path / "budget.toml"
@@ -176,11 +176,12 @@ def test_the_job_check_is_the_cli_check_of_the_directory(cluster, tmp_path):
     assert report["failed"] > 0
     checks = {r["check"] for r in report["checks"]}
     assert {"ranks.compute_imbalance_max", "ranks.skew_p50_max_ms", "baseline.step_p50_regression_max_pct"} <= checks
-    # A [findings] budget needs the whole job's diagnosis: refused before any rank is read.
+    # A [findings] budget: the forbidden rules' diagnosis, merged from the ranks' parts.
     forbid = tmp_path / "forbid.toml"
-    forbid.write_text('[findings]\nforbid = ["straggler"]\n')
-    with pytest.raises(tracedoc.TraceError, match=r"forbid.toml: \[findings\] forbid needs the diagnosis"):
-        td.check(job, forbid, client=cluster.client)
+    forbid.write_text('[findings]\nforbid = ["straggler", "exposed_comm"]\n')
+    gate = td.check(job, forbid, client=cluster.client)
+    assert gate == cli_check(str(job), forbid)
+    assert [(c["scope"], c["status"]) for c in gate["checks"]] == [("straggler", "fail"), ("exposed_comm", "fail")]
 
 
 def cli_diagnosis(path: str, *args: str) -> dict:
