@@ -75,6 +75,13 @@ TEST(DiagnoseAttribution, StaircaseMemoryFromAllocatorEventsOnTheMainThread) {
   const Finding* f = finding(d, "staircase_memory");
   ASSERT_NE(f, nullptr) << "staircase_memory did not fire";
   EXPECT_EQ(f->scope, "rank 0 GPU 0");
+  EXPECT_EQ(f->severity, diagnose::Severity::kCritical);  // the device fills within oom_steps steps
+  // Memory findings rate themselves, not by a time share: a later device-full warning stays one.
+  diagnose::DiagnoseOptions patient;
+  patient.settings["staircase_memory"].params["oom_steps"] = 0;
+  const Finding* later = finding(diagnose::diagnose(*grown, patient), "staircase_memory");
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(later->severity, diagnose::Severity::kWarning);
   EXPECT_EQ(figure(*f, "steps"), 5);
   // Each step's peak: 10 GiB, the growth kept by the steps before, 2 GiB of activations and its own
   // growth; 300 MiB more per step, in every step.

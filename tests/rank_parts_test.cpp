@@ -228,6 +228,24 @@ TEST(DiffParts, AJobsGpuWithoutStepsOfItsOwnIsRefused) {
   EXPECT_TRUE(compare::diff_sides(base, next, {}).ok());
 }
 
+TEST(DiffParts, BytesCutAnywhereAreRefused) {
+  // A diff part holds every kind of field, varint lists among them: cut at any byte, or followed by
+  // one too many, it is refused, never read past its end (the sanitizer build checks the reads).
+  const Trace& toy = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string());
+  const std::string bytes = compare::encode_diff_part(compare::diff_part(toy, {}));
+  ASSERT_TRUE(compare::decode_diff_part(bytes).ok());
+  ASSERT_GT(bytes.size(), 1000u);
+  for (size_t cut = 0; cut < bytes.size(); cut += 1 + cut / 64) {
+    auto part = compare::decode_diff_part(std::string_view(bytes).substr(0, cut));
+    ASSERT_FALSE(part.ok()) << cut;
+    EXPECT_EQ(part.status().code(), ErrorCode::kBadInput);
+  }
+  EXPECT_FALSE(compare::decode_diff_part(bytes + "x").ok());
+  // A varint that never ends (every byte with its high bit set) is refused at the bytes' end.
+  std::string endless = bytes.substr(0, bytes.size() / 2) + std::string(64, '\xff');
+  EXPECT_FALSE(compare::decode_diff_part(endless).ok());
+}
+
 TEST(MeasureParts, RankDirectoriesMergeExactly) {
   // Every figure a part carries: steps, GPU busy and copy shares, memory, ranks, kernels by name.
   auto b = budget::load_budget((fs::path(TRACEDOC_SOURCE_DIR) / "tests/budgets/every_limit.toml").string());

@@ -83,11 +83,8 @@ std::vector<KernelInstances> kernel_instances(const Trace& t) {
 
 JobInputs job_inputs(Context& ctx) { return {owner_work(ctx), kernel_instances(ctx.trace())}; }
 
-void add_job_inputs(JobInputs& into, JobInputs rank, TimeNs shift) {
+void add_job_inputs(JobInputs& into, JobInputs rank) {
   for (OwnerWork& w : rank.owners) into.owners.push_back(std::move(w));
-  for (KernelInstances& g : rank.kernels) {
-    for (Interval& i : g.longest) i = {sat_add(i.start, shift), sat_add(i.end, shift)};
-  }
   std::vector<KernelInstances> joined;
   joined.reserve(into.kernels.size() + rank.kernels.size());
   auto a = into.kernels.begin(), b = rank.kernels.begin();

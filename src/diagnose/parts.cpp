@@ -94,7 +94,7 @@ Result<Diagnosis> merge_diagnose_parts(std::vector<DiagnosePart> parts, const Di
   out.basis = source ? "steps" : "span";
   for (const DiagnosePart& p : parts) out.basis_ns = std::max(out.basis_ns, p.basis_ns);
   JobInputs job;
-  for (DiagnosePart& p : parts) add_job_inputs(job, std::move(p.job), 0);
+  for (DiagnosePart& p : parts) add_job_inputs(job, std::move(p.job));
   for (const RuleDef& rule : all_rules()) {
     if (!selected(options, rule)) continue;
     out.rules_run.push_back(rule.id);
@@ -106,7 +106,7 @@ Result<Diagnosis> merge_diagnose_parts(std::vector<DiagnosePart> parts, const Di
       for (DiagnosePart& p : parts) {
         for (Finding& f : p.findings) {
           if (f.id != rule.id || !meets_gate(f, out.basis_ns)) continue;
-          apply_rating(f, out.basis_ns);
+          if (f.time_based) apply_rating(f, out.basis_ns);  // the others rate themselves (memory)
           found.push_back(std::move(f));
         }
       }

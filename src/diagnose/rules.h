@@ -57,8 +57,8 @@ struct JobInputs {
   std::vector<KernelInstances> kernels;  // by name, then launch configuration
 };
 JobInputs job_inputs(Context& ctx);
-// Adds a later rank's inputs, its times moved by `shift` (onto the job's clock).
-void add_job_inputs(JobInputs& into, JobInputs rank, TimeNs shift);
+// Adds a later rank's inputs (its times already on the job's clock).
+void add_job_inputs(JobInputs& into, JobInputs rank);
 
 using JobRuleFn = void (*)(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
 
