@@ -9,6 +9,10 @@ memory of a worker bounded by one rank and only small results travelling back.
     for rank in td.rank_summaries("traces/job42/", client=client):
         print(rank.path, rank.error or rank.value.devices[["device", "busy_pct"]])
 
+``summarize``, ``check``, ``diagnose`` and ``diff`` give, for whole jobs, the documents of
+``tracedoc summary DIR``, ``check DIR``, ``diagnose DIR`` and ``diff BASE NEW``, equal to them:
+each rank sends back a part (its figures, never its events) and the parts are merged here.
+
 Bad input never stops the job: a rank whose file is missing, corrupt or too large for its
 ``max_memory`` comes back with ``error`` set to the one-line message the CLI prints, and the other
 ranks' results intact. A worker that dies in the middle (killed, out of memory) has its ranks run
@@ -214,18 +218,6 @@ def summarize(
     return summary
 
 
-def _diagnose_part(trace: tracedoc.Trace, config: str, places: dict[str, int], files: int) -> tuple[bytes, bool]:
-    return trace._core.diagnose_part(config, places[trace.path], files)
-
-
-class JobDiagnosis(tracedoc.Diagnosis):
-    """``tracedoc diagnose DIR -f json``'s document for a job diagnosed on a cluster (a
-    tracedoc.Diagnosis), with ``errors``: the rank files that could not be read (the diagnosis is
-    then that of the other ranks)."""
-
-    errors: list[RankResult]
-
-
 def _ranked_parts(
     paths_or_dir: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     part: Callable[..., tuple[bytes, bool]],
@@ -257,6 +249,14 @@ def _ranked_parts(
 
 def _diagnose_part(trace: tracedoc.Trace, config: str, places: dict[str, int], files: int) -> tuple[bytes, bool]:
     return trace._core.diagnose_part(config, places[trace.path], files)
+
+
+class JobDiagnosis(tracedoc.Diagnosis):
+    """``tracedoc diagnose DIR -f json``'s document for a job diagnosed on a cluster (a
+    tracedoc.Diagnosis), with ``errors``: the rank files that could not be read (the diagnosis is
+    then that of the other ranks)."""
+
+    errors: list[RankResult]
 
 
 def diagnose(
