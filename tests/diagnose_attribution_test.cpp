@@ -79,7 +79,8 @@ TEST(DiagnoseAttribution, StaircaseMemoryFromAllocatorEventsOnTheMainThread) {
   // Memory findings rate themselves, not by a time share: a later device-full warning stays one.
   diagnose::DiagnoseOptions patient;
   patient.settings["staircase_memory"].params["oom_steps"] = 0;
-  const Finding* later = finding(diagnose::diagnose(*grown, patient), "staircase_memory");
+  const Diagnosis later_d = diagnose::diagnose(*grown, patient);
+  const Finding* later = finding(later_d, "staircase_memory");
   ASSERT_NE(later, nullptr);
   EXPECT_EQ(later->severity, diagnose::Severity::kWarning);
   EXPECT_EQ(figure(*f, "steps"), 5);
