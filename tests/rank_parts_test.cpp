@@ -5,9 +5,13 @@
 // diagnose DIR`) and the comparison of two jobs (compare/diff_parts.h; `tracedoc diff BASE NEW`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <type_traits>
 
+#include "analysis/statistics.h"
 #include "analysis/summary.h"
 #include "budget/evaluate.h"
 #include "budget/measures.h"
@@ -110,6 +114,55 @@ constexpr const char* kRealRankDirectories[] = {
 TEST(SummaryParts, RealRankDirectoriesMergeExactly) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
   for (const char* dir : kRealRankDirectories) expect_merge_equals_directory(shared_dir() / "traces/kineto" / dir);
+}
+
+// With a sketch capacity (as tracedoc.distributed sends its parts) every figure but the kernels'
+// median and p95 still equals the directory's; those two are each within the rank error the merged
+// sketch reports, against every instance's duration in the merged trace.
+TEST(SummaryParts, SketchQuantilesStayWithinTheirRankError) {
+  if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: real rank directories skipped";
+  const fs::path dir = shared_dir() / "traces/kineto/TraceLens/tests/traces/h100";
+  auto merged = open_trace(dir.string());
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  SummaryOptions exact, sketched;
+  exact.top = sketched.top = 20;
+  sketched.quantile_capacity = 16;  // small, so that the real kernels' durations are compacted
+  const TraceSummary whole = summarize(*merged, exact);
+  const TraceSummary from_parts = merge_summary_parts(summary_parts(dir, sketched), sketched, dir.string());
+
+  std::map<std::string, std::vector<int64_t>, std::less<>> instances;
+  const KernelTable& k = merged->kernels;
+  for (size_t i = 0; i < k.size(); ++i) instances[std::string(merged->str(k.name[i]))].push_back(k.end[i] - k.start[i]);
+  ASSERT_EQ(from_parts.top_kernels.size(), whole.top_kernels.size());
+  int compacted = 0;
+  for (size_t i = 0; i < whole.top_kernels.size(); ++i) {
+    const NamedTotal &a = from_parts.top_kernels[i], &b = whole.top_kernels[i];
+    SCOPED_TRACE(b.name);
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.count, b.count);
+    EXPECT_EQ(a.total_ns, b.total_ns);
+    EXPECT_EQ(a.durations.min(), b.durations.min());
+    EXPECT_EQ(a.durations.max(), b.durations.max());
+    EXPECT_TRUE(b.durations.exact());
+    std::vector<int64_t>& all = instances[b.name];
+    std::sort(all.begin(), all.end());
+    ASSERT_EQ(static_cast<int64_t>(all.size()), b.count);
+    EXPECT_EQ(b.durations.quantile_ns(0.5), median_ns(all));
+    compacted += !a.durations.exact();
+    for (double f : {0.5, 0.95}) {
+      const int64_t v = a.durations.quantile_ns(f);
+      const auto target = static_cast<int64_t>(std::floor(f * static_cast<double>(all.size() - 1)));
+      EXPECT_LE(std::lower_bound(all.begin(), all.end(), v) - all.begin(), target + 1 + a.durations.rank_error());
+      EXPECT_GE(std::upper_bound(all.begin(), all.end(), v) - all.begin(), target + 1 - a.durations.rank_error());
+    }
+  }
+  EXPECT_GE(compacted, 10);  // most of the top 20 kernels ran more than 16 times
+  // The rest of the summary is unchanged: the top kernels without their sketches, and all else.
+  TraceSummary a = from_parts, b = whole;
+  for (TraceSummary* s : {&a, &b}) {
+    for (NamedTotal& t : s->top_kernels) t.durations = QuantileSketch();
+  }
+  EXPECT_EQ(summary_json({a}), summary_json({b}));
 }
 
 void expect_diagnosis_merge_equals_directory(const fs::path& dir, const diagnose::DiagnoseOptions& options = {}) {

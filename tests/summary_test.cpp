@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "analysis/summary.h"
 #include "report/summary_writer.h"
 #include "test_support.h"
@@ -41,14 +43,22 @@ TEST(Summary, BundledExportFiguresMatchTheReports) {
   EXPECT_EQ(d.gaps_over_threshold, static_cast<int64_t>(gaps.size()) - 1);
   EXPECT_EQ(std::to_string(d.longest_gap_ns), gaps[1][1]);
 
-  // Top kernels: cuda_gpu_kern_sum's first rows (Total Time, Instances, Name).
+  // Top kernels: cuda_gpu_kern_sum's first rows (Total Time, Instances, Med, Min, Max, Name), the
+  // median exact (the report's Med has half nanoseconds, which the summary rounds up).
   const auto kern = report_rows(t, "cuda_gpu_kern_sum");
   ASSERT_EQ(s.top_kernels.size(), 5u);
   for (size_t k = 0; k < 5; ++k) {
-    EXPECT_EQ(s.top_kernels[k].name, kern[k + 1][8]);
-    EXPECT_EQ(std::to_string(s.top_kernels[k].total_ns), kern[k + 1][1]);
-    EXPECT_EQ(std::to_string(s.top_kernels[k].count), kern[k + 1][2]);
+    const NamedTotal& top = s.top_kernels[k];
+    EXPECT_EQ(top.name, kern[k + 1][8]);
+    EXPECT_EQ(std::to_string(top.total_ns), kern[k + 1][1]);
+    EXPECT_EQ(std::to_string(top.count), kern[k + 1][2]);
+    EXPECT_EQ(top.durations.quantile_ns(0.5), static_cast<int64_t>(std::ceil(std::stod(kern[k + 1][4]))));
+    EXPECT_EQ(std::to_string(top.durations.min()), kern[k + 1][5]);
+    EXPECT_EQ(std::to_string(top.durations.max()), kern[k + 1][6]);
+    EXPECT_TRUE(top.durations.exact());
   }
+  EXPECT_EQ(s.top_kernels[0].durations.quantile_ns(0.5), 362'602);
+  EXPECT_EQ(s.top_kernels[0].durations.quantile_ns(0.95), 408'378);
   const auto api = report_rows(t, "cuda_api_sum");
   EXPECT_EQ(s.top_api[0].name, "cudaMemcpy_v3020");
   EXPECT_EQ(std::to_string(s.top_api[0].total_ns), api[1][1]);

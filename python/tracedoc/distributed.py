@@ -138,8 +138,8 @@ def rank_summaries(
                      **load_options)
 
 
-def _summary_part(trace: tracedoc.Trace, gap_ms: float, step_marker: str | None) -> bytes:
-    return trace._core.summary_part(gap_ms, step_marker or "")
+def _summary_part(trace: tracedoc.Trace, gap_ms: float, step_marker: str | None, sketch_capacity: int) -> bytes:
+    return trace._core.summary_part(gap_ms, step_marker or "", sketch_capacity)
 
 
 class JobSummary(tracedoc.Summary):
@@ -196,22 +196,29 @@ def summarize(
     top: int = 5,
     gap_ms: float = 1.0,
     step_marker: str | None = None,
+    sketch_capacity: int = 2048,
     **load_options: Any,
 ) -> JobSummary:
     """The summary of a whole job, computed across a Dask cluster: what ``tracedoc summary DIR -f
     json`` prints for the same rank files (per-GPU figures, top kernels and calls, steps, the Ranks
-    section with the straggler and the collective skew), equal to it figure for figure.
+    section with the straggler and the collective skew), equal to it figure for figure but for the
+    top kernels' median and p95 durations, which come from mergeable sketches.
 
     Each task reads one rank file and sends back its summary part (every name's count and total,
-    each step's values, the collectives' start times, per-GPU figures: tens of kilobytes, never the
-    events); the parts are merged here as the directory reader merges the ranks (by rank, on the
-    earliest clock base), so no figure is estimated. A rank file that cannot be read leaves its
-    error in ``errors`` and the other ranks' summary intact."""
-    if top < 0 or gap_ms < 0:
-        raise tracedoc.TraceError("summary: top and gap_ms must not be negative")
+    each step's values, the collectives' start times, per-GPU figures, each kernel's durations in a
+    sketch of at most ``sketch_capacity`` values a level: tens of kilobytes, never the events); the
+    parts are merged here as the directory reader merges the ranks (by rank, on the earliest clock
+    base). Counts, totals, extremes, step figures and the Ranks section are exact. A kernel that ran
+    more than ``sketch_capacity`` times has its median and p95 within ``quantile_rank_error`` ranks
+    of the exact ones (about n log2(n / capacity) / capacity for n instances: under 0.5% of them
+    for a million instances at the default); ``sketch_capacity=0`` sends every duration, and the
+    whole document then equals the CLI's. A rank file that cannot be read leaves its error in
+    ``errors`` and the other ranks' summary intact."""
+    if top < 0 or gap_ms < 0 or sketch_capacity < 0:
+        raise tracedoc.TraceError("summary: top, gap_ms and sketch_capacity must not be negative")
     from functools import partial
 
-    part = partial(_summary_part, gap_ms=gap_ms, step_marker=step_marker)
+    part = partial(_summary_part, gap_ms=gap_ms, step_marker=step_marker, sketch_capacity=sketch_capacity)
     directory, parts, errors = _job_parts(paths_or_dir, part, client, load_options)
     summary = JobSummary(json.loads(_tracedoc.merge_summary_parts_json(parts, top, directory)))
     summary.errors = errors

@@ -24,6 +24,7 @@
 #include "analysis/cross_rank.h"
 #include "analysis/intervals.h"
 #include "analysis/offender.h"
+#include "analysis/quantile_sketch.h"
 #include "analysis/summary.h"
 #include "common/status.h"
 
@@ -206,7 +207,7 @@ Result<Part> decode(std::string_view bytes, const Format& format) {
 namespace tracedoc {
 template <typename F>
 void fields(F& f, NamedTotal& t) {
-  f(t.name), f(t.count), f(t.total_ns);
+  f(t.name), f(t.count), f(t.total_ns), f(t.durations);
 }
 template <typename F>
 void fields(F& f, Offender& o) {

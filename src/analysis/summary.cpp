@@ -44,22 +44,33 @@ void widen_table(const Table& t, TimeNs& lo, TimeNs& hi, bool& any) {
 }
 
 // Count and summed duration per name, every name (the merge ranks them).
+// Count and total per name; with `durations`, each name's instance durations too, in a sketch of
+// that capacity (0: every value).
 std::vector<NamedTotal> totals_by_name(const Trace& trace, const std::vector<StrId>& names,
                                        const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
-                                       int64_t* grand_total) {
+                                       int64_t* grand_total, std::optional<uint32_t> durations = std::nullopt) {
   std::vector<int64_t> count(trace.strings.size(), 0), total(trace.strings.size(), 0);
   int64_t all = 0;
+  auto duration = [&](size_t i) { return end[i] > start[i] ? sat_sub(end[i], start[i]) : int64_t{0}; };
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == kNoStr || names[i] >= count.size()) continue;
-    const int64_t d = end[i] > start[i] ? sat_sub(end[i], start[i]) : 0;
+    const int64_t d = duration(i);
     ++count[names[i]];
     total[names[i]] = sat_add(total[names[i]], d);
     all = sat_add(all, d);
   }
   if (grand_total) *grand_total = all;
   std::vector<NamedTotal> out;
+  std::vector<uint32_t> slot(durations ? count.size() : 0);
   for (StrId id = 0; id < count.size(); ++id) {
-    if (count[id]) out.push_back({std::string(trace.str(id)), count[id], total[id]});
+    if (!count[id]) continue;
+    if (durations) slot[id] = static_cast<uint32_t>(out.size());
+    out.push_back({std::string(trace.str(id)), count[id], total[id], QuantileSketch(durations.value_or(0))});
+  }
+  if (durations) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != kNoStr && names[i] < count.size()) out[slot[names[i]]].durations.add(duration(i));
+    }
   }
   return out;
 }
@@ -222,7 +233,7 @@ DispatchSummary dispatch_part(const Trace& trace, const pytorch::OpLinks& links)
   const pytorch::DispatchOverhead d = pytorch::dispatch_overhead(trace, links);
   DispatchSummary out{d.framework, d.api, d.gpu_self, d.kernels, {}};
   for (const pytorch::DispatchGroup& op : d.ops)
-    out.top_ops.push_back({std::string(trace.str(op.name)), op.calls, op.framework});
+    out.top_ops.push_back({std::string(trace.str(op.name)), op.calls, op.framework, {}});
   return out;
 }
 
@@ -340,7 +351,8 @@ SummaryPart summary_part(const Trace& trace, const SummaryOptions& options) {
     s.devices = device_summaries(trace, options.gap_threshold_ns);
     add_memory(trace, s.devices);
     work = add_breakdowns(trace, s.devices);
-    s.kernels = totals_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, &s.kernel_total_ns);
+    s.kernels = totals_by_name(trace, trace.kernels.name, trace.kernels.start, trace.kernels.end, &s.kernel_total_ns,
+                               options.quantile_capacity);
     s.copies = copy_parts(trace);
     s.collectives = collective_starts(trace, work);
   };

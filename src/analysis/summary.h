@@ -15,6 +15,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/cross_rank.h"
+#include "analysis/quantile_sketch.h"
 #include "analysis/steps.h"
 #include "model/trace.h"
 
@@ -24,6 +25,7 @@ struct NamedTotal {
   std::string name;
   int64_t count = 0;
   int64_t total_ns = 0;
+  QuantileSketch durations;  // kernels: each instance's duration (min, median, p95, max); empty otherwise
 };
 
 struct DeviceSummary {
@@ -168,6 +170,9 @@ struct SummaryOptions {
   size_t top = 5;                      // rows in the top-kernel / top-API lists
   int64_t gap_threshold_ns = 1000000;  // gaps counted per device: idle stretches over 1 ms
   StepOptions steps;
+  // The kernels' duration quantiles: 0 keeps every duration (exact); a rank's part sent across
+  // machines keeps a sketch of this capacity per kernel name (analysis/quantile_sketch.h).
+  uint32_t quantile_capacity = 0;
 };
 
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options = {});

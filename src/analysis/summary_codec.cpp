@@ -53,7 +53,7 @@ void fields(F& f, SummaryPart& p) {
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDSP", 2, "summary part"};
+constexpr part_codec::Format kFormat{"TDSP", 3, "summary part"};
 }  // namespace
 
 std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kFormat); }

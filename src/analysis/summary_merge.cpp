@@ -184,9 +184,11 @@ std::vector<NamedTotal> merge_named_totals(const std::vector<const std::vector<N
   std::map<std::string, NamedTotal, std::less<>> by_name;
   for (const std::vector<NamedTotal>* list : lists) {
     for (const NamedTotal& t : *list) {
-      auto [it, fresh] = by_name.try_emplace(t.name, NamedTotal{t.name, 0, 0});
+      // The durations merge into a sketch of the first part's capacity (the one all parts were made with).
+      auto [it, fresh] = by_name.try_emplace(t.name, NamedTotal{t.name, 0, 0, QuantileSketch(t.durations.capacity())});
       it->second.count += t.count;
       it->second.total_ns = sat_add(it->second.total_ns, t.total_ns);
+      it->second.durations.merge(t.durations);
     }
   }
   std::vector<NamedTotal> all;

@@ -76,7 +76,7 @@ void measure_kernel_names(const Trace& t, MeasurePart& m) {
     total[name] = sat_add(total[name], d);
   }
   for (StrId id = 0; id < count.size(); ++id) {
-    if (count[id]) m.kernels.push_back({std::string(t.str(id)), count[id], total[id]});
+    if (count[id]) m.kernels.push_back({std::string(t.str(id)), count[id], total[id], {}});
   }
 }
 
@@ -237,7 +237,7 @@ void fields(F& f, MeasurePart& p) {
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDMP", 2, "budget measure part"};
+constexpr part_codec::Format kFormat{"TDMP", 3, "budget measure part"};
 }  // namespace
 
 std::string encode_measure_part(const MeasurePart& part) { return part_codec::encode(part, kFormat); }

@@ -278,9 +278,11 @@ class PyTrace {
     return ::tracedoc::summary_json({summarize(*trace_, options)});
   }
 
-  // The summary's part (analysis/summary.h) as bytes, for a merge elsewhere (tracedoc.distributed).
-  nb::bytes summary_part(double gap_ms, const std::string& step_marker) {
-    const SummaryOptions options = summary_options(0, gap_ms, step_marker);
+  // The summary's part (analysis/summary.h) as bytes, for a merge elsewhere (tracedoc.distributed);
+  // the kernels' durations in sketches of `quantile_capacity` values (0: all of them).
+  nb::bytes summary_part(double gap_ms, const std::string& step_marker, uint32_t quantile_capacity) {
+    SummaryOptions options = summary_options(0, gap_ms, step_marker);
+    options.quantile_capacity = quantile_capacity;
     std::string bytes;
     {
       EngineWork work;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <string>
@@ -122,6 +123,18 @@ void totals_json(JsonObject& o, const NamedTotal& t) {
   o.field("total_ns", t.total_ns);
 }
 
+// A kernel's totals and its instances' durations. The quantiles are exact unless the summary was
+// merged from sketches (tracedoc.distributed): then within quantile_rank_error ranks.
+void kernel_json(JsonObject& o, const NamedTotal& t) {
+  totals_json(o, t);
+  const QuantileSketch& d = t.durations;
+  o.field("min_ns", d.min());
+  o.field("median_ns", d.quantile_ns(0.5));
+  o.field("p95_ns", d.quantile_ns(0.95));
+  o.field("max_ns", d.max());
+  o.field("quantile_rank_error", d.rank_error());
+}
+
 }  // namespace
 
 std::string summary_text(const TraceSummary& s) {
@@ -152,11 +165,22 @@ std::string summary_text(const TraceSummary& s) {
   }
   if (!s.top_kernels.empty()) {
     out += fmt::format("\nTop kernels (of {} kernel time)\n", human_duration(s.kernel_total_ns));
+    out += fmt::format("  {:>6} {:>9} {:>9} {:>9} {:>9}  {}\n", "share", "total", "count", "median", "p95", "kernel");
+    double worst_rank_error_pct = 0;  // nonzero only for a summary merged from sketches
     for (const NamedTotal& k : s.top_kernels) {
       const double pct =
           s.kernel_total_ns ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(s.kernel_total_ns) : 0;
-      out += fmt::format("  {:>6} {:>9} {:>8}x  {}\n", percent(pct), human_duration(k.total_ns), k.count,
+      out += fmt::format("  {:>6} {:>9} {:>8}x {:>9} {:>9}  {}\n", percent(pct), human_duration(k.total_ns), k.count,
+                         human_duration(k.durations.quantile_ns(0.5)), human_duration(k.durations.quantile_ns(0.95)),
                          clip_text(k.name, 70));
+      if (k.count > 0) {
+        worst_rank_error_pct = std::max(
+            worst_rank_error_pct, 100.0 * static_cast<double>(k.durations.rank_error()) / static_cast<double>(k.count));
+      }
+    }
+    if (worst_rank_error_pct > 0) {
+      out += fmt::format("  (median and p95 merged from sketches: off by at most {:.2g}% of the instances in rank)\n",
+                         worst_rank_error_pct);
     }
   }
   if (!s.copies.empty()) {
@@ -291,7 +315,7 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       d.field("tensor_core_pct", v.tensor_core_pct);
     });
     o.field("kernel_total_ns", s.kernel_total_ns);
-    json_array(o, "top_kernels", s.top_kernels, totals_json);
+    json_array(o, "top_kernels", s.top_kernels, kernel_json);
     json_array(o, "top_api_calls", s.top_api, totals_json);
     json_array(o, "copies", s.copies, [](JsonObject& c, const CopySummary& v) {
       c.field("direction", v.direction);
