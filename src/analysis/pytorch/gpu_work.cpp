@@ -47,6 +47,26 @@ class SyncLinker {
   std::vector<std::pair<int64_t, uint32_t>> pairs_;
 };
 
+// `decide(name)` for each string id, decided once per id: a trace repeats a few hundred names over
+// hundreds of thousands of rows.
+template <typename Decide>
+class PerName {
+ public:
+  PerName(const Trace& trace, Decide decide)
+      : trace_(trace), decide_(std::move(decide)), memo_(trace.strings.size(), kUnset) {}
+  uint8_t operator()(StrId id) {
+    if (id >= memo_.size()) return static_cast<uint8_t>(decide_(trace_.str(id)));
+    if (memo_[id] == kUnset) memo_[id] = static_cast<uint8_t>(decide_(trace_.str(id)));
+    return memo_[id];
+  }
+
+ private:
+  static constexpr uint8_t kUnset = 0xFF;
+  const Trace& trace_;
+  Decide decide_;
+  std::vector<uint8_t> memo_;
+};
+
 // HTA's cut for drop_last_step: per owner, the latest start of an event whose name contains
 // "ProfilerStep"; absent when the trace has fewer than two such names (HTA then keeps everything).
 class LastStepCut {
@@ -54,27 +74,27 @@ class LastStepCut {
   LastStepCut(const Trace& trace, const Owners& owners) {
     std::set<std::string_view> names;
     std::set<int64_t> range_owners;
-    auto note = [&](std::string_view name, int64_t owner, TimeNs start) {
-      if (!contains(name, "ProfilerStep")) return;
-      names.insert(name);
+    PerName is_step(trace, [](std::string_view name) { return contains(name, "ProfilerStep"); });
+    auto note = [&](StrId name, int64_t owner, TimeNs start) {
+      if (!is_step(name)) return;
+      names.insert(trace.str(name));
       auto [it, fresh] = cut_.try_emplace(owner, start);
       if (!fresh) it->second = std::max(it->second, start);
     };
     const RangeTable& r = trace.ranges;
-    for (size_t i = 0; i < r.size(); ++i) note(trace.str(r.text[i]), owners.owner_of_pid(r.global_tid[i]), r.start[i]);
+    for (size_t i = 0; i < r.size(); ++i) note(r.text[i], owners.owner_of_pid(r.global_tid[i]), r.start[i]);
     const OpTable& ops = trace.pytorch.ops;
-    for (size_t i = 0; i < ops.size(); ++i)
-      note(trace.str(ops.name[i]), owners.owner_of_pid(ops.global_tid[i]), ops.start[i]);
+    for (size_t i = 0; i < ops.size(); ++i) note(ops.name[i], owners.owner_of_pid(ops.global_tid[i]), ops.start[i]);
     // Kineto also writes each step as a GPU-side annotation, which HTA takes for a CPU event (its
     // stream is -1) and so into the cut. Annotations carry no rank: used when there is one owner.
     for (const auto& [owner, t] : cut_) range_owners.insert(owner);
     const GpuAnnotationTable& g = trace.pytorch.gpu_annotations;
     if (range_owners.size() <= 1) {
       const int64_t owner = range_owners.empty() ? 0 : *range_owners.begin();
-      for (size_t i = 0; i < g.size(); ++i) note(trace.str(g.name[i]), owner, g.start[i]);
+      for (size_t i = 0; i < g.size(); ++i) note(g.name[i], owner, g.start[i]);
     } else {
       for (size_t i = 0; i < g.size(); ++i) {
-        if (contains(trace.str(g.name[i]), "ProfilerStep")) names.insert(trace.str(g.name[i]));
+        if (is_step(g.name[i])) names.insert(trace.str(g.name[i]));
       }
     }
     active_ = names.size() >= 2;
@@ -204,6 +224,7 @@ GpuWork collect_gpu_work(const Trace& trace, const GpuWorkOptions& options) {
   };
 
   const KernelTable& k = trace.kernels;
+  PerName kernel_class(trace, [&](std::string_view name) { return classify_kernel_name(name, options.classifier); });
   for (size_t r = 0; r < k.size(); ++r) {
     GpuWorkItem w{k.start[r],
                   k.end[r],
@@ -214,7 +235,7 @@ GpuWork collect_gpu_work(const Trace& trace, const GpuWorkOptions& options) {
                   launches.of(GpuKind::kKernel, r)};
     w.cls = options.classifier == Classifier::kTracedoc && collective[r]
                 ? WorkClass::kCommunication
-                : classify_kernel_name(trace.str(k.name[r]), options.classifier);
+                : static_cast<WorkClass>(kernel_class(k.name[r]));
     add(k.global_pid[r], k.device[r], w);
   }
   // Copies and memsets are MEMORY under both classifiers (Kineto names them "Memcpy ..."/"Memset ...").
