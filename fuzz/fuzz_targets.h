@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/ncu_reports.h"
 #include "analysis/nsys_analyze/rules.h"
 #include "analysis/report_registry.h"
 #include "analysis/summary.h"
@@ -32,6 +33,7 @@
 #include "ingest/capture_format.h"
 #include "ingest/capture_reader.h"
 #include "ingest/kineto_reader.h"
+#include "ingest/ncu_report_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
 #include "report/diagnose_writer.h"
@@ -268,6 +270,20 @@ inline int fuzz_analyses(std::string_view bytes) {
   return 0;
 }
 
+// Nsight Compute report bytes (.ncu-rep, or zstd .ncu-repz) -> read_ncu_report_bytes -> every
+// table of `tracedoc ncu`, every metric included.
+inline int fuzz_ncu_report(std::string_view bytes) {
+  auto report = read_ncu_report_bytes(bytes, "fuzz.ncu-rep");
+  if (!report.ok()) return 0;
+  TableSink rows;
+  NcuRowOptions options;
+  (void)ncu_kernel_rows(*report, options, rows);
+  (void)ncu_rule_rows(*report, options, rows);
+  options.all_metrics = true;
+  (void)ncu_metric_rows(*report, options, rows);
+  return 0;
+}
+
 // Target name (the fuzzer executable, the fuzz/corpus/ and fuzz/regressions/ folder) -> body.
 struct Target {
   std::string_view name;
@@ -275,7 +291,7 @@ struct Target {
 };
 inline constexpr Target kTargets[] = {
     {"fuzz_kineto_json", fuzz_kineto}, {"fuzz_kineto_gzip", fuzz_kineto}, {"fuzz_nsys_sqlite", fuzz_nsys_sqlite},
-    {"fuzz_capture", fuzz_capture},    {"fuzz_analyses", fuzz_analyses},
+    {"fuzz_capture", fuzz_capture},    {"fuzz_analyses", fuzz_analyses},  {"fuzz_ncu_report", fuzz_ncu_report},
 };
 
 inline const Target* find_target(std::string_view name) {

@@ -24,6 +24,7 @@ gz_dir=$out/fuzz_kineto_gzip
 sqlite_dir=$out/fuzz_nsys_sqlite
 capture_dir=$out/fuzz_capture
 analyses_dir=$out/fuzz_analyses
+ncu_dir=$out/fuzz_ncu_report
 # The normal build, whose `tracedoc capture` and NVTX test program give real .tdcap seeds when built.
 build=${TRACEDOC_BUILD:-$repo/build}
 
@@ -32,8 +33,8 @@ max_json=$((1024 * 1024))
 max_gz=$((256 * 1024))
 max_sqlite=$((5 * 1024 * 1024))
 
-rm -rf "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir"
-mkdir -p "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir"
+rm -rf "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir" "$ncu_dir"
+mkdir -p "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir" "$ncu_dir"
 
 if [[ -d $traces ]]; then
   echo "seeds from $traces"
@@ -403,7 +404,18 @@ for flags in range(8):
     write("f%d_one_copy_one_step" % flags, [flags, 0, 1, 1, 0])
 PY
 
+# ---------------------------------------------------------------------------------------------
+# fuzz_ncu_report: the real Nsight Compute reports under 1 MB, and one compressed with zstd
+if [[ -n $traces ]]; then
+  while IFS= read -r -d '' f; do
+    if (( $(stat -c %s "$f") <= 1024 * 1024 )); then cp "$f" "$ncu_dir/$(seed_name "$f")"; fi
+  done < <(find "$traces/ncu" -type f -name '*.ncu-rep' -print0 | sort -z)
+  if command -v zstd > /dev/null && [[ -f $traces/ncu/extrap/ex-gpu.s10.ncu-rep ]]; then
+    zstd -q -c "$traces/ncu/extrap/ex-gpu.s10.ncu-rep" > "$ncu_dir/ncu_extrap_ex-gpu.s10.ncu-repz"
+  fi
+fi
+
 chmod -R u+w "$out"  # copies of the read-only shared files: libFuzzer and the next run rewrite them
-for d in "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir"; do
+for d in "$json_dir" "$gz_dir" "$sqlite_dir" "$capture_dir" "$analyses_dir" "$ncu_dir"; do
   echo "$(basename "$d"): $(find "$d" -type f | wc -l) seeds, $(du -sh "$d" | cut -f1)"
 done

@@ -3,7 +3,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang-format
-  libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libisal-dev libzstd-dev
   libcli11-dev libfmt-dev libtomlplusplus-dev libpugixml-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema python3-venv python3-dev

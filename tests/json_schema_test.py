@@ -198,6 +198,8 @@ def main():
         check("diff", "HTA trace_diff pair", ["diff", os.path.join(hta, "control"), os.path.join(hta, "test")])
         check("diff", "2-process nsys export", ["diff", mfu, mfu])
         check("diff", "CPU-only trace", ["diff", cpu_only, cpu_only])
+        for report in ("cs599k/rms_norm_vector_v1.ncu-rep", "extrap/ex-gpu.s10.ncu-rep"):
+            check("report", "ncu " + report, ["ncu", os.path.join(t, "ncu", report), "--all"])
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -24,5 +24,6 @@ std::function<int()> add_diff_command(CLI::App& app);
 std::function<int()> add_synth_command(CLI::App& app);
 std::function<int()> add_view_command(CLI::App& app);
 std::function<int()> add_capture_command(CLI::App& app);
+std::function<int()> add_ncu_command(CLI::App& app);
 
 }  // namespace tracedoc::cli

@@ -45,6 +45,7 @@ int run_command(int argc, char** argv) {
   auto synth = add_synth_command(app);
   auto view = add_view_command(app);
   auto capture = add_capture_command(app);
+  auto ncu = add_ncu_command(app);
   // Every subcommand runs on the one task pool; its size is one option, declared here for all.
   int threads = 0;
   const std::string threads_help =
@@ -77,6 +78,7 @@ int run_command(int argc, char** argv) {
   if (app.got_subcommand("synth")) return synth();
   if (app.got_subcommand("view")) return view();
   if (app.got_subcommand("capture")) return capture();
+  if (app.got_subcommand("ncu")) return ncu();
   return kExitBadInput;
 }
 

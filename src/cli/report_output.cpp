@@ -125,8 +125,7 @@ Result<Trace> read_trace(const std::string& path, int64_t rank, const std::strin
   return std::move(loaded.trace);
 }
 
-Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
-  if (opt.input.empty()) return UsageError("an INPUT file is required");
+Result<OutputSettings> output_settings(const InputOptions& opt) {
   OutputSettings out;
   out.format = isatty(STDOUT_FILENO) && opt.output == "-" ? OutputFormat::kColumn : OutputFormat::kCsv;
   if (!opt.format.empty()) {
@@ -137,6 +136,12 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
   out.units.time = unit;
   out.output = opt.output;
   out.input = opt.input;
+  return out;
+}
+
+Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
+  if (opt.input.empty()) return UsageError("an INPUT file is required");
+  TRACEDOC_ASSIGN_OR_RETURN(OutputSettings out, output_settings(opt));
 
   TRACEDOC_ASSIGN_OR_RETURN(auto filter, parse_filter(opt));
   if (filter.nvtx) tables |= kLoadRanges;

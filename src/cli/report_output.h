@@ -46,6 +46,9 @@ struct OutputSettings {
   bool human() const { return format == OutputFormat::kColumn || format == OutputFormat::kTable; }
 };
 
+// -f (column on a terminal, else CSV), -o and --timeunit, checked.
+Result<OutputSettings> output_settings(const InputOptions& opt);
+
 // The trace, read and filtered as the options say, with the output settings that go with it.
 struct LoadedInput {
   Trace trace;

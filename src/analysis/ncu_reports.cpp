@@ -1,0 +1,180 @@
+#include "analysis/ncu_reports.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string_view>
+
+#include "analysis/ncu_answers.h"
+
+namespace tracedoc {
+
+namespace {
+
+Cell number(double v) { return std::isnan(v) ? Cell::null() : Cell::real(v); }
+Cell rounded(double v, int digits) {
+  if (std::isnan(v)) return Cell::null();
+  const double scale = std::pow(10.0, digits);
+  return Cell::real(std::round(v * scale) / scale);
+}
+std::string xyz(const std::array<uint64_t, 3>& v) { return fmt::format("{}x{}x{}", v[0], v[1], v[2]); }
+
+// A launch's row number (its place in the report, as ncu numbers its results) and whether it is kept.
+template <typename Each>
+void each_launch(const NcuReport& report, const NcuRowOptions& options, Each&& each) {
+  for (size_t i = 0; i < report.results.size(); ++i) {
+    const NcuResult& r = report.results[i];
+    if (options.kernel && !options.kernel->found_in(r.name())) continue;
+    each(static_cast<int64_t>(i), r);
+  }
+}
+
+// "barrier 4.08/issue 13.5%": warps stalled for the reason per issued instruction, and the share of
+// the PC samples that found a warp stalled so (either alone where only one was collected).
+std::string stall_text(const NcuAnswers& a, size_t k) {
+  if (k >= a.stalls.size()) return {};
+  const NcuStall& s = a.stalls[k];
+  std::string out = s.reason;
+  if (!std::isnan(s.per_issue)) out += fmt::format(" {:.2f}/issue", s.per_issue);
+  if (!std::isnan(s.sample_pct)) out += fmt::format(" {:.1f}%", s.sample_pct);
+  return out;
+}
+
+Cell value_cell(const NcuValue& v) {
+  switch (v.kind) {
+    case NcuValue::Kind::kString: return Cell::pooled(v.text);
+    case NcuValue::Kind::kFloat:
+    case NcuValue::Kind::kDouble: return Cell::real(v.real);
+    case NcuValue::Kind::kUint32:
+    case NcuValue::Kind::kUint64:
+      return v.integer > static_cast<uint64_t>(INT64_MAX) ? Cell::real(static_cast<double>(v.integer))
+                                                          : Cell::integer(static_cast<int64_t>(v.integer));
+    case NcuValue::Kind::kNone: break;
+  }
+  return Cell::null();
+}
+
+}  // namespace
+
+Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, RowSink& sink) {
+  sink.begin({{"Launch"},
+              {"Kernel"},
+              {"Grid"},
+              {"Block"},
+              {"Registers"},
+              {"Shared Mem/Block (B)"},
+              {"Duration", Unit::kDurNs},
+              {"Achieved Occupancy", Unit::kRatioPct},
+              {"Theoretical Occupancy", Unit::kRatioPct},
+              {"Occupancy Limiter"},
+              {"Load Sectors/Request"},
+              {"Store Sectors/Request"},
+              {"Excessive Sectors", Unit::kRatioPct},
+              {"Shared Load Conflicts", Unit::kRatioPct},
+              {"Shared Store Conflicts", Unit::kRatioPct},
+              {"Stall 1"},
+              {"Stall 2"},
+              {"Stall 3"},
+              {"SM Throughput", Unit::kRatioPct},
+              {"Memory Throughput", Unit::kRatioPct},
+              {"DRAM Bytes"},
+              {"FLOP/s"},
+              {"FLOP/Byte"},
+              {"Bound"},
+              {"ncu Rules"}});
+  std::vector<Cell> row;
+  each_launch(report, options, [&](int64_t index, const NcuResult& r) {
+    const NcuAnswers a = ncu_answers(report, r);
+    std::string limiters, rules;
+    for (const std::string& l : a.occupancy_limiters) limiters += (limiters.empty() ? "" : "+") + l;
+    // The rules that had something to say: a warning, an error or an optimization.
+    for (const NcuRuleResult& rule : r.rules) {
+      for (const NcuRuleMessage& m : rule.messages) {
+        if (m.type < 2) continue;
+        rules += (rules.empty() ? "" : " ") + rule.identifier;
+        break;
+      }
+    }
+    const std::string grid = xyz(r.grid), block = xyz(r.block);
+    const std::string s1 = stall_text(a, 0), s2 = stall_text(a, 1), s3 = stall_text(a, 2);
+    row = {Cell::integer(index),
+           Cell::pooled(r.name()),
+           Cell::text(grid),
+           Cell::text(block),
+           Cell::integer(a.registers_per_thread),
+           Cell::integer(a.shared_mem_per_block),
+           std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns)),
+           rounded(a.achieved_occupancy_pct, 2),
+           rounded(a.theoretical_occupancy_pct, 2),
+           Cell::text(limiters),
+           rounded(a.load_sectors_per_request, 2),
+           rounded(a.store_sectors_per_request, 2),
+           rounded(a.excessive_sectors_pct, 1),
+           rounded(a.shared_load_conflict_pct, 2),
+           rounded(a.shared_store_conflict_pct, 2),
+           Cell::text(s1),
+           Cell::text(s2),
+           Cell::text(s3),
+           rounded(a.sm_throughput_pct, 2),
+           rounded(a.memory_throughput_pct, 2),
+           std::isnan(a.dram_bytes) ? Cell::null() : Cell::integer(std::llround(a.dram_bytes)),
+           number(a.flop_per_s),
+           rounded(a.arithmetic_intensity, 3),
+           Cell::text(a.bound),
+           Cell::text(rules)};
+    sink.row(row);
+  });
+  sink.end();
+  return Status::Ok();
+}
+
+Status ncu_rule_rows(const NcuReport& report, const NcuRowOptions& options, RowSink& sink) {
+  sink.begin({{"Launch"}, {"Kernel"}, {"Rule"}, {"Section"}, {"Type"}, {"Message"}});
+  std::vector<Cell> row;
+  each_launch(report, options, [&](int64_t index, const NcuResult& r) {
+    for (const NcuRuleResult& rule : r.rules) {
+      for (const NcuRuleMessage& m : rule.messages) {
+        row = {Cell::integer(index),
+               Cell::pooled(r.name()),
+               Cell::pooled(rule.identifier),
+               Cell::pooled(rule.section),
+               Cell::text(NcuRuleMessage::type_name(m.type)),
+               Cell::pooled(m.text)};
+        sink.row(row);
+      }
+    }
+  });
+  sink.end();
+  return Status::Ok();
+}
+
+Status ncu_metric_rows(const NcuReport& report, const NcuRowOptions& options, RowSink& sink) {
+  for (const std::string& name : options.metrics) {
+    if (!report.name_index.contains(name))
+      return UsageError(fmt::format("{}: no launch has a metric named {}", report.path, name));
+  }
+  sink.begin({{"Launch"}, {"Kernel"}, {"Metric"}, {"Kind"}, {"Value"}, {"Instances"}});
+  std::vector<Cell> row;
+  auto emit = [&](int64_t index, const NcuResult& r, const NcuMetric& m) {
+    row = {Cell::integer(index),
+           Cell::pooled(r.name()),
+           Cell::pooled(report.metric_names[m.name]),
+           Cell::text(NcuValue::kind_name(m.value.kind)),
+           value_cell(m.value),
+           Cell::integer(static_cast<int64_t>(m.instances.size()))};
+    sink.row(row);
+  };
+  each_launch(report, options, [&](int64_t index, const NcuResult& r) {
+    if (options.all_metrics) {
+      for (const NcuMetric& m : r.metrics) emit(index, r, m);
+      return;
+    }
+    for (const std::string& name : options.metrics) {
+      if (const NcuMetric* m = report.metric(r, name)) emit(index, r, *m);
+    }
+  });
+  sink.end();
+  return Status::Ok();
+}
+
+}  // namespace tracedoc
