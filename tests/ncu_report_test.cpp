@@ -12,9 +12,13 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <memory>
 
 #include "analysis/ncu_answers.h"
+#include "analysis/ncu_join.h"
 #include "ingest/ncu_report_reader.h"
+#include "ingest/open_trace.h"
 #include "test_support.h"
 
 namespace tracedoc::testing {
@@ -235,6 +239,85 @@ TEST(NcuReport, BadInputIsOneLineNamingTheFile) {
     flipped[at] = static_cast<char>(flipped[at] ^ 0x5A);
     (void)read_ncu_report_bytes(flipped, "flipped.ncu-rep");
   }
+}
+
+// extrap/: an ncu report and the nsys export of the same program: its 6 launches match the export's 6
+// kernels, in order (the export has no mangled names: the demangled ones, spacing normalised).
+TEST(NcuJoin, LaunchesMatchTheTimelinesKernelsOfTheSameProgram) {
+  REQUIRE_NCU_REPORTS();
+  auto read_export = [] {
+    auto t = open_trace((ncu_dir() / "extrap/ex-gpu.s10.sqlite").string());
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return std::move(t).value();
+  };
+  Trace trace = read_export();
+  trace.ncu_reports.push_back(std::make_shared<const NcuReport>(read("extrap/ex-gpu.s10.ncu-rep")));
+  const NcuJoin join = join_ncu(trace);
+  EXPECT_EQ(join.launches, 6u);
+  EXPECT_EQ(join.matched, 6u);
+  ASSERT_EQ(join.kernel_of.size(), 1u);
+  TimeNs previous = std::numeric_limits<TimeNs>::min();
+  for (size_t i = 0; i < 6; ++i) {
+    const int64_t row = join.kernel_of[0][i];
+    ASSERT_GE(row, 0) << i;
+    const NcuResult& r = trace.ncu_reports[0]->results[i];
+    EXPECT_EQ(trace.str(trace.kernels.name[row]), r.demangled_name);
+    EXPECT_EQ(trace.kernels.block_x[row], 10);
+    EXPECT_GT(trace.kernels.start[row], previous);  // the k-th launch is the k-th kernel in time
+    previous = trace.kernels.start[row];
+    EXPECT_EQ(join.launch_of[row].result, static_cast<int32_t>(i));
+  }
+  // Another program's report: nothing matches, and nothing is dropped.
+  Trace other = read_export();
+  other.ncu_reports.push_back(std::make_shared<const NcuReport>(read("armleth/report.ncu-rep")));
+  const NcuJoin none = join_ncu(other);
+  EXPECT_EQ(none.launches, 1u);
+  EXPECT_EQ(none.matched, 0u);
+  EXPECT_EQ(normalised_kernel_name("f(double const *, int)"), "f(doubleconst*,int)");
+}
+
+TEST(NcuJoin, StatsPutsTheAnswersBesideTheKernelSummary) {
+  REQUIRE_NCU_REPORTS();
+  const std::string sqlite = (ncu_dir() / "extrap/ex-gpu.s10.sqlite").string();
+  const CliRun run = tracedoc({"stats", "-r", "ncu_kern_sum", "--ncu",
+                               (ncu_dir() / "extrap/ex-gpu.s10.ncu-rep").string(), sqlite, "-f", "csv"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = parse_csv(run.out);
+  ASSERT_EQ(rows.size(), 6u);                           // the header and the 5 kernel names; every launch matched
+  for (const auto& r : rows) ASSERT_EQ(r.size(), 20u);  // cuda_gpu_kern_sum's 9 columns and 11 of ncu's
+  EXPECT_EQ(rows[0][8], "Name");
+  EXPECT_EQ(rows[0][9], "ncu Report");
+  EXPECT_EQ(rows[0][11], "ncu Duration (ns)");
+  // init_array: 2 instances on the timeline (11808 ns), its first ncu launch 4064 ns, 50% theoretical
+  // occupancy limited by blocks (the basic set has no achieved occupancy).
+  EXPECT_EQ(rows[1][1], "11808");
+  EXPECT_EQ(rows[1][8], "init_array(double*, unsigned long)");
+  EXPECT_EQ(rows[1][10], "0");
+  EXPECT_EQ(rows[1][11], "4064");
+  EXPECT_EQ(rows[1][13], "blocks");
+  EXPECT_EQ(rows[2][8], "vector_dot(double const*, double const*, unsigned long, double*)");
+  EXPECT_EQ(rows[2][10], "5");
+  EXPECT_EQ(rows[2][11], "4512");
+  // A report of another program: the kernels keep empty ncu columns, its launch is a row of its own.
+  const CliRun other = tracedoc(
+      {"stats", "-r", "ncu_kern_sum", "--ncu", (ncu_dir() / "armleth/report.ncu-rep").string(), sqlite, "-f", "csv"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const auto unmatched = parse_csv(other.out);
+  ASSERT_EQ(unmatched.size(), 7u);
+  for (const auto& r : unmatched) ASSERT_EQ(r.size(), 20u);
+  EXPECT_EQ(unmatched[1][9], "");
+  EXPECT_EQ(unmatched[6][1], "");
+  EXPECT_EQ(unmatched[6][8], "matrix_addition2D(float *, float *, float *, int, int)");
+  EXPECT_EQ(unmatched[6][14], "3.94");
+  EXPECT_EQ(unmatched[6][19], "memory");
+  // Without --ncu the report is skipped as nsys skips a report the input has no data for.
+  const CliRun skipped = tracedoc({"stats", "-r", "ncu_kern_sum", sqlite, "-f", "csv"});
+  EXPECT_EQ(skipped.exit_code, 0);
+  EXPECT_EQ(skipped.err, "SKIPPED: " + sqlite + " was given no Nsight Compute report (--ncu REPORT).\n");
+  // A bad report: one line, exit 2.
+  const CliRun bad = tracedoc({"stats", "-r", "ncu_kern_sum", "--ncu", sqlite, sqlite, "-f", "csv"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "tracedoc: " + sqlite + ": not an Nsight Compute report (no NVR header)\n");
 }
 
 // `tracedoc ncu REPORT -f csv`'s launch table, cell for cell against tests/golden/ncu (regen.sh).

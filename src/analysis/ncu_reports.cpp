@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <string_view>
 
 #include "analysis/ncu_answers.h"
+#include "analysis/ncu_join.h"
+#include "analysis/nsys_stats/summary_reports.h"
 
 namespace tracedoc {
 
@@ -54,7 +57,80 @@ Cell value_cell(const NcuValue& v) {
   return Cell::null();
 }
 
+// The answer columns ncu_kern_sum puts beside the timeline's (ncu_kernel_rows has them all).
+const std::vector<ColumnSpec>& joined_columns() {
+  static const std::vector<ColumnSpec> columns = {{"ncu Report"},
+                                                  {"ncu Launch"},
+                                                  {"ncu Duration", Unit::kDurNs},
+                                                  {"Achieved Occupancy", Unit::kRatioPct},
+                                                  {"Occupancy Limiter"},
+                                                  {"Load Sectors/Request"},
+                                                  {"Excessive Sectors", Unit::kRatioPct},
+                                                  {"Shared Load Conflicts", Unit::kRatioPct},
+                                                  {"Stall 1"},
+                                                  {"Stall 2"},
+                                                  {"Bound"}};
+  return columns;
+}
+
+// The cells of joined_columns for one launch; `keep` holds the texts the cells point into.
+void joined_cells(const NcuReport& report, size_t report_index, size_t result, std::vector<std::string>& keep,
+                  std::vector<Cell>& row) {
+  const NcuAnswers a = ncu_answers(report, report.results[result]);
+  keep = {a.occupancy_limiters.empty() ? "" : a.occupancy_limiters[0], stall_text(a, 0), stall_text(a, 1), a.bound};
+  for (size_t i = 1; i < a.occupancy_limiters.size(); ++i) keep[0] += "+" + a.occupancy_limiters[i];
+  row.insert(row.end(),
+             {Cell::integer(static_cast<int64_t>(report_index)), Cell::integer(static_cast<int64_t>(result)),
+              std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns)),
+              rounded(a.achieved_occupancy_pct, 2), Cell::text(keep[0]), rounded(a.load_sectors_per_request, 2),
+              rounded(a.excessive_sectors_pct, 1), rounded(a.shared_load_conflict_pct, 2), Cell::text(keep[1]),
+              Cell::text(keep[2]), Cell::text(keep[3])});
+}
+
 }  // namespace
+
+Status ncu_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  if (trace.ncu_reports.empty()) return no_data(trace, "was given no Nsight Compute report (--ncu REPORT).");
+  TableSink kernels;
+  TRACEDOC_RETURN_IF_ERROR(nsys_stats::cuda_gpu_kern_sum(trace, args, kernels));
+  const NcuJoin join = join_ncu(trace);
+  // Each kernel name's first matched launch, by the first instance (in row order) that matched.
+  std::map<std::string_view, NcuLaunchRef> by_name;
+  for (size_t row = 0; row < join.launch_of.size(); ++row) {
+    if (join.launch_of[row]) by_name.try_emplace(trace.str(trace.kernels.name[row]), join.launch_of[row]);
+  }
+  std::vector<ColumnSpec> columns = kernels.columns();
+  const size_t name_column = columns.size() - 1;  // cuda_gpu_kern_sum ends with Name
+  columns.insert(columns.end(), joined_columns().begin(), joined_columns().end());
+  sink.begin(columns);
+  std::vector<Cell> row;
+  std::vector<std::string> keep;
+  for (size_t r = 0; r < kernels.row_count(); ++r) {
+    const std::span<const Cell> cells = kernels.row_at(r);
+    row.assign(cells.begin(), cells.end());
+    const auto it = by_name.find(cells[name_column].s);
+    if (it == by_name.end()) {
+      row.resize(columns.size(), Cell::null());
+    } else {
+      const auto rep = static_cast<size_t>(it->second.report);
+      joined_cells(*trace.ncu_reports[rep], rep, static_cast<size_t>(it->second.result), keep, row);
+    }
+    sink.row(row);
+  }
+  // Launches that matched no kernel of the timeline: listed, not dropped.
+  for (size_t rep = 0; rep < join.kernel_of.size(); ++rep) {
+    const NcuReport& report = *trace.ncu_reports[rep];
+    for (size_t i = 0; i < join.kernel_of[rep].size(); ++i) {
+      if (join.kernel_of[rep][i] >= 0) continue;
+      row.assign(name_column, Cell::null());
+      row.push_back(Cell::pooled(report.results[i].name()));
+      joined_cells(report, rep, i, keep, row);
+      sink.row(row);
+    }
+  }
+  sink.end();
+  return Status::Ok();
+}
 
 Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, RowSink& sink) {
   sink.begin({{"Launch"},

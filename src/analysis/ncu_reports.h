@@ -12,7 +12,9 @@
 #include "analysis/result.h"
 #include "common/name_pattern.h"
 #include "common/status.h"
+#include "analysis/report.h"
 #include "model/ncu_report.h"
+#include "model/trace.h"
 
 namespace tracedoc {
 
@@ -26,5 +28,11 @@ Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, Ro
 Status ncu_rule_rows(const NcuReport& report, const NcuRowOptions& options, RowSink& sink);
 // Names asked for that no launch has are a usage error, before any row.
 Status ncu_metric_rows(const NcuReport& report, const NcuRowOptions& options, RowSink& sink);
+
+// `tracedoc stats -r ncu_kern_sum --ncu REPORT TRACE`: cuda_gpu_kern_sum's rows (the timeline's
+// kernels by name) with the answers of the ncu launch matched to the kernel's first matched instance
+// beside them (one ncu launch stands for every instance of its kernel), then a row per ncu launch
+// that matched no kernel (timeline columns empty). NoData without --ncu.
+Status ncu_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink);
 
 }  // namespace tracedoc

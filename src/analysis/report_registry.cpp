@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/ncu_reports.h"
 #include "analysis/nsys_stats/cpu_thread_reports.h"
 #include "analysis/nsys_stats/kernel_exec_reports.h"
 #include "analysis/nsys_stats/memory_copy_reports.h"
@@ -40,6 +41,8 @@ const std::vector<ReportDef>& all_reports() {
       {"cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", ReportKind::kSummary, kLoadKernels,
        cuda_gpu_kern_gb_sum},
       {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", ReportKind::kSummary, kLoadKernels, cuda_gpu_kern_sum},
+      // Needs --ncu REPORT: the kernel summary with the Nsight Compute answers beside it.
+      {"ncu_kern_sum", "CUDA GPU Kernel Summary with Nsight Compute", ReportKind::kSummary, kLoadKernels, ncu_kern_sum},
       {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", ReportKind::kSummary, kLoadMemcpy | kLoadMemset,
        cuda_gpu_mem_size_sum},
       {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", ReportKind::kSummary, kLoadMemcpy | kLoadMemset,

@@ -69,7 +69,8 @@ std::function<int()> add_ncu_command(CLI::App& app) {
   add_report_format_option(cmd, opt->in.format);
   cmd->add_option("-o,--output", opt->in.output, "'-' for stdout, or a base name: files BASE_ncu_<table>.<ext>");
   cmd->add_option("--kernel", opt->kernel, "Only the launches whose kernel name this regular expression finds");
-  cmd->add_option("--metrics", opt->metrics, "Also list these metrics of every launch, as stored (comma-separated)");
+  cmd->add_option("--metrics", opt->metrics, "Also list these metrics of every launch, as stored (comma-separated)")
+      ->allow_extra_args(false);  // `--metrics a,b REPORT`: the report is not one more metric
   cmd->add_flag("--all", opt->all, "Also list every metric of every launch, as stored");
   return [opt] { return run_ncu(*opt); };
 }

@@ -13,6 +13,7 @@
 #include "common/memory_budget.h"
 #include "common/utf8.h"
 #include "ingest/kineto_reader.h"
+#include "ingest/ncu_report_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "ingest/open_trace.h"
 #include "report/atomic_file.h"
@@ -103,6 +104,7 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
   add_report_format_option(cmd, opt.format);
   cmd->add_option("-o,--output", opt.output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt.timeunit, "ns, us, ms or s (default ns)");
+  add_ncu_option(cmd, opt.ncu);
   cmd->add_option(
       "--filter-time", opt.filter_time,
       "[START]/[END]: keep events overlapping this window (ns, or with units ns/us/ms/s/m/h, summable: 1s200ms)");
@@ -177,7 +179,23 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
     Status st = apply_filter(*trace, filter);
     if (!st.ok()) return st;
   }
+  TRACEDOC_RETURN_IF_ERROR(attach_ncu_reports(*trace, opt.ncu));
   return LoadedInput{std::move(*trace), std::move(out)};
+}
+
+void add_ncu_option(CLI::App* cmd, std::vector<std::string>& into) {
+  cmd->add_option("--ncu", into,
+                  "Nsight Compute report (.ncu-rep, .ncu-repz) of the same program, joined to the kernels "
+                  "(repeatable; the ncu_kern_sum report)")
+      ->allow_extra_args(false);  // `--ncu R INPUT`: the input is not one more report
+}
+
+Status attach_ncu_reports(Trace& trace, const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    TRACEDOC_ASSIGN_OR_RETURN(NcuReport report, read_ncu_report(path));
+    trace.ncu_reports.push_back(std::make_shared<const NcuReport>(std::move(report)));
+  }
+  return Status::Ok();
 }
 
 int write_reports(std::vector<ReportJob>& jobs, const OutputSettings& settings) {

@@ -28,11 +28,16 @@ struct InputOptions {
   std::string timeunit = "ns";
   std::string filter_time, filter_nvtx;
   bool all_ranks = false;
+  std::vector<std::string> ncu;  // --ncu: Nsight Compute reports to join to the kernels
 };
 
 // Registers INPUT, --rank, --max-memory, -f, -o, --timeunit, --filter-time, --filter-nvtx and
 // --all-ranks on a subcommand.
 void add_input_options(CLI::App* cmd, InputOptions& opt);
+
+// --ncu REPORT (repeatable), and reading those reports onto the trace (Trace::ncu_reports).
+void add_ncu_option(CLI::App* cmd, std::vector<std::string>& into);
+Status attach_ncu_reports(Trace& trace, const std::vector<std::string>& paths);
 
 // Prints "tracedoc: <message>" and returns the bad-input exit code.
 int fail(const Status& st);

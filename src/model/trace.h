@@ -379,6 +379,8 @@ struct ReadWarnings {
   }
 };
 
+struct NcuReport;  // model/ncu_report.h
+
 struct Trace {
   TraceSource source;
   StringPool strings;
@@ -412,6 +414,9 @@ struct Trace {
   std::shared_ptr<const RangeTable> unfiltered_ranges;
   const ApiTable& api_before_filter() const { return unfiltered_api ? *unfiltered_api : api; }
   const RangeTable& ranges_before_filter() const { return unfiltered_ranges ? *unfiltered_ranges : ranges; }
+
+  // Nsight Compute reports of the same program (--ncu), joined to the kernels by analysis/ncu_join.h.
+  std::vector<std::shared_ptr<const NcuReport>> ncu_reports;
 
   std::string_view str(StrId id) const { return strings.get(id); }
   std::string copy_label(uint8_t kind) const;
