@@ -33,6 +33,7 @@
 #include "ingest/capture_format.h"
 #include "ingest/capture_reader.h"
 #include "ingest/kineto_reader.h"
+#include "ingest/ncu_csv_reader.h"
 #include "ingest/ncu_report_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
@@ -270,10 +271,11 @@ inline int fuzz_analyses(std::string_view bytes) {
   return 0;
 }
 
-// Nsight Compute report bytes (.ncu-rep, or zstd .ncu-repz) -> read_ncu_report_bytes -> every
-// table of `tracedoc ncu`, every metric included.
+// Nsight Compute report bytes (.ncu-rep, or zstd .ncu-repz) -> read_ncu_report_bytes, or an ncu
+// CSV export -> read_ncu_csv_text -> every table of `tracedoc ncu`, every metric included.
 inline int fuzz_ncu_report(std::string_view bytes) {
-  auto report = read_ncu_report_bytes(bytes, "fuzz.ncu-rep");
+  auto report =
+      looks_like_ncu_csv(bytes) ? read_ncu_csv_text(bytes, "fuzz.csv") : read_ncu_report_bytes(bytes, "fuzz.ncu-rep");
   if (!report.ok()) return 0;
   TableSink rows;
   NcuRowOptions options;

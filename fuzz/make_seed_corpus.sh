@@ -405,11 +405,11 @@ for flags in range(8):
 PY
 
 # ---------------------------------------------------------------------------------------------
-# fuzz_ncu_report: the real Nsight Compute reports under 1 MB, and one compressed with zstd
+# fuzz_ncu_report: the real Nsight Compute reports under 1 MB and CSV exports, and one report in zstd
 if [[ -n $traces ]]; then
   while IFS= read -r -d '' f; do
     if (( $(stat -c %s "$f") <= 1024 * 1024 )); then cp "$f" "$ncu_dir/$(seed_name "$f")"; fi
-  done < <(find "$traces/ncu" -type f -name '*.ncu-rep' -print0 | sort -z)
+  done < <(find "$traces/ncu" -type f \( -name '*.ncu-rep' -o -name '*.ncu.*.csv' \) -print0 | sort -z)
   if command -v zstd > /dev/null && [[ -f $traces/ncu/extrap/ex-gpu.s10.ncu-rep ]]; then
     zstd -q -c "$traces/ncu/extrap/ex-gpu.s10.ncu-rep" > "$ncu_dir/ncu_extrap_ex-gpu.s10.ncu-repz"
   fi

@@ -17,6 +17,7 @@
 
 #include "analysis/ncu_answers.h"
 #include "analysis/ncu_join.h"
+#include "ingest/ncu_csv_reader.h"
 #include "ingest/ncu_report_reader.h"
 #include "ingest/open_trace.h"
 #include "test_support.h"
@@ -241,6 +242,73 @@ TEST(NcuReport, BadInputIsOneLineNamingTheFile) {
   }
 }
 
+// ncu's CSV export (llm-perf-opt/: `ncu --csv --page details` of a cuBLAS GEMV on an RTX 5090, ncu
+// 2025.1.1): the same answers from display names, auto-scaled units and thousands separators.
+TEST(NcuCsv, DetailsPageGivesTheSameAnswers) {
+  REQUIRE_NCU_REPORTS();
+  const std::string path = (ncu_dir() / "llm-perf-opt/k0001.ncu.details.csv").string();
+  auto report = read_ncu_input(path);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->results.size(), 1u);
+  const NcuResult& r = report->results[0];
+  EXPECT_EQ(r.demangled_name.substr(0, 38), "enable_if<!T7, void>::type kernel<int,");
+  EXPECT_EQ(r.grid, (std::array<uint64_t, 3>{224, 1, 1}));
+  EXPECT_EQ(r.block, (std::array<uint64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(r.stream, 7u);
+  EXPECT_EQ(report->number(r, "Elapsed Cycles"), 13485);                                 // printed "13,485"
+  EXPECT_EQ(report->metric(r, "flop_count_sp.sum")->value.kind, NcuValue::Kind::kNone);  // printed "n/a"
+  EXPECT_EQ(report->metric(r, "gpu__time_duration.sum")->unit, "us");
+  const NcuAnswers a = ncu_answers(*report, r);
+  EXPECT_EQ(std::llround(a.duration_ns), 6750);  // 6.75 us
+  EXPECT_DOUBLE_EQ(a.achieved_occupancy_pct, 11.32);
+  EXPECT_DOUBLE_EQ(a.theoretical_occupancy_pct, 16.67);
+  EXPECT_EQ(std::llround(a.dram_bytes), 2'330'000);  // 2.33 Mbyte read, 0 written
+  EXPECT_DOUBLE_EQ(a.sm_throughput_pct, 9.15);
+  EXPECT_DOUBLE_EQ(a.memory_throughput_pct, 19.66);
+  // ncu's TheoreticalOccupancy rule: "limited by the number of required registers" (2 blocks).
+  EXPECT_EQ(a.occupancy_limiters, std::vector<std::string>{"registers"});
+  ASSERT_EQ(r.rules.size(), 4u);
+  EXPECT_EQ(r.rules[3].identifier, "TheoreticalOccupancy");
+  EXPECT_EQ(r.rules[3].section, "Occupancy");
+  EXPECT_EQ(r.rules[3].messages[0].type, 4u);
+  EXPECT_NE(r.rules[3].messages[0].text.find("limited by the number of required registers"), std::string::npos);
+  EXPECT_EQ(r.rules[1].messages[0].type, 1u);  // SOLFPRoofline, INF
+
+  // ==PROF== lines mixed in change nothing; the other two exports read too.
+  const std::string text = read_file(path);
+  auto with_prof = read_ncu_csv_text("==PROF== Connected to process 1740670\n" + text, "p.csv");
+  ASSERT_TRUE(with_prof.ok());
+  EXPECT_EQ(with_prof->results[0].metrics.size(), r.metrics.size());
+  for (const char* other : {"llm-perf-opt/k0001.ncu.metrics.csv", "llm-perf-opt/k0001.ncu.section_Occupancy.csv"}) {
+    auto o = read_ncu_input((ncu_dir() / other).string());
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_EQ(o->results.size(), 1u);
+  }
+}
+
+TEST(NcuCsv, WideFormAndMissingColumns) {
+  // One row per launch, a column per metric, the units in the row under the header.
+  auto wide = read_ncu_csv_text(
+      "\"ID\",\"Kernel Name\",\"Grid Size\",\"Block Size\",\"gpu__time_duration.sum\",\"dram__bytes.sum\"\n"
+      "\"\",\"\",\"\",\"\",\"usecond\",\"Mbyte\"\n"
+      "\"0\",\"k(int)\",\"(2, 1, 1)\",\"(64, 1, 1)\",\"1.5\",\"1,024\"\n"
+      "\"1\",\"k(int)\",\"(2, 1, 1)\",\"(64, 1, 1)\",\"n/a\",\"8\"\n",
+      "wide.csv");
+  ASSERT_TRUE(wide.ok()) << wide.status().message();
+  ASSERT_EQ(wide->results.size(), 2u);
+  EXPECT_EQ(wide->number(wide->results[0], "gpu__time_duration.sum"), 1500);
+  EXPECT_EQ(wide->number(wide->results[0], "dram__bytes.sum"), 1.024e9);
+  EXPECT_TRUE(std::isnan(wide->number(wide->results[1], "gpu__time_duration.sum")));
+  EXPECT_EQ(wide->results[1].block, (std::array<uint64_t, 3>{64, 1, 1}));
+  EXPECT_EQ(
+      read_ncu_csv_text("\"ID\",\"Kernel Name\",\"Metric Name\"\n\"0\",\"k\",\"x\"\n", "m.csv").status().message(),
+      "m.csv: an ncu CSV export with \"Metric Name\" but no \"Metric Value\" column");
+  EXPECT_EQ(read_ncu_csv_text("\"ID\",\"Metric Name\"\n", "k.csv").status().message(),
+            "k.csv: an ncu CSV export without a \"Kernel Name\" column");
+  EXPECT_EQ(read_ncu_csv_text("a,b\n1,2\n", "x.csv").status().message(),
+            "x.csv: not an Nsight Compute CSV export (no header starting with \"ID\")");
+}
+
 // extrap/: an ncu report and the nsys export of the same program: its 6 launches match the export's 6
 // kernels, in order (the export has no mangled names: the demangled ones, spacing normalised).
 TEST(NcuJoin, LaunchesMatchTheTimelinesKernelsOfTheSameProgram) {
@@ -317,7 +385,7 @@ TEST(NcuJoin, StatsPutsTheAnswersBesideTheKernelSummary) {
   // A bad report: one line, exit 2.
   const CliRun bad = tracedoc({"stats", "-r", "ncu_kern_sum", "--ncu", sqlite, sqlite, "-f", "csv"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err, "tracedoc: " + sqlite + ": not an Nsight Compute report (no NVR header)\n");
+  EXPECT_EQ(bad.err, "tracedoc: " + sqlite + ": not an Nsight Compute report (no NVR header) nor an ncu CSV export\n");
 }
 
 // `tracedoc ncu REPORT -f csv`'s launch table, cell for cell against tests/golden/ncu (regen.sh).
@@ -375,7 +443,8 @@ TEST(NcuCommand, MetricsAsStoredAndBadInput) {
   const std::string not_report = (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string();
   const CliRun bad = tracedoc({"ncu", not_report, "-f", "csv", "-o", base.string()});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err, "tracedoc: " + not_report + ": not an Nsight Compute report (no NVR header)\n");
+  EXPECT_EQ(bad.err,
+            "tracedoc: " + not_report + ": not an Nsight Compute report (no NVR header) nor an ncu CSV export\n");
   EXPECT_FALSE(fs::exists(base.string() + "_ncu_kernels.csv"));
 }
 

@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/report_output.h"
 #include "cli/shared_options.h"
-#include "ingest/ncu_report_reader.h"
+#include "ingest/ncu_csv_reader.h"
 
 namespace tracedoc::cli {
 
@@ -40,7 +40,7 @@ int run_ncu(const NcuCommandOptions& opt) {
   rows.all_metrics = opt.all;
   if (rows.all_metrics && !rows.metrics.empty()) return fail(UsageError("ncu: --metrics and --all exclude each other"));
 
-  auto report = read_ncu_report(opt.in.input);
+  auto report = read_ncu_input(opt.in.input);
   if (!report.ok()) return fail(report.status());
   const NcuReport& r = *report;
   std::vector<ReportJob> jobs;
@@ -65,7 +65,8 @@ std::function<int()> add_ncu_command(CLI::App& app) {
       "ncu",
       "Nsight Compute report: per launch, occupancy and its limiter, coalescing, bank conflicts, stalls, "
       "throughput and roofline, then ncu's rule messages");
-  cmd->add_option("input", opt->in.input, "Nsight Compute report (.ncu-rep, or .ncu-repz compressed with zstd)");
+  cmd->add_option("input", opt->in.input,
+                  "Nsight Compute report (.ncu-rep, or .ncu-repz compressed with zstd), or its CSV export (ncu --csv)");
   add_report_format_option(cmd, opt->in.format);
   cmd->add_option("-o,--output", opt->in.output, "'-' for stdout, or a base name: files BASE_ncu_<table>.<ext>");
   cmd->add_option("--kernel", opt->kernel, "Only the launches whose kernel name this regular expression finds");

@@ -13,7 +13,7 @@
 #include "common/memory_budget.h"
 #include "common/utf8.h"
 #include "ingest/kineto_reader.h"
-#include "ingest/ncu_report_reader.h"
+#include "ingest/ncu_csv_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "ingest/open_trace.h"
 #include "report/atomic_file.h"
@@ -192,7 +192,7 @@ void add_ncu_option(CLI::App* cmd, std::vector<std::string>& into) {
 
 Status attach_ncu_reports(Trace& trace, const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
-    TRACEDOC_ASSIGN_OR_RETURN(NcuReport report, read_ncu_report(path));
+    TRACEDOC_ASSIGN_OR_RETURN(NcuReport report, read_ncu_input(path));
     trace.ncu_reports.push_back(std::make_shared<const NcuReport>(std::move(report)));
   }
   return Status::Ok();

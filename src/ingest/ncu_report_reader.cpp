@@ -85,7 +85,9 @@ class ResultReader {
         case 2: return is_bytes(f) && read_value(f.bytes, m.value);
         case 3: {
           if (!is_bytes(f)) return false;
-          auto& [id, value] = m.instances.emplace_back();
+          // Named references, not a structured binding: clang before 16 cannot capture one in a lambda.
+          auto& instance = m.instances.emplace_back();
+          NcuValue &id = instance.first, &value = instance.second;
           return walk(f.bytes, [&](const Field& g) {
             if (g.number == 1) return is_bytes(g) && read_value(g.bytes, id);
             if (g.number == 2) return is_bytes(g) && read_value(g.bytes, value);
@@ -199,7 +201,9 @@ bool read_session(std::string_view bytes, NcuReport& report) {
         if (g.number == 2) return is_bytes(g) && (d.name.assign(g.bytes), true);
         if (g.number != 3) return true;
         if (!is_bytes(g)) return false;
-        auto& [name, value] = d.attributes.emplace_back();
+        auto& attribute = d.attributes.emplace_back();
+        std::string& name = attribute.first;
+        NcuValue& value = attribute.second;
         return walk(g.bytes, [&](const Field& x) {
           if (x.number == 1) return is_bytes(x) && (name.assign(x.bytes), true);
           if (x.number == 2) return is_bytes(x) && read_value(x.bytes, value);

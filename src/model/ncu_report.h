@@ -36,7 +36,8 @@ struct NcuValue {
 
 struct NcuMetric {
   uint32_t name = 0;  // index into NcuReport::metric_names
-  NcuValue value;     // kNone when ncu stored only per-instance values
+  NcuValue value;     // kNone when ncu stored only per-instance values (or a CSV printed n/a)
+  std::string unit;   // CSV exports: the unit ncu printed ("us", "Mbyte"); reports store none
   // Per-instance values (per SM, per stall reason, per source line ...): (correlation id, value).
   std::vector<std::pair<NcuValue, NcuValue>> instances;
 };
