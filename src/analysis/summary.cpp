@@ -43,9 +43,8 @@ void widen_table(const Table& t, TimeNs& lo, TimeNs& hi, bool& any) {
   for (size_t i = 0; i < t.size(); ++i) widen(lo, hi, any, t.start[i], t.end[i]);
 }
 
-// Count and summed duration per name, every name (the merge ranks them).
-// Count and total per name; with `durations`, each name's instance durations too, in a sketch of
-// that capacity (0: every value).
+// Count and summed duration per name, every name (the merge ranks them); with `durations`, each
+// name's instance durations too, in a sketch of that capacity (0: every value).
 std::vector<NamedTotal> totals_by_name(const Trace& trace, const std::vector<StrId>& names,
                                        const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
                                        int64_t* grand_total, std::optional<uint32_t> durations = std::nullopt) {
