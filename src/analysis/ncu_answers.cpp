@@ -71,12 +71,10 @@ NcuAnswers ncu_answers(const NcuReport& report, const NcuResult& r) {
   auto n = [&](std::string_view name) { return report.number(r, name); };
   NcuAnswers a;
   a.duration_ns = n("gpu__time_duration.sum");
-  a.registers_per_thread =
-      static_cast<int64_t>(std::isnan(n("launch__registers_per_thread")) ? 0 : n("launch__registers_per_thread"));
-  const double smem_static = n("launch__shared_mem_per_block_static");
-  const double smem_dynamic = n("launch__shared_mem_per_block_dynamic");
-  a.shared_mem_per_block =
-      static_cast<int64_t>((std::isnan(smem_static) ? 0 : smem_static) + (std::isnan(smem_dynamic) ? 0 : smem_dynamic));
+  auto or_zero = [](double v) { return std::isnan(v) ? 0.0 : v; };
+  a.registers_per_thread = static_cast<int64_t>(or_zero(n("launch__registers_per_thread")));
+  a.shared_mem_per_block = static_cast<int64_t>(or_zero(n("launch__shared_mem_per_block_static")) +
+                                                or_zero(n("launch__shared_mem_per_block_dynamic")));
   a.achieved_occupancy_pct = n("sm__warps_active.avg.pct_of_peak_sustained_active");
   a.theoretical_occupancy_pct = n("sm__maximum_warps_per_active_cycle_pct");
   a.occupancy_limiters = occupancy_limiters(report, r);

@@ -54,10 +54,6 @@ std::string normalised_kernel_name(std::string_view demangled) {
   return out;
 }
 
-const NcuResult& NcuJoin::result(const Trace& trace, NcuLaunchRef ref) const {
-  return trace.ncu_reports[static_cast<size_t>(ref.report)]->results[static_cast<size_t>(ref.result)];
-}
-
 NcuJoin join_ncu(const Trace& trace) {
   NcuJoin join;
   if (trace.ncu_reports.empty()) return join;

@@ -29,8 +29,6 @@ struct NcuJoin {
   // Per kernel row: the launch that matched it (empty without reports).
   std::vector<NcuLaunchRef> launch_of;
   size_t launches = 0, matched = 0;
-
-  const NcuResult& result(const Trace& trace, NcuLaunchRef ref) const;
 };
 
 NcuJoin join_ncu(const Trace& trace);

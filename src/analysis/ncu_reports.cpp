@@ -43,6 +43,17 @@ std::string stall_text(const NcuAnswers& a, size_t k) {
   return out;
 }
 
+// "registers+warps": the occupancy limiters, ties joined.
+std::string limiter_text(const NcuAnswers& a) {
+  std::string out;
+  for (const std::string& l : a.occupancy_limiters) out += (out.empty() ? "" : "+") + l;
+  return out;
+}
+
+Cell duration_cell(const NcuAnswers& a) {
+  return std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns));
+}
+
 Cell value_cell(const NcuValue& v) {
   switch (v.kind) {
     case NcuValue::Kind::kString: return Cell::pooled(v.text);
@@ -77,14 +88,12 @@ const std::vector<ColumnSpec>& joined_columns() {
 void joined_cells(const NcuReport& report, size_t report_index, size_t result, std::vector<std::string>& keep,
                   std::vector<Cell>& row) {
   const NcuAnswers a = ncu_answers(report, report.results[result]);
-  keep = {a.occupancy_limiters.empty() ? "" : a.occupancy_limiters[0], stall_text(a, 0), stall_text(a, 1), a.bound};
-  for (size_t i = 1; i < a.occupancy_limiters.size(); ++i) keep[0] += "+" + a.occupancy_limiters[i];
+  keep = {limiter_text(a), stall_text(a, 0), stall_text(a, 1), a.bound};
   row.insert(row.end(),
              {Cell::integer(static_cast<int64_t>(report_index)), Cell::integer(static_cast<int64_t>(result)),
-              std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns)),
-              rounded(a.achieved_occupancy_pct, 2), Cell::text(keep[0]), rounded(a.load_sectors_per_request, 2),
-              rounded(a.excessive_sectors_pct, 1), rounded(a.shared_load_conflict_pct, 2), Cell::text(keep[1]),
-              Cell::text(keep[2]), Cell::text(keep[3])});
+              duration_cell(a), rounded(a.achieved_occupancy_pct, 2), Cell::text(keep[0]),
+              rounded(a.load_sectors_per_request, 2), rounded(a.excessive_sectors_pct, 1),
+              rounded(a.shared_load_conflict_pct, 2), Cell::text(keep[1]), Cell::text(keep[2]), Cell::text(keep[3])});
 }
 
 }  // namespace
@@ -161,8 +170,8 @@ Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, Ro
   std::vector<Cell> row;
   each_launch(report, options, [&](int64_t index, const NcuResult& r) {
     const NcuAnswers a = ncu_answers(report, r);
-    std::string limiters, rules;
-    for (const std::string& l : a.occupancy_limiters) limiters += (limiters.empty() ? "" : "+") + l;
+    const std::string limiters = limiter_text(a);
+    std::string rules;
     // The rules that had something to say: a warning, an error or an optimization.
     for (const NcuRuleResult& rule : r.rules) {
       for (const NcuRuleMessage& m : rule.messages) {
@@ -179,7 +188,7 @@ Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, Ro
            Cell::text(block),
            Cell::integer(a.registers_per_thread),
            Cell::integer(a.shared_mem_per_block),
-           std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns)),
+           duration_cell(a),
            rounded(a.achieved_occupancy_pct, 2),
            rounded(a.theoretical_occupancy_pct, 2),
            Cell::text(limiters),

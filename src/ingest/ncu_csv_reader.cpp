@@ -180,10 +180,15 @@ class CsvReport {
     m.unit.assign(unit);
     m.value = parse_value(printed, unit);
   }
+  // Metrics by name id; one printed twice for a launch (by its name and by its display name) is
+  // kept once, as first printed.
   void finish() {
     for (NcuResult& r : report_.results) {
       std::stable_sort(r.metrics.begin(), r.metrics.end(),
                        [](const NcuMetric& a, const NcuMetric& b) { return a.name < b.name; });
+      r.metrics.erase(std::unique(r.metrics.begin(), r.metrics.end(),
+                                  [](const NcuMetric& a, const NcuMetric& b) { return a.name == b.name; }),
+                      r.metrics.end());
     }
     for (size_t i = 0; i < report_.metric_names.size(); ++i)
       report_.name_index.emplace(report_.metric_names[i], static_cast<uint32_t>(i));
@@ -284,25 +289,18 @@ Result<NcuReport> read_ncu_csv_text(std::string_view text, const std::string& na
     const auto mapped = display_names().find({cell(r, section), cell(r, metric)});
     if (mapped != display_names().end()) csv.add(launch, mapped->second, cell(r, unit), cell(r, value));
   }
-  // A metric printed twice for one launch (by its name and by its display name) is kept once.
-  for (NcuResult& r : report.results) {
-    std::stable_sort(r.metrics.begin(), r.metrics.end(),
-                     [](const NcuMetric& a, const NcuMetric& b) { return a.name < b.name; });
-    r.metrics.erase(std::unique(r.metrics.begin(), r.metrics.end(),
-                                [](const NcuMetric& a, const NcuMetric& b) { return a.name == b.name; }),
-                    r.metrics.end());
-  }
   csv.finish();
   if (report.results.empty()) return BadInput(fmt::format("{}: an ncu CSV export without a launch", name));
   return report;
 }
 
 Result<NcuReport> read_ncu_input(const std::string& path) {
-  if (looks_like_ncu_report(path)) return read_ncu_report(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (looks_like_ncu_csv(text)) return read_ncu_csv_text(text, path);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return IoError(fmt::format("{}: read error: {}", path, std::strerror(errno)));
+  if (is_ncu_report_bytes(bytes)) return read_ncu_report_bytes(bytes, path);
+  if (looks_like_ncu_csv(bytes)) return read_ncu_csv_text(bytes, path);
   return BadInput(fmt::format("{}: not an Nsight Compute report (no NVR header) nor an ncu CSV export", path));
 }
 

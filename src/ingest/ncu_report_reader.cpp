@@ -350,11 +350,8 @@ Result<std::string> inflate_zstd(std::string_view in, const std::string& name) {
 
 }  // namespace
 
-bool looks_like_ncu_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[4] = {};
-  in.read(head, 4);
-  const std::string_view magic(head, static_cast<size_t>(in.gcount()));
+bool is_ncu_report_bytes(std::string_view bytes) {
+  const std::string_view magic = bytes.substr(0, 4);
   return magic == kMagic || magic == kZstdMagic;
 }
 

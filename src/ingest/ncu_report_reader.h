@@ -18,8 +18,8 @@
 
 namespace tracedoc {
 
-// Whether the file starts as an Nsight Compute report does (the NVR magic, or a zstd frame).
-bool looks_like_ncu_report(const std::string& path);
+// Whether the bytes start as an Nsight Compute report does (the NVR magic, or a zstd frame).
+bool is_ncu_report_bytes(std::string_view bytes);
 
 Result<NcuReport> read_ncu_report(const std::string& path);
 // The same over the report's bytes (zstd-compressed or not); `name` is used in errors and as the
