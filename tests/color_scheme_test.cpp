@@ -272,6 +272,38 @@ TEST(ColorScheme, TomlErrorsNameTheFileAndTheRule) {
   EXPECT_NE(load_error(dir.path().string()).find(dir.path().string()), std::string::npos);  // a folder
 }
 
+TEST(ColorScheme, KernelsByTheirNsightComputeBound) {
+  const Result<ColorScheme> preset = ColorScheme::load("roofline");
+  ASSERT_TRUE(preset.ok());
+  EXPECT_TRUE(preset->uses_kernel_bound());
+  EXPECT_FALSE(preset->uses_critical_path());
+  const auto swatch = [](const ColorScheme& s, Category c, KernelBound b) {
+    return s.palette().at(s.color_of(c, kNccl, false, b));
+  };
+  EXPECT_EQ(swatch(*preset, Category::kKernel, KernelBound::kMemory).rgb, 0x1f77b4u);
+  EXPECT_EQ(swatch(*preset, Category::kKernel, KernelBound::kMemory).label, "memory-bound kernel (ncu)");
+  EXPECT_EQ(swatch(*preset, Category::kKernel, KernelBound::kCompute).rgb, 0xd62728u);
+  EXPECT_EQ(swatch(*preset, Category::kKernel, KernelBound::kNone).label, "other kernel");
+  EXPECT_EQ(swatch(*preset, Category::kMemcpy, KernelBound::kMemory).label, "memory copy");  // kernels only
+
+  // In files: bound = "memory" | "compute" | "none", on top of the preset.
+  tracedoc::testing::ScratchDir dir;
+  const Result<ColorScheme> file = ColorScheme::load(
+      dir.write("bound.toml",
+                "preset = \"roofline\"\n[[rule]]\nbound = \"none\"\ncolor = \"#00ff00\"\nlabel = \"not "
+                "profiled\"\n"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(swatch(*file, Category::kKernel, KernelBound::kNone).label, "not profiled");
+  EXPECT_EQ(swatch(*file, Category::kKernel, KernelBound::kCompute).rgb, 0xd62728u);
+  const Result<ColorScheme> xml = ColorScheme::load(dir.write(
+      "bound.xml",
+      "<ColorPreferences><Rule category=\"kernel\" bound=\"compute\" color=\"#0000ff\"/></ColorPreferences>"));
+  ASSERT_TRUE(xml.ok()) << xml.status().message();
+  EXPECT_EQ(swatch(*xml, Category::kKernel, KernelBound::kCompute).rgb, 0x0000ffu);
+  expect_load_error(dir, "badbound.toml", "[[rule]]\nbound = \"latency\"\ncolor = \"#123456\"\n",
+                    {"rule 1: bound", "must be memory, compute or none, not 'latency'"});
+}
+
 TEST(ColorScheme, XmlPreferences) {
   tracedoc::testing::ScratchDir dir;
   const std::string path = dir.write("colors.xml", R"(

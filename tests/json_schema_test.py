@@ -200,6 +200,15 @@ def main():
         check("diff", "CPU-only trace", ["diff", cpu_only, cpu_only])
         for report in ("cs599k/rms_norm_vector_v1.ncu-rep", "extrap/ex-gpu.s10.ncu-rep"):
             check("report", "ncu " + report, ["ncu", os.path.join(t, "ncu", report), "--all"])
+        # Nsight Compute joined to a timeline (--ncu), and a report read alone as its own timeline.
+        extrap = os.path.join(t, "ncu/extrap")
+        joined = ["--ncu", os.path.join(extrap, "ex-gpu.s10.ncu-rep"), os.path.join(extrap, "ex-gpu.s10.sqlite")]
+        check("summary", "summary --ncu", ["summary"] + joined)
+        check("diagnose", "diagnose --ncu", ["diagnose"] + joined)
+        for report in ("cs599k/rms_norm_vector_v1.ncu-rep", "armleth/report_v4_8_per_thread.ncu-rep"):
+            check("summary", "summary " + report, ["summary", os.path.join(t, "ncu", report)])
+            check("diagnose", "diagnose " + report, ["diagnose", os.path.join(t, "ncu", report)])
+            check_view(report, os.path.join(t, "ncu", report), tmp, ["--colors", "roofline"])
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -73,6 +73,20 @@ void AnalysisContext::ensure_steps() {
   }
 }
 
+const NcuJoin& AnalysisContext::ncu_join() {
+  if (!ncu_join_) ncu_join_ = join_ncu(trace_);
+  return *ncu_join_;
+}
+
+const NcuAnswers& AnalysisContext::ncu_answers(NcuLaunchRef launch) {
+  auto [it, fresh] = ncu_answers_.try_emplace({launch.report, launch.result});
+  if (fresh) {
+    const NcuReport& report = *trace_.ncu_reports.at(static_cast<size_t>(launch.report));
+    it->second = tracedoc::ncu_answers(report, report.results.at(static_cast<size_t>(launch.result)));
+  }
+  return it->second;
+}
+
 const StepSet* AnalysisContext::steps() {
   ensure_steps();
   return steps_ ? &*steps_ : nullptr;

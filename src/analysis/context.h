@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "analysis/intervals.h"
+#include "analysis/ncu_answers.h"
+#include "analysis/ncu_join.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/statistics.h"  // median_ns, the one median of the rules
@@ -43,6 +45,11 @@ class AnalysisContext {
   const pytorch::OpLinks& op_links();  // PyTorch traces (empty tables otherwise)
   // The union of a unit's work (one of gpu_work().units), computed once per unit.
   const IntervalSet& busy(const pytorch::GpuUnit& unit);
+
+  // The Nsight Compute launches joined to the kernels (empty without Trace::ncu_reports), and the
+  // answers of one launch, each derived once.
+  const NcuJoin& ncu_join();
+  const NcuAnswers& ncu_answers(NcuLaunchRef launch);
 
   // The steps, nullptr when the trace has none (no marker, nothing periodic).
   const StepSet* steps();
@@ -88,6 +95,8 @@ class AnalysisContext {
   std::optional<pytorch::GpuLaunches> launches_;
   std::optional<pytorch::OpLinks> links_;
   std::vector<std::optional<IntervalSet>> busy_;  // by unit index
+  std::optional<NcuJoin> ncu_join_;
+  std::map<std::pair<int32_t, int32_t>, NcuAnswers> ncu_answers_;  // by (report, result)
   bool steps_done_ = false;
   std::optional<StepSet> steps_;
   std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;      // per owner, stretched

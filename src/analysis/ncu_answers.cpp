@@ -1,5 +1,7 @@
 #include "analysis/ncu_answers.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -128,6 +130,7 @@ NcuAnswers ncu_answers(const NcuReport& report, const NcuResult& r) {
   }
   a.peak_dram_bytes_per_s = n("dram__bytes.sum.peak_sustained") * n("dram__cycles_elapsed.avg.per_second");
   const double ridge = ratio(a.peak_flop_per_s, a.peak_dram_bytes_per_s);  // FLOP per byte
+  a.roofline_pct = pct(a.flop_per_s, std::min(a.peak_flop_per_s, a.arithmetic_intensity * a.peak_dram_bytes_per_s));
   if (!std::isnan(ridge) && !std::isnan(a.flops) && !std::isnan(a.dram_bytes)) {
     a.bound = a.flops < ridge * a.dram_bytes ? "memory" : "compute";
   } else if (!std::isnan(a.sm_throughput_pct) && !std::isnan(a.memory_throughput_pct)) {
@@ -135,6 +138,45 @@ NcuAnswers ncu_answers(const NcuReport& report, const NcuResult& r) {
     a.bound = a.memory_throughput_pct >= a.sm_throughput_pct ? "memory" : "compute";
   }
   return a;
+}
+
+std::string occupancy_limiter_text(const NcuAnswers& a) {
+  std::string out;
+  for (const std::string& l : a.occupancy_limiters) out += (out.empty() ? "" : "+") + l;
+  return out;
+}
+
+std::string ncu_answers_line(const NcuAnswers& a) {
+  std::vector<std::string> parts;
+  if (!a.bound.empty()) {
+    parts.push_back(std::isnan(a.roofline_pct) ? a.bound + " bound"
+                                               : fmt::format("{} bound, {:.0f}% of the roof", a.bound, a.roofline_pct));
+  }
+  const std::string limiter = occupancy_limiter_text(a);
+  const std::string limited = limiter.empty() ? "" : "limited by " + limiter;
+  if (!std::isnan(a.achieved_occupancy_pct)) {
+    std::string detail =
+        std::isnan(a.theoretical_occupancy_pct) ? "" : fmt::format("theoretical {:.1f}%", a.theoretical_occupancy_pct);
+    if (!limited.empty()) detail += (detail.empty() ? "" : ", ") + limited;
+    parts.push_back(
+        fmt::format("occupancy {:.1f}%{}", a.achieved_occupancy_pct, detail.empty() ? "" : " (" + detail + ")"));
+  } else if (!std::isnan(a.theoretical_occupancy_pct)) {
+    parts.push_back(fmt::format("theoretical occupancy {:.1f}%{}", a.theoretical_occupancy_pct,
+                                limited.empty() ? "" : " (" + limited + ")"));
+  }
+  if (!std::isnan(a.load_sectors_per_request)) {
+    std::string coalescing = fmt::format("{:.1f} sectors per global load", a.load_sectors_per_request);
+    if (!std::isnan(a.excessive_sectors_pct)) coalescing += fmt::format(" ({:.0f}% excess)", a.excessive_sectors_pct);
+    parts.push_back(coalescing);
+  }
+  if (!a.stalls.empty()) {
+    std::string stalls = "stalls";
+    for (size_t i = 0; i < a.stalls.size() && i < 3; ++i) stalls += (i ? ", " : " ") + a.stalls[i].reason;
+    parts.push_back(stalls);
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
 }
 
 }  // namespace tracedoc

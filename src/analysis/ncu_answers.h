@@ -42,11 +42,21 @@ struct NcuAnswers {
   double flops = 0;                                       // FP16/32/64 adds, muls and 2x fmas (thread level)
   double flop_per_s = 0, arithmetic_intensity = 0;        // FLOP per DRAM byte
   double peak_flop_per_s = 0, peak_dram_bytes_per_s = 0;  // at the clocks ncu profiled at
+  // Achieved FLOP/s as a share of the roof at the kernel's arithmetic intensity (the smaller of the
+  // compute peak and intensity x DRAM peak), % : how near the roofline the kernel runs.
+  double roofline_pct = 0;
   // "memory" below the roofline's ridge (peak FLOP/s over peak bytes/s), "compute" above; without
   // the roofline metrics, the side nearer its peak by throughput; "" when neither is known.
   std::string bound;
 };
 
 NcuAnswers ncu_answers(const NcuReport& report, const NcuResult& result);
+
+// "registers+warps": the occupancy limiters, ties joined.
+std::string occupancy_limiter_text(const NcuAnswers& a);
+// The answers in one line, for a summary row or a timeline hover: "memory bound, 19% of the roof;
+// occupancy 78.5% (theoretical 100.0%, limited by registers+warps); 16.0 sectors per global load (43% excess);
+// stalls long_scoreboard, barrier, short_scoreboard". Figures ncu did not collect are left out.
+std::string ncu_answers_line(const NcuAnswers& a);
 
 }  // namespace tracedoc

@@ -86,6 +86,23 @@ NcuJoin join_ncu(const Trace& trace) {
       ++join.matched;
     }
   }
+  // Unmatched instances take the answers of their identity's first matched instance (by time).
+  join.answered_by = join.launch_of;
+  for (const auto* identities : {&ids.by_mangled, &ids.by_name}) {
+    for (const auto& [key, rows] : *identities) {
+      NcuLaunchRef first;
+      for (int64_t row : rows) {
+        if (join.launch_of[static_cast<size_t>(row)]) {
+          first = join.launch_of[static_cast<size_t>(row)];
+          break;
+        }
+      }
+      if (!first) continue;
+      for (int64_t row : rows) {
+        if (!join.answered_by[static_cast<size_t>(row)]) join.answered_by[static_cast<size_t>(row)] = first;
+      }
+    }
+  }
   return join;
 }
 

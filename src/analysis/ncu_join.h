@@ -28,6 +28,10 @@ struct NcuJoin {
   std::vector<std::vector<int64_t>> kernel_of;
   // Per kernel row: the launch that matched it (empty without reports).
   std::vector<NcuLaunchRef> launch_of;
+  // Per kernel row: the launch whose answers stand for it: the one that matched it, else the first
+  // launch matched to an instance of the same identity (ncu profiles a few launches of a kernel that
+  // runs thousands of times; one result speaks for them all). Empty without reports.
+  std::vector<NcuLaunchRef> answered_by;
   size_t launches = 0, matched = 0;
 };
 

@@ -43,13 +43,6 @@ std::string stall_text(const NcuAnswers& a, size_t k) {
   return out;
 }
 
-// "registers+warps": the occupancy limiters, ties joined.
-std::string limiter_text(const NcuAnswers& a) {
-  std::string out;
-  for (const std::string& l : a.occupancy_limiters) out += (out.empty() ? "" : "+") + l;
-  return out;
-}
-
 Cell duration_cell(const NcuAnswers& a) {
   return std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns));
 }
@@ -88,7 +81,7 @@ const std::vector<ColumnSpec>& joined_columns() {
 void joined_cells(const NcuReport& report, size_t report_index, size_t result, std::vector<std::string>& keep,
                   std::vector<Cell>& row) {
   const NcuAnswers a = ncu_answers(report, report.results[result]);
-  keep = {limiter_text(a), stall_text(a, 0), stall_text(a, 1), a.bound};
+  keep = {occupancy_limiter_text(a), stall_text(a, 0), stall_text(a, 1), a.bound};
   row.insert(row.end(),
              {Cell::integer(static_cast<int64_t>(report_index)), Cell::integer(static_cast<int64_t>(result)),
               duration_cell(a), rounded(a.achieved_occupancy_pct, 2), Cell::text(keep[0]),
@@ -170,7 +163,7 @@ Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, Ro
   std::vector<Cell> row;
   each_launch(report, options, [&](int64_t index, const NcuResult& r) {
     const NcuAnswers a = ncu_answers(report, r);
-    const std::string limiters = limiter_text(a);
+    const std::string limiters = occupancy_limiter_text(a);
     std::string rules;
     // The rules that had something to say: a warning, an error or an optimization.
     for (const NcuRuleResult& rule : r.rules) {

@@ -1,5 +1,7 @@
 #include "analysis/summary.h"
 
+#include "analysis/ncu_join.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "analysis/gpu_memory.h"
 #include "analysis/host_link.h"
 #include "analysis/intervals.h"
+#include "analysis/ncu_join.h"
 #include "analysis/nsys_analyze/rules.h"
 #include "analysis/pytorch/dispatch_overhead.h"
 #include "analysis/pytorch/gpu_breakdowns.h"
@@ -325,6 +328,8 @@ SummaryPart summary_part(const Trace& trace, const SummaryOptions& options) {
     s.clock_base_ns = trace.pytorch.base_time_ns;
   } else if (trace.source.format == "tracedoc-capture") {
     s.producer = "tracedoc capture";
+  } else if (trace.source.format == "ncu-report") {
+    s.producer = "Nsight Compute (its profiled launches laid back to back)";
   } else if (!trace.source.product_version.empty()) {
     s.producer = "Nsight Systems " + trace.source.product_version;
   } else {
@@ -384,10 +389,36 @@ SummaryPart summary_part(const Trace& trace, const SummaryOptions& options) {
   return s;
 }
 
+namespace {
+
+NcuSummary ncu_summary(const Trace& trace, const std::vector<NamedTotal>& top_kernels) {
+  const NcuJoin join = join_ncu(trace);
+  NcuSummary out;
+  out.reports = static_cast<int64_t>(trace.ncu_reports.size());
+  out.launches = static_cast<int64_t>(join.launches);
+  out.matched = static_cast<int64_t>(join.matched);
+  std::map<std::string_view, NcuLaunchRef> by_name;  // each name's first answered instance, in row order
+  for (size_t row = 0; row < join.answered_by.size(); ++row) {
+    if (join.answered_by[row]) by_name.try_emplace(trace.str(trace.kernels.name[row]), join.answered_by[row]);
+  }
+  for (const NamedTotal& k : top_kernels) {
+    const auto it = by_name.find(k.name);
+    if (it == by_name.end()) continue;
+    const NcuReport& report = *trace.ncu_reports[static_cast<size_t>(it->second.report)];
+    out.kernels.push_back({k.name, it->second.report, it->second.result,
+                           ncu_answers(report, report.results[static_cast<size_t>(it->second.result)])});
+  }
+  return out;
+}
+
+}  // namespace
+
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   std::vector<SummaryPart> parts;
   parts.push_back(summary_part(trace, options));
-  return merge_summary_parts(std::move(parts), options);
+  TraceSummary s = merge_summary_parts(std::move(parts), options);
+  if (!trace.ncu_reports.empty()) s.ncu = ncu_summary(trace, s.top_kernels);
+  return s;
 }
 
 }  // namespace tracedoc

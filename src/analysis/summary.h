@@ -17,6 +17,7 @@
 #include "analysis/cross_rank.h"
 #include "analysis/quantile_sketch.h"
 #include "analysis/steps.h"
+#include "analysis/ncu_answers.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -148,6 +149,18 @@ struct FindingsSummary {                      // what `tracedoc analyze`'s rules
   int64_t sync_memsets = 0;                   // cuda_memset_sync
 };
 
+// With Nsight Compute reports (--ncu): how their launches matched, and for each top kernel that
+// ncu profiled the answers of the launch standing for it (analysis/ncu_join.h).
+struct NcuKernelSummary {
+  std::string name;
+  int64_t report = 0, launch = 0;  // index of the report (in --ncu order) and of the launch in it
+  NcuAnswers answers;
+};
+struct NcuSummary {
+  int64_t reports = 0, launches = 0, matched = 0;
+  std::vector<NcuKernelSummary> kernels;  // in top_kernels order
+};
+
 struct TraceSummary {
   std::string input, format, producer;  // producer: "nsys 2024.5.1" / "PyTorch profiler (era 4)"
   TimeNs span_start = 0, span_end = 0;  // first to last recorded event (GPU and CPU)
@@ -164,6 +177,7 @@ struct TraceSummary {
   std::optional<RanksSummary> ranks;           // two or more GPUs
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
+  std::optional<NcuSummary> ncu;
 };
 
 struct SummaryOptions {
@@ -227,6 +241,7 @@ struct SummaryPart {
   CollectiveStarts collectives;  // over `units`
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
+  std::optional<NcuSummary> ncu;
 };
 
 SummaryPart summary_part(const Trace& trace, const SummaryOptions& options = {});

@@ -31,6 +31,7 @@ struct DiagnoseCommandOptions {
   std::string fail_on;
   std::string step_marker;
   std::string max_memory;
+  std::vector<std::string> ncu;
   int64_t rank = -1;
   bool list_rules = false;
 };
@@ -59,6 +60,7 @@ int run_diagnose(const DiagnoseCommandOptions& opt) {
   for (const std::string& input : opt.inputs) {
     auto trace = read_trace(input, opt.rank, opt.max_memory);
     if (!trace.ok()) return fail(trace.status());
+    if (Status st = attach_ncu_reports(*trace, opt.ncu); !st.ok()) return fail(st);
     diagnoses.push_back(diagnose::diagnose(*trace, options));
   }
 
@@ -96,6 +98,7 @@ std::function<int()> add_diagnose_command(CLI::App& app) {
   cmd->add_option("--fail-on", opt->fail_on, "Exit 1 when a finding reaches this severity: info, warning or critical");
   add_step_marker_option(cmd, opt->step_marker);
   add_rank_option(cmd, opt->rank);
+  add_ncu_option(cmd, opt->ncu);
   add_max_memory_option(cmd, opt->max_memory);
   cmd->add_flag("--list-rules", opt->list_rules, "Print the rules, their parameters and defaults, and exit");
   return [opt] { return run_diagnose(*opt); };

@@ -185,8 +185,8 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
 
 void add_ncu_option(CLI::App* cmd, std::vector<std::string>& into) {
   cmd->add_option("--ncu", into,
-                  "Nsight Compute report (.ncu-rep, .ncu-repz) of the same program, joined to the kernels "
-                  "(repeatable; the ncu_kern_sum report)")
+                  "Nsight Compute report (.ncu-rep, .ncu-repz, or ncu --csv) of the same program, joined to the "
+                  "kernels (repeatable)")
       ->allow_extra_args(false);  // `--ncu R INPUT`: the input is not one more report
 }
 

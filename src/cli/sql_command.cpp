@@ -54,6 +54,7 @@ std::function<int()> add_sql_command(CLI::App& app) {
   add_report_format_option(cmd, opt->in.format);
   cmd->add_option("-o,--output", opt->in.output, "'-' for stdout, or a base name: BASE_sql.<ext>");
   add_rank_option(cmd, opt->in.rank);
+  add_ncu_option(cmd, opt->in.ncu);
   add_max_memory_option(cmd, opt->in.max_memory);
   return [opt] { return run_sql(*opt); };
 }

@@ -25,6 +25,7 @@ struct SummaryCommandOptions {
   std::string format = "text";
   std::string output = "-";
   std::string max_memory;
+  std::vector<std::string> ncu;
   std::string step_marker;
   int64_t rank = -1;
   size_t top = 5;
@@ -45,6 +46,7 @@ int run_summary(const SummaryCommandOptions& opt) {
     in.input = input;
     in.rank = opt.rank;
     in.max_memory = opt.max_memory;
+    in.ncu = opt.ncu;
     // Every table a summary reads: the GPU work and graph launches, API calls, ranges (steps,
     // markers), GPU memory, CPU thread switches and OS runtime calls.
     auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory |
@@ -76,6 +78,7 @@ std::function<int()> add_summary_command(CLI::App& app) {
   cmd->add_option("--top", opt->top, "Rows in the top kernel and API lists (default 5)");
   cmd->add_option("--gap", opt->gap_ms, "Count GPU idle gaps longer than this many ms (default 1)");
   add_step_marker_option(cmd, opt->step_marker);
+  add_ncu_option(cmd, opt->ncu);
   add_rank_option(cmd, opt->rank);
   add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_summary(*opt); };

@@ -47,6 +47,7 @@ struct ViewCommandOptions {
   int64_t rank = -1;
   bool no_findings = false;
   std::string config, step_marker, max_memory;
+  std::vector<std::string> ncu;
 };
 
 std::string output_for(const ViewCommandOptions& opt, const std::string& input, const std::string& ext) {
@@ -88,6 +89,7 @@ int run_view(ViewCommandOptions opt) {
       return fail(UsageError(fmt::format("view: {}: the output would replace the input", output)));
     auto trace = read_trace(input, opt.rank, opt.max_memory, kLoadAll);  // prints its own timing
     if (!trace.ok()) return fail(trace.status());
+    if (Status st = attach_ncu_reports(*trace, opt.ncu); !st.ok()) return fail(st);
     // TRACEDOC_TIMING=1 prints where the time goes on stderr.
     const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
     auto lap = [timing, began = std::chrono::steady_clock::now()](const char* what) mutable {
@@ -133,7 +135,9 @@ std::function<int()> add_view_command(CLI::App& app) {
       ->required();
   add_format_option(cmd, opt->format, {{"html", ""}, {"svg", ""}});
   cmd->add_flag("--svg", opt->svg, "The same as -f svg: a static picture of the timeline (of --window when given)");
-  cmd->add_option("--colors", opt->colors, "Colour scheme: critical, default, or a TOML / ColorPreferences XML file");
+  cmd->add_option("--colors", opt->colors,
+                  "Colour scheme: critical, roofline (kernels by their Nsight Compute bound), default, or a TOML / "
+                  "ColorPreferences XML file");
   cmd->add_option("--window", opt->window,
                   "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");
   cmd->add_option("--max-events", opt->max_events,
@@ -143,6 +147,7 @@ std::function<int()> add_view_command(CLI::App& app) {
   cmd->add_flag("--no-findings", opt->no_findings, "Leave out the diagnose findings");
   cmd->add_option("--config", opt->config, "diagnose's TOML configuration for the findings");
   add_step_marker_option(cmd, opt->step_marker, "Steps are these ranges (NAME* for a prefix)");
+  add_ncu_option(cmd, opt->ncu);
   add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_view(*opt); };
 }

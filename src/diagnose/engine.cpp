@@ -144,10 +144,31 @@ Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options) {
 }
 
 Diagnosis diagnose(Context& ctx, const DiagnoseOptions& options) {
+  const Trace& trace = ctx.trace();
+  // An Nsight Compute report read alone (ingest/ncu_timeline.h) lays out only its profiled
+  // launches, microseconds long, each standing for every run of its kernel: shares count there, not
+  // absolute times.
+  DiagnoseOptions opts = options;
+  const bool report_alone = trace.source.format == "ncu-report";
+  if (report_alone) opts.min_savings_ns = 0;
   std::vector<DiagnosePart> parts;
-  parts.push_back(diagnose_part(ctx, options));
+  parts.push_back(diagnose_part(ctx, opts));
   // One part: its steps are found one way, so the merge cannot refuse it.
-  return *merge_diagnose_parts(std::move(parts), options);
+  Diagnosis out = *merge_diagnose_parts(std::move(parts), opts);
+  if (!report_alone && !trace.ncu_reports.empty()) {
+    const NcuJoin& join = ctx.ncu_join();
+    out.ncu.reports = trace.ncu_reports.size();
+    out.ncu.launches = join.launches;
+    out.ncu.matched = join.matched;
+    for (size_t rep = 0; rep < join.kernel_of.size(); ++rep) {
+      const NcuReport& report = *trace.ncu_reports[rep];
+      for (size_t i = 0; i < join.kernel_of[rep].size(); ++i) {
+        if (join.kernel_of[rep][i] < 0)
+          out.ncu.unmatched.push_back(fmt::format("{} launch {}: {}", report.path, i, report.results[i].name()));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace tracedoc::diagnose

@@ -43,6 +43,13 @@ Status check_options(const DiagnoseOptions& options);
 // Unknown sections, rule ids, parameters and wrong types are errors naming the file and the key.
 Status load_config(const std::string& path, DiagnoseOptions& options);
 
+// How the Nsight Compute launches given with --ncu matched the timeline's kernels (the rules
+// uncoalesced_access ... compute_bound read only matched kernels, and those of their identity).
+struct NcuCoverage {
+  size_t reports = 0, launches = 0, matched = 0;
+  std::vector<std::string> unmatched;  // "REPORT launch N: KERNEL", in report order
+};
+
 struct Diagnosis {
   std::string input;
   int64_t basis_ns = 0;  // the time basis of the shares (context.h)
@@ -50,6 +57,7 @@ struct Diagnosis {
   int64_t steps = 0;
   std::vector<std::string> rules_run;
   std::vector<Finding> findings;  // by estimated savings, then severity, then rule id
+  NcuCoverage ncu;                // reports == 0: none given (or the input is a report read alone)
 };
 
 Diagnosis diagnose(const Trace& trace, const DiagnoseOptions& options);

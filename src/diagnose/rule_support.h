@@ -50,6 +50,22 @@ inline IntervalSet owner_busy(Context& ctx, int64_t owner) {
   return all;
 }
 
+// A kernel name for a one-line list: at most 90 characters.
+inline std::string clipped_name(std::string_view name) {
+  std::string s(name);
+  if (s.size() > 90) s = s.substr(0, 89) + "…";
+  return s;
+}
+
+// The time a unit spends in kernels (copies and memsets left out).
+inline int64_t kernel_time(const pytorch::GpuUnit& u) {
+  int64_t total = 0;
+  for (const pytorch::GpuWorkItem& it : u.items) {
+    if (it.kind == pytorch::WorkKind::kKernel) total = sat_add(total, sat_sub(it.end, it.start));
+  }
+  return total;
+}
+
 inline double coefficient_of_variation(const std::vector<int64_t>& v) {
   if (v.size() < 2) return 0;
   double mean = 0;

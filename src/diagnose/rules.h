@@ -89,6 +89,13 @@ void staircase_memory(Context&, const Params&, std::vector<Finding>&);
 void memcpy_heavy(Context&, const Params&, std::vector<Finding>&);
 void pageable_memcpy(Context&, const Params&, std::vector<Finding>&);
 void exposed_comm(Context&, const Params&, std::vector<Finding>&);
+// What Nsight Compute measured inside the kernels (rules_ncu.cpp): quiet without ncu data.
+void uncoalesced_access(Context&, const Params&, std::vector<Finding>&);
+void bank_conflicts(Context&, const Params&, std::vector<Finding>&);
+void barrier_stalls(Context&, const Params&, std::vector<Finding>&);
+void occupancy_limited(Context&, const Params&, std::vector<Finding>&);
+void memory_bound(Context&, const Params&, std::vector<Finding>&);
+void compute_bound(Context&, const Params&, std::vector<Finding>&);
 void straggler(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
 
 }  // namespace tracedoc::diagnose

@@ -30,21 +30,6 @@ bool contains_any(const std::string& s, std::initializer_list<std::string_view> 
   return false;
 }
 
-// A kernel name for a one-line list: at most 90 characters.
-std::string clipped_name(std::string_view name) {
-  std::string s(name);
-  if (s.size() > 90) s = s.substr(0, 89) + "…";
-  return s;
-}
-
-int64_t kernel_time(const Trace& t, const pytorch::GpuUnit& u) {
-  int64_t total = 0;
-  for (const pytorch::GpuWorkItem& it : u.items) {
-    if (it.kind == pytorch::WorkKind::kKernel) total = sat_add(total, sat_sub(it.end, it.start));
-  }
-  return total;
-}
-
 // Layout kernels: transposes, permutes and the copies PyTorch makes for .contiguous() / .to() /
 // format conversions (cuDNN's NCHW <-> NHWC kernels included).
 bool is_layout_kernel(const std::string& lname) {
@@ -66,12 +51,14 @@ bool is_tensor_core_matrix_kernel(std::string_view name, const std::string& lnam
                               "1688", "_mi16x16", "_mi32x32", "mfma", "bf16", "fp16", "f16"});
 }
 
-// GPUs with tensor (matrix) cores: compute capability 7.0 on, or a name of such a GPU.
+// GPUs with tensor (matrix) cores: compute capability 7.0 on (but the GTX 16 series), or a name of such a GPU.
 bool has_tensor_cores(const Context& ctx, int32_t device) {
+  const std::string n = lower(ctx.device_name(device));
+  // The GeForce GTX 16 series is Turing (7.5) cut down without tensor cores.
+  if (contains_any(n, {"gtx 16", "gtx16"})) return false;
   for (const DeviceInfo& d : ctx.trace().devices) {
     if (d.id == device && d.compute_major > 0) return d.compute_major >= 7;
   }
-  const std::string n = lower(ctx.device_name(device));
   return contains_any(n, {"v100", "a100", "a10", "a30",   "a40",   "h100",  "h200",  "h800",  "b100",  "b200", "l4",
                           "l40",  "t4",   "rtx", "mi100", "mi200", "mi210", "mi250", "mi300", "mi325", "mi355"});
 }
@@ -137,7 +124,7 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const KernelTable& k = t.kernels;
   const bool occupancy = !k.est_occupancy.empty();
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
-    const int64_t total = kernel_time(t, u);
+    const int64_t total = kernel_time(u);
     if (total <= 0) continue;
     struct Group {
       int64_t count = 0, ns = 0;
@@ -199,6 +186,12 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
         "to fill every SM; for low occupancy reduce registers or shared memory per thread "
         "(__launch_bounds__, smaller tiles). For library kernels, try other shapes (multiples of 8/64) "
         "or another algorithm (cudnn.benchmark, torch.compile max-autotune).";
+    // These are launch-configuration heuristics; ncu measures what they guess at.
+    if (t.ncu_reports.empty()) {
+      f.remedy +=
+          " An Nsight Compute report of these kernels would confirm it (ncu --set full -o R ..., then --ncu R): "
+          "occupancy_limited then reads their measured occupancy and what limits it.";
+    }
     out.push_back(std::move(f));
   }
 }
@@ -208,7 +201,7 @@ void layout_overhead(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const KernelTable& k = t.kernels;
   const bool ops = ctx.pytorch() && t.pytorch.ops.size() > 0;
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
-    const int64_t total = kernel_time(t, u);
+    const int64_t total = kernel_time(u);
     if (total <= 0) continue;
     std::map<std::string, Offender> by_site;
     std::vector<Interval> spans;
@@ -261,7 +254,7 @@ void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& ou
   const KernelTable& k = t.kernels;
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
     if (!has_tensor_cores(ctx, u.device)) continue;
-    const int64_t total = kernel_time(t, u);
+    const int64_t total = kernel_time(u);
     if (total <= 0) continue;
     int64_t matrix = 0, tensor_core = 0;
     std::map<StrId, Offender> slow;

@@ -14,6 +14,7 @@
 
 #include "ingest/capture_reader.h"
 #include "ingest/kineto_reader.h"
+#include "ingest/ncu_timeline.h"
 
 namespace tracedoc {
 
@@ -104,6 +105,15 @@ bool sqlite_writer_alive(const std::string& path) {
   return locked(path, kPendingByte, 2 + 510) || locked(path + "-shm", 120, 8);
 }
 
+// The first bytes of a file, enough to tell a format by.
+std::string file_head(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(1 << 16, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return head;
+}
+
 }  // namespace
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
@@ -147,9 +157,11 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     }
     return trace;
   }
+  if (path.ends_with(".ncu-rep") || path.ends_with(".ncu-repz") || looks_like_ncu_input(file_head(path)))
+    return read_ncu_timeline(path);
   return BadInput(
       fmt::format("{}: unrecognized input: not an Nsight Systems export (.sqlite, .nsys-rep), a PyTorch profiler trace "
-                  "(.json, .json.gz) or a tracedoc capture (.tdcap)",
+                  "(.json, .json.gz), a tracedoc capture (.tdcap) or an Nsight Compute report (.ncu-rep, ncu --csv)",
                   path));
 }
 

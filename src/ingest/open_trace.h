@@ -1,6 +1,7 @@
 // Opens any supported input by content: an nsys SQLite export, an nsys report (.nsys-rep), which is
 // exported through the `nsys` binary when one is on PATH, a PyTorch profiler trace (.json,
-// .json.gz), or a directory of per-rank PyTorch profiler traces.
+// .json.gz), a directory of per-rank PyTorch profiler traces, or an Nsight Compute report or CSV
+// export read as a timeline of its own (ingest/ncu_timeline.h).
 #pragma once
 
 #include <string>

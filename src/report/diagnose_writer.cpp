@@ -45,13 +45,24 @@ std::string header(const Diagnosis& d) {
                      d.findings.size() == 1 ? "" : "s", basis, d.rules_run.size());
 }
 
+// "ncu: 5 of 6 profiled launches matched kernels of the timeline", then the unmatched ones.
+std::string ncu_coverage(const diagnose::NcuCoverage& c) {
+  if (c.reports == 0) return {};
+  std::string out = fmt::format("  ncu: {} of {} profiled launch{} matched kernels of the timeline\n", c.matched,
+                                c.launches, c.launches == 1 ? "" : "es");
+  constexpr size_t kListed = 5;
+  for (size_t i = 0; i < c.unmatched.size() && i < kListed; ++i) out += "    unmatched: " + c.unmatched[i] + "\n";
+  if (c.unmatched.size() > kListed) out += fmt::format("    ... and {} more unmatched\n", c.unmatched.size() - kListed);
+  return out;
+}
+
 }  // namespace
 
 std::string diagnose_text(const std::vector<Diagnosis>& diagnoses) {
   std::string out;
   for (const Diagnosis& d : diagnoses) {
     if (!out.empty()) out += "\n";
-    out += header(d) + "\n";
+    out += header(d) + "\n" + ncu_coverage(d.ncu);
     if (d.findings.empty()) {
       out += "  no problem found\n";
       continue;
@@ -102,6 +113,21 @@ std::string diagnose_json(const std::vector<Diagnosis>& diagnoses) {
       append_json_string(o.out(), d.rules_run[i]);
     }
     o.out() += "]";
+    if (d.ncu.reports > 0) {
+      o.key("ncu");
+      JsonObject n(o.out(), o.indent() + 2);
+      n.field("reports", static_cast<int64_t>(d.ncu.reports));
+      n.field("launches", static_cast<int64_t>(d.ncu.launches));
+      n.field("matched", static_cast<int64_t>(d.ncu.matched));
+      n.key("unmatched");
+      n.out() += "[";
+      for (size_t i = 0; i < d.ncu.unmatched.size(); ++i) {
+        n.out() += i ? ", " : "";
+        append_json_string(n.out(), d.ncu.unmatched[i]);
+      }
+      n.out() += "]";
+      n.close();
+    }
     json_array(o, "findings", d.findings, [](JsonObject& j, const Finding& f) {
       j.field("id", f.id);
       j.field("severity", std::string(diagnose::severity_name(f.severity)));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "analysis/ncu_answers.h"
+#include "analysis/ncu_join.h"
 #include "report/sqlite_insert.h"
 
 namespace tracedoc {
@@ -201,7 +204,39 @@ CREATE TABLE memory (time_ns INTEGER, rank INTEGER, pid INTEGER, device INTEGER,
   allocated_bytes INTEGER);
 CREATE TABLE findings (id TEXT, severity TEXT, confidence REAL, scope TEXT, title TEXT, savings_ns INTEGER,
   savings_share REAL);
+CREATE TABLE ncu_launches (report INTEGER, launch INTEGER, report_path TEXT, kernel_rowid INTEGER, name TEXT,
+  duration_ns INTEGER, bound TEXT, roofline_pct REAL, achieved_occupancy_pct REAL, theoretical_occupancy_pct REAL,
+  occupancy_limiter TEXT, registers_per_thread INTEGER, shared_mem_per_block INTEGER,
+  load_sectors_per_request REAL, store_sectors_per_request REAL, excessive_sectors_pct REAL,
+  shared_load_conflict_pct REAL, shared_store_conflict_pct REAL, top_stall TEXT, sm_throughput_pct REAL,
+  memory_throughput_pct REAL, dram_bytes REAL, flop_per_s REAL, arithmetic_intensity REAL);
 )SQL";
+
+// The Nsight Compute launches (--ncu, or a report read alone) with their answers, one row each;
+// kernel_rowid is the timeline kernel the launch matched (analysis/ncu_join.h), NULL when none.
+void insert_ncu_launches(const Trace& tr, sqlite3* db, Inserts& out) {
+  const NcuJoin join = join_ncu(tr);
+  SqlInsert ins(db, insert_into("ncu_launches", 24));
+  const auto real = [&](double v) -> SqlInsert& { return std::isnan(v) ? ins.null() : ins.d(v); };
+  for (size_t rep = 0; rep < tr.ncu_reports.size(); ++rep) {
+    const NcuReport& report = *tr.ncu_reports[rep];
+    for (size_t i = 0; i < report.results.size(); ++i) {
+      const NcuAnswers a = ncu_answers(report, report.results[i]);
+      const int64_t row = join.kernel_of[rep][i];
+      ins.i(static_cast<int64_t>(rep)).i(static_cast<int64_t>(i)).t(report.path);
+      (row < 0 ? ins.null() : ins.i(row + 1)).t(report.results[i].name());
+      (std::isnan(a.duration_ns) ? ins.null() : ins.i(std::llround(a.duration_ns))).t(a.bound);
+      real(a.roofline_pct), real(a.achieved_occupancy_pct), real(a.theoretical_occupancy_pct);
+      ins.t(occupancy_limiter_text(a)).i(a.registers_per_thread).i(a.shared_mem_per_block);
+      real(a.load_sectors_per_request), real(a.store_sectors_per_request), real(a.excessive_sectors_pct);
+      real(a.shared_load_conflict_pct), real(a.shared_store_conflict_pct);
+      ins.t(a.stalls.empty() ? std::string() : a.stalls.front().reason);
+      real(a.sm_throughput_pct), real(a.memory_throughput_pct), real(a.dram_bytes), real(a.flop_per_s);
+      real(a.arithmetic_intensity);
+      out.run(ins);
+    }
+  }
+}
 
 }  // namespace
 
@@ -272,6 +307,7 @@ Status load_sql_model(const Trace& tr, const SqlAnalyses& analyses, sqlite3* db,
       out.run(ins);
     }
   }
+  if (!tr.ncu_reports.empty() && sql_query_names(query, "ncu_launches")) insert_ncu_launches(tr, db, out);
   if (!out.ok || sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return IoError(fmt::format("cannot fill the SQL tables: {}", out.why.empty() ? sqlite3_errmsg(db) : out.why));
   }

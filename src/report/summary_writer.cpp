@@ -183,6 +183,12 @@ std::string summary_text(const TraceSummary& s) {
                          worst_rank_error_pct);
     }
   }
+  if (s.ncu) {
+    out += fmt::format("\nNsight Compute ({} of {} profiled launch{} matched kernels of the timeline)\n",
+                       s.ncu->matched, s.ncu->launches, s.ncu->launches == 1 ? "" : "es");
+    for (const NcuKernelSummary& k : s.ncu->kernels)
+      out += fmt::format("  {}\n    {}\n", clip_text(k.name, 70), ncu_answers_line(k.answers));
+  }
   if (!s.copies.empty()) {
     out += "\nCopies\n";
     for (const CopySummary& c : s.copies) {
@@ -317,6 +323,30 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
     o.field("kernel_total_ns", s.kernel_total_ns);
     json_array(o, "top_kernels", s.top_kernels, kernel_json);
     json_array(o, "top_api_calls", s.top_api, totals_json);
+    if (s.ncu) {
+      o.key("ncu");
+      JsonObject n(o.out(), o.indent() + 2);
+      n.field("reports", s.ncu->reports);
+      n.field("launches", s.ncu->launches);
+      n.field("matched", s.ncu->matched);
+      json_array(n, "kernels", s.ncu->kernels, [](JsonObject& k, const NcuKernelSummary& v) {
+        const NcuAnswers& a = v.answers;
+        k.field("name", v.name);
+        k.field("report", v.report);
+        k.field("launch", v.launch);
+        k.field("bound", a.bound);
+        k.field("roofline_pct", a.roofline_pct);
+        k.field("achieved_occupancy_pct", a.achieved_occupancy_pct);
+        k.field("theoretical_occupancy_pct", a.theoretical_occupancy_pct);
+        k.field("occupancy_limiter", occupancy_limiter_text(a));
+        k.field("load_sectors_per_request", a.load_sectors_per_request);
+        k.field("excessive_sectors_pct", a.excessive_sectors_pct);
+        k.field("shared_load_conflict_pct", a.shared_load_conflict_pct);
+        k.field("top_stall", a.stalls.empty() ? std::string() : a.stalls.front().reason);
+        k.field("summary", ncu_answers_line(a));
+      });
+      n.close();
+    }
     json_array(o, "copies", s.copies, [](JsonObject& c, const CopySummary& v) {
       c.field("direction", v.direction);
       c.field("host_memory", v.host_memory);

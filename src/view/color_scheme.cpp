@@ -166,9 +166,19 @@ struct FileScheme {
 
 // What is wrong with a preset's name; empty when nothing.
 std::string preset_problem(const std::string& preset) {
-  if (preset == "default" || preset == "critical") return "";
-  return fmt::format("unknown preset '{}' (expected default or critical)", preset);
+  if (preset == "default" || preset == "critical" || preset == "roofline") return "";
+  return fmt::format("unknown preset '{}' (expected default, critical or roofline)", preset);
 }
+
+// A rule's `bound`: "memory", "compute" or "none".
+std::optional<KernelBound> parse_bound(std::string_view text) {
+  const std::string t = lower(trim(text));
+  if (t == "memory") return KernelBound::kMemory;
+  if (t == "compute") return KernelBound::kCompute;
+  if (t == "none") return KernelBound::kNone;
+  return std::nullopt;
+}
+constexpr const char* kBoundValues = "memory, compute or none";
 
 // Reads the TOML form; every message names the file, the line where known, and the key.
 class TomlReader {
@@ -274,13 +284,18 @@ class TomlReader {
         bool c = false;
         TRACEDOC_RETURN_IF_ERROR(boolean(v, at, &c));
         rule.critical = c;
+      } else if (k == "bound") {
+        std::string text;
+        TRACEDOC_RETURN_IF_ERROR(string(v, at, &text));
+        rule.bound = parse_bound(text);
+        if (!rule.bound) return error(v, at, fmt::format("must be {}, not '{}'", kBoundValues, text));
       } else if (k == "color") {
         TRACEDOC_RETURN_IF_ERROR(color(v, at, &rule.rgb));
         has_color = true;
       } else if (k == "label") {
         TRACEDOC_RETURN_IF_ERROR(string(v, at, &rule.label));
       } else {
-        return error(v, at, "unknown key (expected category, name, ignore_case, critical, color or label)");
+        return error(v, at, "unknown key (expected category, name, ignore_case, critical, bound, color or label)");
       }
     }
     if (!has_color) return error(node, where, "has no color");
@@ -433,6 +448,9 @@ class XmlReader {
         bool c = false;
         if (!parse_bool(value, &c)) return error(el, where, fmt::format("must be true or false, not '{}'", value));
         rule.critical = c;
+      } else if (key == "bound") {
+        rule.bound = parse_bound(value);
+        if (!rule.bound) return error(el, where, fmt::format("must be {}, not '{}'", kBoundValues, value));
       } else if (key == "color" || key == "value" || key == "argb") {
         if (has_color) return error(el, where, "the colour is given twice (color, value and argb are one attribute)");
         TRACEDOC_RETURN_IF_ERROR(color(el, where, value, &rule.rgb));
@@ -440,7 +458,8 @@ class XmlReader {
       } else if (key == "label") {
         rule.label = value;
       } else {
-        return error(el, where, "unknown attribute (expected category, pattern, ignoreCase, critical, color or label)");
+        return error(el, where,
+                     "unknown attribute (expected category, pattern, ignoreCase, critical, bound, color or label)");
       }
     }
     if (!has_color) return error(el, rule_where, "has no color");
@@ -540,9 +559,9 @@ struct ColorScheme::Builder {
     return out;
   }
 
-  static ColorScheme critical() {
-    // Muted greys for whatever no rule picks out, so that red, yellow, purple and green stand out.
-    std::array<Swatch, kCategoryCount> categories = {{
+  // Muted greys for whatever no rule of a preset picks out, so that its colours stand out.
+  static std::array<Swatch, kCategoryCount> muted_categories() {
+    return {{
         {0xa0a0a0, "other kernel"},
         {0xb4b4b4, "memory copy"},  // never drawn: rule 2 takes every copy and memset
         {0xb4b4b4, "memset"},
@@ -554,6 +573,20 @@ struct ColorScheme::Builder {
         {0xbdbdbd, "other OS call"},
         {0xa8a8a8, "CUDA graph"},
     }};
+  }
+
+  static ColorScheme roofline() {
+    const uint16_t kernel = category_bit(Category::kKernel);
+    std::vector<ColorRule> rules = {
+        {kernel, "", false, {}, 0x1f77b4, "memory-bound kernel (ncu)", KernelBound::kMemory},
+        {kernel, "", false, {}, 0xd62728, "compute-bound kernel (ncu)", KernelBound::kCompute},
+    };
+    std::vector<std::optional<NamePattern>> regex(rules.size());
+    return make("roofline", muted_categories(), std::move(rules), std::move(regex));
+  }
+
+  static ColorScheme critical() {
+    std::array<Swatch, kCategoryCount> categories = muted_categories();
     const auto bit = category_bit;
     const auto rule = [](uint16_t categories, std::string pattern, bool icase, std::optional<bool> critical,
                          uint32_t rgb, std::string label) {
@@ -588,7 +621,9 @@ struct ColorScheme::Builder {
 
   // The file's rules in front of its preset's; its [default] colours over the preset's.
   static ColorScheme from_file(const std::string& name, FileScheme file) {
-    const ColorScheme base = file.preset == "critical" ? critical_preset() : defaults();
+    const ColorScheme base = file.preset == "critical"   ? critical_preset()
+                             : file.preset == "roofline" ? roofline_preset()
+                                                         : defaults();
     std::array<Swatch, kCategoryCount> categories = category_swatches(base);
     for (size_t c = 0; c < kCategoryCount; ++c) {
       if (!file.defaults[c]) continue;
@@ -655,9 +690,15 @@ ColorScheme ColorScheme::critical_preset() {
   return kPreset;
 }
 
+ColorScheme ColorScheme::roofline_preset() {
+  static const ColorScheme kPreset = Builder::roofline();
+  return kPreset;
+}
+
 Result<ColorScheme> ColorScheme::load(const std::string& name) {
   if (name == "default") return defaults();
   if (name == "critical") return critical_preset();
+  if (name == "roofline") return roofline_preset();
   Result<std::string> text = read_text(name);
   if (!text.ok()) return text.status();
   FileScheme file;
@@ -672,7 +713,7 @@ Result<ColorScheme> ColorScheme::load(const std::string& name) {
   return Builder::from_file(name, std::move(file));
 }
 
-uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical) const {
+uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical, KernelBound bound) const {
   const size_t ci = static_cast<size_t>(c);
   if (ci >= kCategoryCount) return 0;
   const uint16_t bit = category_bit(c);
@@ -680,6 +721,7 @@ uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical)
     const ColorRule& r = rules_[i];
     if (!(r.categories & bit)) continue;
     if (r.critical && *r.critical != critical) continue;
+    if (r.bound && (c != Category::kKernel || *r.bound != bound)) continue;
     if (!r.pattern.empty() && !compiled_->regex[i]->found_in(name)) continue;
     return rule_swatch_[i];
   }
@@ -688,6 +730,10 @@ uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical)
 
 bool ColorScheme::uses_critical_path() const {
   return std::any_of(rules_.begin(), rules_.end(), [](const ColorRule& r) { return r.critical.has_value(); });
+}
+
+bool ColorScheme::uses_kernel_bound() const {
+  return std::any_of(rules_.begin(), rules_.end(), [](const ColorRule& r) { return r.bound.has_value(); });
 }
 
 std::string rgb_hex(uint32_t rgb) { return fmt::format("#{:06x}", rgb & 0xffffffu); }

@@ -7,13 +7,15 @@
 //
 // TOML form:
 //
-//   preset = "critical"      # optional: start from a preset ("default" or "critical"); the file's
+//   preset = "critical"      # optional: start from a preset ("default", "critical", "roofline"); the file's
 //                            # rules go FIRST, so they win over the preset's
 //   [[rule]]                 # rules are tried in order, the first that matches wins
 //   category = "kernel"      # a category, a list of them (["memcpy", "memset"]) or "any" (default)
 //   name = "gemm|cutlass"    # RE2 regex searched in the event name (default: any name)
 //   ignore_case = true       # optional: match the name case-insensitively
 //   critical = true          # optional: only events on (true) / off (false) the critical path
+//   bound = "memory"         # optional: only kernels Nsight Compute found "memory" or "compute"
+//                            # bound, or "none" for kernels it did not profile
 //   color = "#2ca02c"        # required: #rrggbb, #rgb, 0xRRGGBB, 0xAARRGGBB (nsys's ARGB) or an
 //                            # integer ARGB (4278255360); the alpha byte is ignored
 //   label = "GEMM"           # optional legend text (default: the pattern, else the categories)
@@ -44,6 +46,11 @@
 //      operators named aten::(mm|bmm|addmm|matmul|linear|conv.*|         #2ca02c compute-heavy operator
 //      .*attention.*|baddbmm)
 //   5. kernels named (ignoring case) nccl|rccl                           #1f77b4 communication
+//
+// The "roofline" preset colours kernels by what Nsight Compute measured (--ncu, or a report viewed
+// alone): memory-bound kernels #1f77b4, compute-bound #d62728; kernels ncu did not profile and
+// everything else in the muted greys below. Any rule may ask for it: `bound = "memory"`, "compute"
+// or "none" (a kernel without ncu answers).
 //
 // Everything else takes its category's muted grey ("other kernel", "other CUDA API", ...), so that
 // the colours of the rules stand out. The "default" scheme has no rules: kernel #4e79a7,
@@ -95,13 +102,17 @@ bool parse_category(std::string_view text, Category* out);
 // Categories separated by ',' or '|' (blanks around them are ignored), or "any" for every category.
 bool parse_category_mask(std::string_view text, uint16_t* out);
 
+// What Nsight Compute says bounds a kernel (analysis/ncu_answers.h), for rules with `bound`.
+enum class KernelBound : uint8_t { kNone, kMemory, kCompute };
+
 struct ColorRule {
-  uint16_t categories = 0;       // bit mask (1 << category); kAnyCategory = any category
-  std::string pattern;           // RE2 regex searched in the event name; empty = any name
-  bool ignore_case = false;      // the pattern ignores case
-  std::optional<bool> critical;  // set: only events on (true) / off (false) the critical path
-  uint32_t rgb = 0;              // 0xRRGGBB
-  std::string label;             // legend text; defaults to the pattern or the category names
+  uint16_t categories = 0;           // bit mask (1 << category); kAnyCategory = any category
+  std::string pattern;               // RE2 regex searched in the event name; empty = any name
+  bool ignore_case = false;          // the pattern ignores case
+  std::optional<bool> critical;      // set: only events on (true) / off (false) the critical path
+  uint32_t rgb = 0;                  // 0xRRGGBB
+  std::string label;                 // legend text; defaults to the pattern or the category names
+  std::optional<KernelBound> bound;  // set: only kernels ncu found so bound (kNone: not profiled)
 };
 
 struct Swatch {
@@ -118,18 +129,22 @@ class ColorScheme {
   // Kernels on the critical path red, memory operations yellow, sync waits purple, compute-heavy
   // kernels and operators green, communication blue; everything else in muted greys.
   static ColorScheme critical_preset();
-  // name: "default" or "critical" (presets), else a TOML or XML file. Errors name the file and what
+  // Kernels by their Nsight Compute bound: memory blue, compute red, the rest muted greys.
+  static ColorScheme roofline_preset();
+  // name: "default", "critical" or "roofline" (presets), else a TOML or XML file. Errors name the file and what
   // is wrong.
   static Result<ColorScheme> load(const std::string& name);
 
   // The palette index of an event: the first rule that matches wins, else the category's colour.
-  uint16_t color_of(Category c, std::string_view name, bool critical) const;
+  uint16_t color_of(Category c, std::string_view name, bool critical, KernelBound bound = KernelBound::kNone) const;
   // Index -> colour and legend label. 0..kCategoryCount-1 are the category colours; the rules'
   // swatches follow in rule order (rules with equal colour and label share one).
   const std::vector<Swatch>& palette() const { return palette_; }
   const std::vector<ColorRule>& rules() const { return rules_; }
   // Some rule has `critical` set (the caller then has to compute the critical path).
   bool uses_critical_path() const;
+  // Some rule has `bound` set (the caller then joins the Nsight Compute reports).
+  bool uses_kernel_bound() const;
   // "default", "critical" or the file name as given to load().
   std::string name() const { return name_; }
 

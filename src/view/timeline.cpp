@@ -6,11 +6,14 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
 
 #include "analysis/checked_math.h"
+#include "analysis/ncu_answers.h"
+#include "analysis/ncu_join.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "common/human_units.h"
 #include "model/correlation_index.h"
@@ -45,14 +48,15 @@ class NameTable {
   std::unordered_map<std::string, uint32_t> by_text_;
 };
 
-// Colours are decided once per (category, name, on the critical path).
+// Colours are decided once per (category, name, on the critical path, Nsight Compute bound).
 class Painter {
  public:
   Painter(const ColorScheme& colors, const std::vector<std::string>& names) : colors_(colors), names_(names) {}
-  uint16_t paint(Category c, uint32_t name, bool critical) {
-    const uint64_t key = (static_cast<uint64_t>(name) << 8) | (static_cast<uint64_t>(c) << 1) | (critical ? 1 : 0);
+  uint16_t paint(Category c, uint32_t name, bool critical, KernelBound bound) {
+    const uint64_t key = (static_cast<uint64_t>(name) << 10) | (static_cast<uint64_t>(bound) << 8) |
+                         (static_cast<uint64_t>(c) << 1) | (critical ? 1 : 0);
     auto [it, added] = cache_.try_emplace(key, 0);
-    if (added) it->second = colors_.color_of(c, names_[name], critical);
+    if (added) it->second = colors_.color_of(c, names_[name], critical, bound);
     return it->second;
   }
 
@@ -247,6 +251,8 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
 
   Painter painter(colors, tl.names);
   const bool use_path = critical != nullptr && colors.uses_critical_path();
+  std::optional<KernelNcuAnswers> ncu;
+  if (colors.uses_kernel_bound() && !trace.ncu_reports.empty()) ncu.emplace(trace);
   for (auto& [pid, tracks] : by_process) {
     tl.groups.push_back(TrackGroup{pid, process_label(trace, pid)});
     const uint32_t group = static_cast<uint32_t>(tl.groups.size() - 1);
@@ -282,7 +288,8 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
           else if (item.category == Category::kMemset)
             on_path = critical->on_path(pytorch::WorkKind::kMemset, item.row);
         }
-        item.color = painter.paint(item.category, item.name, on_path);
+        const KernelBound bound = ncu && item.category == Category::kKernel ? ncu->bound(item.row) : KernelBound::kNone;
+        item.color = painter.paint(item.category, item.name, on_path, bound);
       }
       tl.events += static_cast<int64_t>(t->items.size());
       tl.tracks.push_back(std::move(*t));
@@ -340,7 +347,37 @@ std::string sync_detail(const Trace& trace, uint32_t i, const EventRecords* even
 
 }  // namespace
 
-std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events) {
+KernelNcuAnswers::KernelNcuAnswers(const Trace& trace) {
+  const NcuJoin join = join_ncu(trace);
+  launch_.assign(join.answered_by.size(), -1);
+  std::map<std::pair<int32_t, int32_t>, int32_t> slots;
+  for (size_t row = 0; row < join.answered_by.size(); ++row) {
+    const NcuLaunchRef ref = join.answered_by[row];
+    if (!ref) continue;
+    auto [it, fresh] = slots.try_emplace({ref.report, ref.result}, static_cast<int32_t>(lines_.size()));
+    if (fresh) {
+      const NcuReport& report = *trace.ncu_reports[static_cast<size_t>(ref.report)];
+      const NcuAnswers a = ncu_answers(report, report.results[static_cast<size_t>(ref.result)]);
+      bounds_.push_back(a.bound == "memory"    ? KernelBound::kMemory
+                        : a.bound == "compute" ? KernelBound::kCompute
+                                               : KernelBound::kNone);
+      lines_.push_back(ncu_answers_line(a));
+    }
+    launch_[row] = it->second;
+  }
+}
+
+KernelBound KernelNcuAnswers::bound(uint32_t row) const {
+  return row < launch_.size() && launch_[row] >= 0 ? bounds_[static_cast<size_t>(launch_[row])] : KernelBound::kNone;
+}
+
+std::string_view KernelNcuAnswers::line(uint32_t row) const {
+  return row < launch_.size() && launch_[row] >= 0 ? std::string_view(lines_[static_cast<size_t>(launch_[row])])
+                                                   : std::string_view();
+}
+
+std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events,
+                        const KernelNcuAnswers* ncu) {
   const uint32_t i = item.row;
   switch (item.category) {
     case Category::kKernel: {
@@ -350,7 +387,9 @@ std::string item_detail(const Trace& trace, const TrackItem& item, const EventRe
       if (k.registers_per_thread[i] > 0) s += fmt::format(" · {} registers", k.registers_per_thread[i]);
       const int64_t smem = static_cast<int64_t>(std::max(0, k.static_smem[i])) + std::max(0, k.dynamic_smem[i]);
       if (smem > 0) s += fmt::format(" · {} shared", human_bytes(smem));
-      return s + fmt::format(" · GPU {} stream {}", k.device[i], k.stream[i]);
+      s += fmt::format(" · GPU {} stream {}", k.device[i], k.stream[i]);
+      if (ncu != nullptr && !ncu->line(i).empty()) s += fmt::format(" · ncu: {}", ncu->line(i));
+      return s;
     }
     case Category::kMemcpy: {
       const MemcpyTable& m = trace.memcpys;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/critical_path.h"
@@ -85,10 +86,26 @@ class EventRecords {
   std::map<std::pair<int64_t, int64_t>, std::vector<Record>> by_event_;  // (pid, event) -> records by time
 };
 
-// What the hover shows beyond name and times: launch configuration of a kernel, bytes and kinds of
-// a copy, input shapes of an operator, the stream a sync waited for (with `events`); empty when
-// there is nothing more.
-std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events = nullptr);
+// The Nsight Compute answers of the kernels (Trace::ncu_reports): each kernel row's bound and its
+// answers in one line (analysis/ncu_answers.h), derived once per profiled launch; a kernel without
+// a launch standing for it has none.
+class KernelNcuAnswers {
+ public:
+  explicit KernelNcuAnswers(const Trace& trace);
+  KernelBound bound(uint32_t kernel_row) const;
+  std::string_view line(uint32_t kernel_row) const;
+
+ private:
+  std::vector<int32_t> launch_;  // per kernel row: index into bounds_ and lines_, -1 when none
+  std::vector<KernelBound> bounds_;
+  std::vector<std::string> lines_;
+};
+
+// What the hover shows beyond name and times: launch configuration of a kernel (and what Nsight
+// Compute measured in it, with `ncu`), bytes and kinds of a copy, input shapes of an operator, the
+// stream a sync waited for (with `events`); empty when there is nothing more.
+std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events = nullptr,
+                        const KernelNcuAnswers* ncu = nullptr);
 // The CUDA correlation id linking an API call to the GPU work it launched; -1 when none.
 int64_t item_correlation(const Trace& trace, const TrackItem& item);
 
