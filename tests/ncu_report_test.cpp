@@ -114,6 +114,16 @@ TEST(NcuReport, ValuesAreExactlyAsStored) {
   EXPECT_EQ(r.block, (std::array<uint64_t, 3>{256, 1, 1}));
   EXPECT_EQ(h100.devices[0].name, "NVIDIA H100 PCIe");
   EXPECT_EQ(h100.tool_version.substr(0, 10), "2025.1.0.0");
+  EXPECT_TRUE(r.nvtx_domains.empty());  // profiled without --nvtx: no NVTX state stored
+  // With NVTX state (extrap, ncu --nvtx): the default domain on the launching thread, no range open.
+  const NcuReport a100 = read("extrap/ex-gpu.s10.ncu-rep");
+  for (const NcuResult& x : a100.results) {
+    ASSERT_EQ(x.nvtx_domains.size(), 1u);
+    EXPECT_EQ(x.nvtx_domains[0], (std::pair<uint64_t, std::string>{0, "<default domain>"}));
+    EXPECT_EQ(x.nvtx_thread, 872075u);
+    EXPECT_EQ(x.nvtx_open_entries, 0);
+  }
+  EXPECT_EQ(a100.skipped_fields, 6);  // the unnamed result field 25, once per launch: the NVTX state reads whole
   // A PC-sampling counter: a uint64 and its list of per-instance values.
   const NcuMetric* samples = h100.metric(r, "smsp__pcsamp_sample_count");
   ASSERT_NE(samples, nullptr);

@@ -127,6 +127,40 @@ class ResultReader {
     });
   }
 
+  // NvtxState: 1 Domains {1 Id, 2 Name}, 2 Threads {1 thread id, 2 per-domain state {1 domain id,
+  // then the open ranges}}, 3 StartEndDomains {1 domain id, then the open ranges}, 4 DefaultDomain.
+  // The range entries are counted (nvtx_open_entries), not decoded: no report seen holds one.
+  bool nvtx(std::string_view bytes, NcuResult& r) {
+    auto ranges_after_domain_id = [&](const Field& state) {
+      return is_bytes(state) && walk(state.bytes, [&](const Field& x) {
+               if (x.number != 1) ++r.nvtx_open_entries;
+               return true;
+             });
+    };
+    return walk(bytes, [&](const Field& f) {
+      switch (f.number) {
+        case 1: {
+          if (!is_bytes(f)) return false;
+          auto& domain = r.nvtx_domains.emplace_back();
+          return walk(f.bytes, [&](const Field& x) {
+            if (x.number == 1) return is_varint(x) && (domain.first = x.value, true);
+            if (x.number == 2) return is_bytes(x) && (domain.second.assign(x.bytes), true);
+            return true;  // registered strings, name tables
+          });
+        }
+        case 2:
+          return is_bytes(f) && walk(f.bytes, [&](const Field& x) {
+                   if (x.number == 1) return is_varint(x) && (r.nvtx_thread = x.value, true);
+                   if (x.number == 2) return ranges_after_domain_id(x);
+                   return true;
+                 });
+        case 3: return ranges_after_domain_id(f);
+        case 4: return true;
+        default: ++skipped_; return true;
+      }
+    });
+  }
+
   // ProfileResult: one profiled launch.
   bool result(std::string_view bytes, NcuResult& r) {
     auto uint3 = [](const Field& f, std::array<uint64_t, 3>& xyz) {
@@ -152,9 +186,9 @@ class ResultReader {
         case 19: return is_bytes(f) && rule(f.bytes, r.rules.emplace_back());
         case 22: return is_varint(f) && (r.context = static_cast<uint32_t>(f.value), true);
         case 23: return is_varint(f) && (r.stream = static_cast<uint32_t>(f.value), true);
+        case 21: return is_bytes(f) && nvtx(f.bytes, r);
         // Known, not read: program handle, work dimensions and offset, comments, source, API,
-        // sections (ncu's layout of the metrics), section comments, unsupported device, NVTX
-        // state, series.
+        // sections (ncu's layout of the metrics), section comments, unsupported device, series.
         case 3:
         case 8:
         case 9:
@@ -164,7 +198,6 @@ class ResultReader {
         case 17:
         case 18:
         case 20:
-        case 21:
         case 24: return true;
         default: ++skipped_; return true;
       }

@@ -62,10 +62,15 @@ struct NcuResult {
   std::string mangled_name, function_name, demangled_name;
   std::array<uint64_t, 3> grid{}, block{};  // grid in blocks, block in threads
   uint32_t context = 0, stream = 0;
-  uint64_t creation_time = 0;            // Unix seconds
-  std::vector<std::string> nvtx_ranges;  // the NVTX ranges open at launch, outermost first
-  std::vector<NcuMetric> metrics;        // by name index
-  std::vector<NcuRuleResult> rules;      // in the order ncu ran them
+  uint64_t creation_time = 0;  // Unix seconds
+  // The NVTX state at launch: the domains the process had registered, by id ("<default domain>"
+  // first), and the thread ncu recorded it for. Entries of ranges open at launch are counted in
+  // nvtx_open_entries: no shared report has one, so their layout is unconfirmed and not decoded.
+  std::vector<std::pair<uint64_t, std::string>> nvtx_domains;
+  uint64_t nvtx_thread = 0;
+  int64_t nvtx_open_entries = 0;
+  std::vector<NcuMetric> metrics;    // by name index
+  std::vector<NcuRuleResult> rules;  // in the order ncu ran them
 
   // The display name: the demangled name, else the function name, else the mangled one.
   const std::string& name() const;
