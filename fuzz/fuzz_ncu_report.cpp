@@ -1,5 +1,6 @@
 // libFuzzer target: Nsight Compute report bytes (.ncu-rep, or .ncu-repz in zstd) ->
-// read_ncu_report_bytes -> every table of `tracedoc ncu`. The body is tracedoc::fuzz::fuzz_ncu_report
+// read_ncu_report_bytes -> every table of `tracedoc ncu`, then the report as a timeline (summary,
+// diagnosis). The body is tracedoc::fuzz::fuzz_ncu_report
 // (fuzz_targets.h), shared with the regression test.
 #include <cstddef>
 #include <cstdint>

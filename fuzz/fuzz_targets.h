@@ -35,6 +35,7 @@
 #include "ingest/kineto_reader.h"
 #include "ingest/ncu_csv_reader.h"
 #include "ingest/ncu_report_reader.h"
+#include "ingest/ncu_timeline.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/trace.h"
 #include "report/diagnose_writer.h"
@@ -283,6 +284,10 @@ inline int fuzz_ncu_report(std::string_view bytes) {
   (void)ncu_rule_rows(*report, options, rows);
   options.all_metrics = true;
   (void)ncu_metric_rows(*report, options, rows);
+  // The report as its own timeline: the join, the summary and the diagnosis's ncu rules read it.
+  const Trace trace = ncu_report_timeline(std::move(report).value());
+  (void)summary_text(summarize(trace));
+  (void)diagnose_text({diagnose::diagnose(trace, {})});
   return 0;
 }
 

@@ -1,7 +1,5 @@
 #include "analysis/summary.h"
 
-#include "analysis/ncu_join.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -15,9 +15,9 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/cross_rank.h"
+#include "analysis/ncu_answers.h"
 #include "analysis/quantile_sketch.h"
 #include "analysis/steps.h"
-#include "analysis/ncu_answers.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -241,7 +241,6 @@ struct SummaryPart {
   CollectiveStarts collectives;  // over `units`
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
-  std::optional<NcuSummary> ncu;
 };
 
 SummaryPart summary_part(const Trace& trace, const SummaryOptions& options = {});

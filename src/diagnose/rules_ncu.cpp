@@ -34,7 +34,6 @@ std::vector<ProfiledKernel> profiled_kernels(Context& ctx, const pytorch::GpuUni
   const NcuJoin& join = ctx.ncu_join();
   const KernelTable& k = ctx.trace().kernels;
   std::map<std::tuple<StrId, std::array<int32_t, 6>>, ProfiledKernel> by_kernel;
-  std::map<std::pair<int32_t, int32_t>, size_t> launch_slot;  // per kernel: launch -> index in launches
   for (const pytorch::GpuWorkItem& it : u.items) {
     if (it.kind != pytorch::WorkKind::kKernel || it.row >= join.answered_by.size()) continue;
     const NcuLaunchRef ref = join.answered_by[it.row];
@@ -68,6 +67,7 @@ struct Hit {
   double cost = 0;  // 0..1 of the kernel's time
   std::string detail;
   std::vector<Figure> figures;  // the kernel's own figures (the finding keeps the largest kernel's)
+  std::string remedy;           // what to change for this kernel; empty: the rule's remedy
 };
 using Check = std::optional<Hit> (*)(const NcuAnswers&, const Params&);
 
@@ -87,6 +87,7 @@ void ncu_rule(Context& ctx, const Params& p, std::vector<Finding>& out, Check ch
     int64_t affected = 0;
     std::vector<Interval> spans;
     std::vector<Figure> top_figures;
+    std::string top_remedy;
     int64_t top_ns = -1;
     for (const ProfiledKernel& k : profiled_kernels(ctx, u)) {
       // Each launch's answers rate the time it answers for; the kernel reads as its first hit.
@@ -105,25 +106,25 @@ void ncu_rule(Context& ctx, const Params& p, std::vector<Finding>& out, Check ch
       f.offenders.push_back(
           {k.name, k.count, k.ns,
            launches > 1 ? fmt::format("{} (first of {} profiled launches)", shown->detail, launches) : shown->detail});
-      if (k.ns > top_ns) top_ns = k.ns, top_figures = shown->figures, spans = k.spans;
+      if (k.ns > top_ns) top_ns = k.ns, top_figures = shown->figures, top_remedy = shown->remedy, spans = k.spans;
     }
     if (f.offenders.empty()) continue;
+    const size_t kernels_hit = f.offenders.size();
     keep_top(f.offenders, 5);
     f.scope = ctx.unit_label(u);
     rate(f, ctx, p.warning(), p.critical());
     const Offender& top = f.offenders.front();
     f.title = fmt::format(
         "{}: {} ({} of the kernel time{}): {}", text.what, top.name, human_percent(share_of(top.total_ns, total)),
-        f.offenders.size() > 1
-            ? fmt::format("; {} kernels, {} in all", f.offenders.size(), human_percent(share_of(affected, total)))
-            : std::string(),
+        kernels_hit > 1 ? fmt::format("; {} kernels, {} in all", kernels_hit, human_percent(share_of(affected, total)))
+                        : std::string(),
         top.detail);
     f.confidence = text.confidence;
     f.figures = {{"affected_kernel_ns", static_cast<double>(affected), "ns"},
                  {"affected_share", share_of(affected, total), "fraction"}};
     f.figures.insert(f.figures.end(), top_figures.begin(), top_figures.end());
     f.ranges = longest_ranges(std::move(spans), 5, f.scope, top.name);
-    f.remedy = text.remedy;
+    f.remedy = top_remedy.empty() ? text.remedy : top_remedy + " " + text.remedy;
     out.push_back(std::move(f));
   }
 }
@@ -190,6 +191,28 @@ std::optional<Hit> barrier_stalled(const NcuAnswers& a, const Params& p) {
   return std::nullopt;
 }
 
+// What raises occupancy, by what limits it (the first limiter when several tie).
+std::string occupancy_remedy(const NcuAnswers& a) {
+  const std::string limiter = a.occupancy_limiters.empty() ? "" : a.occupancy_limiters.front();
+  if (limiter == "registers")
+    return fmt::format(
+        "Registers limit it{}: cap them with __launch_bounds__(threads, min_blocks) or "
+        "-maxrregcount (Triton: fewer num_warps or a smaller BLOCK), and check for spills.",
+        a.registers_per_thread > 0 ? fmt::format(" ({} per thread)", a.registers_per_thread) : "");
+  if (limiter == "shared_mem")
+    return fmt::format(
+        "Shared memory limits it{}: smaller tiles or fewer pipeline stages (Triton "
+        "num_stages), or a larger carve-out (cudaFuncAttributePreferredSharedMemoryCarveout).",
+        a.shared_mem_per_block > 0 ? fmt::format(" ({} per block)", human_bytes(a.shared_mem_per_block)) : "");
+  if (limiter == "blocks")
+    return "The SM's limit on resident blocks caps it: the blocks are too small; launch 128-256 threads per block.";
+  if (limiter == "warps")
+    return "Its blocks could fill the SM, yet warps are missing: the grid has too few blocks for every SM, or warps "
+           "finish unevenly (a tail); launch more blocks or balance the work per block.";
+  if (limiter == "barriers") return "Named barriers per block limit it: use fewer of them.";
+  return {};
+}
+
 std::optional<Hit> occupancy_low(const NcuAnswers& a, const Params& p) {
   const bool low_theoretical =
       known(a.theoretical_occupancy_pct) && a.theoretical_occupancy_pct < p.get("max_theoretical");
@@ -205,6 +228,7 @@ std::optional<Hit> occupancy_low(const NcuAnswers& a, const Params& p) {
   if (a.registers_per_thread > 0) h.detail += fmt::format("; {} registers per thread", a.registers_per_thread);
   if (a.shared_mem_per_block > 0)
     h.detail += fmt::format(", {} shared memory per block", human_bytes(a.shared_mem_per_block));
+  h.remedy = occupancy_remedy(a);
   h.figures = {{"theoretical_occupancy_pct", a.theoretical_occupancy_pct, "%"}};
   if (known(a.achieved_occupancy_pct)) h.figures.push_back({"achieved_occupancy_pct", a.achieved_occupancy_pct, "%"});
   return h;
@@ -272,12 +296,8 @@ void barrier_stalls(Context& ctx, const Params& p, std::vector<Finding>& out) {
 void occupancy_limited(Context& ctx, const Params& p, std::vector<Finding>& out) {
   ncu_rule(ctx, p, out, occupancy_low,
            {"occupancy limited", 0.4,
-            "By the limiter: registers: cap them with __launch_bounds__(threads, min_blocks) or -maxrregcount "
-            "(Triton: fewer num_warps or a smaller BLOCK; check for spills); shared memory: smaller tiles or fewer "
-            "pipeline stages (Triton num_stages), or raise the carve-out (cudaFuncSetAttribute "
-            "cudaFuncAttributePreferredSharedMemoryCarveout); blocks or warps: blocks of 128-256 threads and a grid "
-            "of several blocks per SM. Low occupancy only matters when warps wait on latency: check the stall "
-            "reasons before trading registers for it."});
+            "Low occupancy only matters when warps wait on latency: check the stall reasons before trading "
+            "registers or tile size for it."});
 }
 
 void memory_bound(Context& ctx, const Params& p, std::vector<Finding>& out) {

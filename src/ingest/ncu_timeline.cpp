@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "ingest/ncu_csv_reader.h"
 #include "ingest/ncu_report_reader.h"
@@ -13,6 +14,9 @@
 namespace tracedoc {
 
 namespace {
+
+// A day: no kernel ncu profiled runs longer, and a million such stay far inside int64 ns.
+constexpr double kLongestKernelNs = 86400e9;
 
 int32_t as_int32(double v) {
   return std::isnan(v) || v < 0 || v > static_cast<double>(INT32_MAX) ? kNoInt32 : static_cast<int32_t>(v);
@@ -72,17 +76,23 @@ Trace ncu_report_timeline(NcuReport report) {
     t.source.session_start_utc_ns = static_cast<int64_t>(report.results.front().creation_time) * 1'000'000'000;
   const Devices devices(report, t);
   std::map<int32_t, TimeNs> clock;  // per device: where its next kernel starts
-  std::map<uint32_t, bool> processes;
+  std::set<uint32_t> processes;
   KernelTable& k = t.kernels;
   k.reserve(report.results.size());
   for (const NcuResult& r : report.results) {
-    const int32_t device = devices.of(r);
     const double duration = report.number(r, "gpu__time_duration.sum");
+    // A launch without a usable duration (a section set without it, a damaged value) has no place
+    // on the timeline; it stays in the report, unmatched.
+    if (!(duration >= 0 && duration <= kLongestKernelNs)) {
+      ++t.warnings.missing_times;
+      continue;
+    }
+    const int32_t device = devices.of(r);
     TimeNs& at = clock[device];
     const TimeNs start = at;
-    at += std::isnan(duration) || duration < 0 ? 0 : std::llround(duration);
+    at += std::llround(duration);
     const int64_t gpid = make_global_tid(0, r.process_id, 0);
-    if (processes.try_emplace(r.process_id, true).second)
+    if (processes.insert(r.process_id).second)
       t.processes.push_back(ProcessInfo{gpid, static_cast<int64_t>(r.process_id), kNoStr});
     const StrId name = t.strings.intern(r.name());
     k.start.push_back(start), k.end.push_back(at), k.global_pid.push_back(gpid);
