@@ -47,4 +47,13 @@ struct ReportDef {
 // NoData("<file> <what>"): the trace lacks what the report summarizes ("does not contain ...").
 Status no_data(const Trace& trace, std::string_view what);
 
+// Rejects arguments a report does not know (a typo would otherwise silently change nothing):
+// `flags` are its plain arguments (`cuda_gpu_kern_sum:base`), `keys` its `key=value` ones.
+Status check_report_args(std::string_view report, const ReportArgs& args, const std::vector<std::string_view>& flags,
+                         const std::vector<std::string_view>& keys);
+// The value of `key=N` (a non-negative integer), or `fallback` when absent.
+Result<int64_t> int_report_arg(std::string_view report, const ReportArgs& args, std::string_view key, int64_t fallback);
+// The text of `key=TEXT`, or nullopt when absent.
+std::optional<std::string> text_report_arg(const ReportArgs& args, std::string_view key);
+
 }  // namespace tracedoc

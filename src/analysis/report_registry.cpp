@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+
+#include "analysis/cpu_samples.h"
 #include "analysis/ncu_reports.h"
 #include "analysis/nsys_stats/cpu_thread_reports.h"
 #include "analysis/nsys_stats/kernel_exec_reports.h"
@@ -25,6 +29,48 @@ Status no_data(const Trace& trace, std::string_view what) {
   return NoData(fmt::format("{} {}", trace.source.path, what));
 }
 
+namespace {
+
+// `key=...`: the text after the '=', or nullopt for another argument.
+std::optional<std::string_view> value_of(std::string_view arg, std::string_view key) {
+  if (arg.size() <= key.size() || arg.substr(0, key.size()) != key || arg[key.size()] != '=') return std::nullopt;
+  return arg.substr(key.size() + 1);
+}
+
+}  // namespace
+
+Status check_report_args(std::string_view report, const ReportArgs& args, const std::vector<std::string_view>& flags,
+                         const std::vector<std::string_view>& keys) {
+  for (const std::string& a : args.args) {
+    bool known = std::find(flags.begin(), flags.end(), std::string_view(a)) != flags.end();
+    for (std::string_view k : keys) known = known || value_of(a, k).has_value();
+    if (!known) return UsageError(fmt::format("{}: unknown argument '{}'", report, a));
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> int_report_arg(std::string_view report, const ReportArgs& args, std::string_view key,
+                               int64_t fallback) {
+  int64_t value = fallback;
+  for (const std::string& a : args.args) {
+    const std::optional<std::string_view> text = value_of(a, key);
+    if (!text) continue;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || value < 0) {
+      return UsageError(fmt::format("{}: {} must be a non-negative integer, got '{}'", report, key, *text));
+    }
+  }
+  return value;
+}
+
+std::optional<std::string> text_report_arg(const ReportArgs& args, std::string_view key) {
+  std::optional<std::string> out;
+  for (const std::string& a : args.args) {
+    if (const std::optional<std::string_view> text = value_of(a, key)) out = std::string(*text);
+  }
+  return out;
+}
+
 const std::vector<ReportDef>& all_reports() {
   static const std::vector<ReportDef> reports = {
       // HTA's GPU time breakdowns (comm_comp_overlap, gpu_time_breakdown, idle_time_breakdown, kernel_launch_stats,
@@ -32,6 +78,8 @@ const std::vector<ReportDef>& all_reports() {
       // gpu_breakdown_reports.h.
       {"comm_comp_overlap", "Communication/Computation Overlap", ReportKind::kSummary,
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
+      // CPU samples with call stacks, per function (nsys --sample=cpu).
+      {"cpu_sample_sum", "CPU Sample Summary (by Function)", ReportKind::kSummary, kLoadCpuSched, cpu_sample_sum},
       {"cpu_thread_sum", "CPU Thread Summary", ReportKind::kSummary, kLoadCpuSched | kLoadOsCalls | kLoadApi,
        cpu_thread_sum},
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", ReportKind::kSummary,

@@ -93,6 +93,7 @@ const std::map<std::string, std::vector<const char*>, std::less<>> kRequiredColu
     {"PROFILER_OVERHEAD", {"start", "end"}},
     {"SCHED_EVENTS", {"start", "globalTid"}},
     {"COMPOSITE_EVENTS", {"start", "globalTid"}},
+    {"SAMPLING_CALLCHAINS", {"id", "symbol", "module", "stackDepth"}},
     {"StringIds", {"id", "value"}},
     {"OPENMP_EVENT_KIND_", {"start", "end"}},  // every OPENMP_EVENT_KIND_<kind> table
 };
@@ -465,12 +466,14 @@ class Loader {
           }));
     }
     auto& c = trace_.cpu_samples;
+    std::vector<int64_t> sample_ids;  // COMPOSITE_EVENTS.id, which SAMPLING_CALLCHAINS refers to
     {
       Fields in;
-      const Field start = in("start"), global_tid = in("globalTid"), thread_state = in("threadState");
-      return scan(
+      const Field id = in("id"), start = in("start"), global_tid = in("globalTid"), thread_state = in("threadState");
+      TRACEDOC_RETURN_IF_ERROR(scan(
           "COMPOSITE_EVENTS", in,
           [&](const auto& s) {
+            sample_ids.push_back(s.int64_or(id, kNone));
             c.time.push_back(s.int64_or(start, kNoTime));
             c.global_tid.push_back(s.int64_or(global_tid, 0));
             c.state.push_back(to_kind(s.int64_or(thread_state, kNone)));
@@ -478,8 +481,31 @@ class Loader {
           [&](size_t n) {
             c = CpuSampleTable{};
             c.reserve(n);
-          });
+            sample_ids.clear();
+            sample_ids.reserve(n);
+          }));
     }
+    // Their call stacks: one row per frame, depth 0 the leaf.
+    StackRows rows(trace_.stacks);
+    {
+      Fields in;
+      const Field id = in("id"), symbol = in("symbol"), module = in("module"), kernel_mode = in("kernelMode"),
+                  unresolved = in("unresolved"), depth = in("stackDepth");
+      TRACEDOC_RETURN_IF_ERROR(scan("SAMPLING_CALLCHAINS", in, [&](const auto& s) {
+        StackFrame f;
+        f.symbol = raw_id(s.int64_or(symbol, kNone));
+        f.module = raw_id(s.int64_or(module, kNone));
+        f.flags = static_cast<uint8_t>((s.int64_or(kernel_mode, 0) > 0 ? StackFrame::kKernelMode : 0) |
+                                       (s.int64_or(unresolved, 0) > 0 ? StackFrame::kUnresolved : 0));
+        rows.add(s.int64_or(id, kNone), s.int64_or(depth, 0), f);
+      }));
+    }
+    const std::vector<std::pair<int64_t, StackId>> built = rows.build();
+    c.stack.resize(c.time.size(), kNoStack);
+    if (!built.empty()) {
+      for (size_t i = 0; i < sample_ids.size(); ++i) c.stack[i] = stack_of(built, sample_ids[i]);
+    }
+    return Status::Ok();
   }
 
   Status load_syncs() {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/call_stacks.h"
 #include "model/columns.h"
 #include "model/pytorch_tables.h"
 #include "model/string_pool.h"
@@ -188,11 +189,13 @@ struct SchedTable {
   TRACEDOC_TABLE(SchedTable, TRACEDOC_SCHED_COLUMNS)
 };
 
-// CPU samples (nsys COMPOSITE_EVENTS, `--sample`): the sampled thread and its state.
-#define TRACEDOC_CPU_SAMPLE_COLUMNS(X)                           \
-  X(time, TimeNs, kTime, kNoTime, "when the sample was taken")   \
-  X(global_tid, int64_t, kOwner, kNoValue, "the sampled thread") \
-  X(state, uint8_t, kValue, kNoKind, "ENUM_SAMPLING_THREAD_STATE: 1 running, 2/3/7 waiting, ...")
+// CPU samples (nsys COMPOSITE_EVENTS, `--sample`): the sampled thread, its state and its call stack
+// (SAMPLING_CALLCHAINS, in Trace::stacks).
+#define TRACEDOC_CPU_SAMPLE_COLUMNS(X)                                                            \
+  X(time, TimeNs, kTime, kNoTime, "when the sample was taken")                                    \
+  X(global_tid, int64_t, kOwner, kNoValue, "the sampled thread")                                  \
+  X(state, uint8_t, kValue, kNoKind, "ENUM_SAMPLING_THREAD_STATE: 1 running, 2/3/7 waiting, ...") \
+  X(stack, int32_t, kValue, kNoStack, "its call stack (Trace::stacks), -1 when none was recorded")
 struct CpuSampleTable {
   TRACEDOC_TABLE(CpuSampleTable, TRACEDOC_CPU_SAMPLE_COLUMNS)
 };
@@ -392,6 +395,7 @@ struct Trace {
   OsCallTable os_calls;
   SchedTable sched;
   CpuSampleTable cpu_samples;
+  CallStacks stacks;  // the CPU samples' call stacks
   SyncTable syncs;
   CudaEventTable cuda_events;
   GraphTraceTable graph_traces;

@@ -204,6 +204,8 @@ CREATE TABLE memory (time_ns INTEGER, rank INTEGER, pid INTEGER, device INTEGER,
   allocated_bytes INTEGER);
 CREATE TABLE findings (id TEXT, severity TEXT, confidence REAL, scope TEXT, title TEXT, savings_ns INTEGER,
   savings_share REAL);
+CREATE TABLE stack_frames (stack INTEGER, depth INTEGER, symbol TEXT, module TEXT, kernel_mode INTEGER,
+  unresolved INTEGER);
 CREATE TABLE ncu_launches (report INTEGER, launch INTEGER, report_path TEXT, kernel_rowid INTEGER, name TEXT,
   duration_ns INTEGER, bound TEXT, roofline_pct REAL, achieved_occupancy_pct REAL, theoretical_occupancy_pct REAL,
   occupancy_limiter TEXT, registers_per_thread INTEGER, shared_mem_per_block INTEGER,
@@ -308,6 +310,21 @@ Status load_sql_model(const Trace& tr, const SqlAnalyses& analyses, sqlite3* db,
     }
   }
   if (!tr.ncu_reports.empty() && sql_query_names(query, "ncu_launches")) insert_ncu_launches(tr, db, out);
+  if (tr.stacks.stack_count() > 0 && sql_query_names(query, "stack_frames")) {
+    // Every call stack's frames, leaf (depth 0) first: cpu_samples.stack refers to them.
+    SqlInsert ins(db, insert_into("stack_frames", 6));
+    for (size_t s = 0; s < tr.stacks.stack_count(); ++s) {
+      const std::span<const uint32_t> frames = tr.stacks.stack(static_cast<StackId>(s));
+      for (size_t d = 0; d < frames.size(); ++d) {
+        const StackFrame& f = tr.stacks.frame(frames[d]);
+        ins.i(static_cast<int64_t>(s)).i(static_cast<int64_t>(d));
+        (f.symbol == kNoStr ? ins.null() : ins.t(tr.str(f.symbol)));
+        (f.module == kNoStr ? ins.null() : ins.t(tr.str(f.module)));
+        ins.i(f.kernel_mode() ? 1 : 0).i(f.unresolved() ? 1 : 0);
+        out.run(ins);
+      }
+    }
+  }
   if (!out.ok || sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return IoError(fmt::format("cannot fill the SQL tables: {}", out.why.empty() ? sqlite3_errmsg(db) : out.why));
   }

@@ -24,34 +24,16 @@ struct Options {
   LaunchNames names = LaunchNames::kTracedoc;
 };
 
-// Rejects arguments the report does not know (a typo would otherwise silently change nothing).
-// `flags` are the report's own plain arguments, `keys` its `key=value` ones.
+// Rejects arguments the report does not know, the breakdowns' common flags included.
 Status check_args(const char* report, const ReportArgs& args, std::initializer_list<std::string_view> flags,
                   std::initializer_list<std::string_view> keys) {
-  for (const std::string& a : args.args) {
-    const std::string_view v(a);
-    bool known = std::find(std::begin(kCommonFlags), std::end(kCommonFlags), v) != std::end(kCommonFlags);
-    for (std::string_view f : flags) known = known || v == f;
-    for (std::string_view k : keys)
-      known = known || (v.size() > k.size() && v.substr(0, k.size()) == k && v[k.size()] == '=');
-    if (!known) return UsageError(fmt::format("{}: unknown argument '{}'", report, a));
-  }
-  return Status::Ok();
+  std::vector<std::string_view> known(std::begin(kCommonFlags), std::end(kCommonFlags));
+  known.insert(known.end(), flags.begin(), flags.end());
+  return check_report_args(report, args, known, std::vector<std::string_view>(keys));
 }
 
-// The value of `key=N` (a non-negative integer), or `fallback` when absent.
 Result<int64_t> int_arg(const char* report, const ReportArgs& args, std::string_view key, int64_t fallback) {
-  int64_t value = fallback;
-  for (const std::string& a : args.args) {
-    const std::string_view v(a);
-    if (v.size() <= key.size() || v.substr(0, key.size()) != key || v[key.size()] != '=') continue;
-    const std::string_view text = v.substr(key.size() + 1);
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
-      return UsageError(fmt::format("{}: {} must be a non-negative integer, got '{}'", report, key, text));
-    }
-  }
-  return value;
+  return int_report_arg(report, args, key, fallback);
 }
 
 Options options_from(const ReportArgs& args) {

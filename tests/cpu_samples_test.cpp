@@ -1,0 +1,139 @@
+// CPU samples with call stacks (nsys --sample=cpu): the stacks as read, and cpu_sample_sum's self and
+// total samples per function, each equal to a direct SQL over COMPOSITE_EVENTS and
+// SAMPLING_CALLCHAINS of the real exports.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "analysis/cpu_samples.h"
+#include "test_support.h"
+
+namespace tracedoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Counts {
+  int64_t self = 0, total = 0;
+  bool operator==(const Counts&) const = default;
+};
+using ByFunction = std::map<std::pair<std::string, std::string>, Counts>;
+
+// Self: the samples whose depth-0 frame is the function; total: the samples with the function
+// anywhere on their stack, once each. Optionally one thread's samples.
+ByFunction expected_from_sql(const std::string& path, int64_t tid = -1) {
+  ByFunction out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(("file:" + path + "?mode=ro&immutable=1").c_str(), &db,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr),
+            SQLITE_OK);
+  const std::string where =
+      tid < 0
+          ? ""
+          : " AND c.id IN (SELECT id FROM COMPOSITE_EVENTS WHERE globalTid % 16777216 = " + std::to_string(tid) + ")";
+  auto run = [&](const std::string& sql, bool self) {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      auto text = [&](int col) {
+        const unsigned char* t = sqlite3_column_text(stmt, col);
+        return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+      };
+      Counts& c = out[{text(0), text(1)}];
+      (self ? c.self : c.total) = sqlite3_column_int64(stmt, 2);
+    }
+    sqlite3_finalize(stmt);
+  };
+  const std::string from =
+      " FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol JOIN StringIds m ON m.id = c.module"
+      " WHERE c.id IN (SELECT id FROM COMPOSITE_EVENTS)";
+  run("SELECT s.value, m.value, COUNT(*)" + from + " AND c.stackDepth = 0" + where + " GROUP BY c.symbol, c.module",
+      true);
+  run("SELECT s.value, m.value, COUNT(DISTINCT c.id)" + from + where + " GROUP BY c.symbol, c.module", false);
+  sqlite3_close(db);
+  return out;
+}
+
+ByFunction counted(const Trace& trace, int64_t tid = -1) {
+  ByFunction out;
+  for (const FunctionSamples& f : count_cpu_samples(trace, {tid}).functions)
+    out[{std::string(trace.str(f.symbol)), std::string(trace.str(f.module))}] = {f.self, f.total};
+  return out;
+}
+
+TEST(CpuSamples, PerFunctionCountsEqualADirectSqlOverTheCallchains) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  for (const char* name :
+       {"ai-profiler/baseline_nvtx.sqlite", "cs336/jsun012_result.sqlite", "test-cuda/report1.sqlite",
+        "cuda-thinkering/output.sqlite", "cuda-perf-sandbox/report1.sqlite"}) {
+    SCOPED_TRACE(name);
+    const std::string path = (nsys_traces_dir() / name).string();
+    const Trace& t = load_nsys(path);
+    const ByFunction expected = expected_from_sql(path);
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(counted(t), expected);
+  }
+}
+
+TEST(CpuSamples, StacksAreStoredOnceAndTheReportReadsThem) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  const std::string path = (nsys_traces_dir() / "ai-profiler/baseline_nvtx.sqlite").string();
+  const Trace& t = load_nsys(path);
+  // 16,150 samples of a PyTorch training loop on an A100, every one with a stack; 4,096 distinct
+  // stacks of 180,740 frames in all.
+  ASSERT_EQ(t.cpu_samples.size(), 16150u);
+  EXPECT_EQ(t.stacks.stack_count(), 4096u);
+  int64_t frames = 0;
+  for (size_t i = 0; i < t.cpu_samples.size(); ++i) {
+    ASSERT_GE(t.cpu_samples.stack[i], 0);
+    frames += static_cast<int64_t>(t.stacks.stack(t.cpu_samples.stack[i]).size());
+  }
+  EXPECT_EQ(frames, 180740);
+  // A stack runs from the sampled function to the thread's root.
+  const auto deepest = t.stacks.stack(t.cpu_samples.stack[0]);
+  EXPECT_EQ(t.str(t.stacks.frame(deepest.front()).module), "/usr/lib/x86_64-linux-gnu/libc-2.31.so");
+  EXPECT_TRUE(t.stacks.frame(deepest.front()).unresolved());
+
+  const CliRun run = tracedoc({"stats", "-r", "cpu_sample_sum", path, "-f", "csv"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = parse_csv(run.out);
+  ASSERT_GT(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"Self (%)", "Self", "Total (%)", "Total", "Function", "Module"}));
+  // The interpreter loop: 1,239 samples executing it, 4,469 with it on the stack (of 16,150).
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"7.7", "1239", "27.7", "4469", "_PyEval_EvalFrameDefault",
+                                               "/opt/conda/bin/python3.8"}));
+  EXPECT_EQ(rows[2][4], "thread_main");
+
+  // In SQL: each sample's stack id and the stacks' frames.
+  const CliRun sql = tracedoc({"sql", path,
+                               "SELECT f.symbol, count(*) AS n FROM cpu_samples c JOIN stack_frames f ON f.stack = "
+                               "c.stack AND f.depth = 0 GROUP BY 1 ORDER BY n DESC LIMIT 1",
+                               "-f", "csv"});
+  ASSERT_EQ(sql.exit_code, 0) << sql.err;
+  EXPECT_EQ(sql.out, "symbol,n\n_PyEval_EvalFrameDefault,1239\n");
+
+  // One thread: the counts of its samples alone.
+  std::map<int64_t, int64_t> per_thread;
+  for (size_t i = 0; i < t.cpu_samples.size(); ++i) ++per_thread[tid_of(t.cpu_samples.global_tid[i])];
+  const int64_t busiest = std::max_element(per_thread.begin(), per_thread.end(), [](auto& a, auto& b) {
+                            return a.second < b.second;
+                          })->first;
+  EXPECT_EQ(counted(t, busiest), expected_from_sql(path, busiest));
+  const CliRun one = tracedoc({"stats", "-r", "cpu_sample_sum:thread=" + std::to_string(busiest), path, "-f", "csv"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const CliRun bad = tracedoc({"stats", "-r", "cpu_sample_sum:thraed=1", path, "-f", "csv"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("cpu_sample_sum: unknown argument 'thraed=1'"), std::string::npos) << bad.err;
+  // An export without samples is skipped, as nsys skips a report it has no data for.
+  const std::string none = (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string();
+  const CliRun skipped = tracedoc({"stats", "-r", "cpu_sample_sum", none, "-f", "csv"});
+  EXPECT_EQ(skipped.exit_code, 0);
+  EXPECT_EQ(skipped.err, "SKIPPED: " + none + " does not contain CPU samples (nsys profile --sample=cpu).\n");
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
