@@ -135,5 +135,50 @@ TEST(CpuSamples, StacksAreStoredOnceAndTheReportReadsThem) {
   EXPECT_EQ(skipped.err, "SKIPPED: " + none + " does not contain CPU samples (nsys profile --sample=cpu).\n");
 }
 
+TEST(CpuSamples, FramesAreClassedByWhatAPyTorchUserNeedsToKnow) {
+  const auto cls = [](std::string_view symbol, std::string_view module, bool kernel = false, bool unresolved = false) {
+    return std::string(sample_class_name(classify_frame(symbol, module, kernel, unresolved)));
+  };
+  EXPECT_EQ(cls("_PyEval_EvalFrameDefault", "/opt/conda/bin/python3.8"), "Python interpreter");
+  EXPECT_EQ(cls("take_gil", "/opt/conda/bin/python3.8"), "GIL");
+  EXPECT_EQ(cls("at::native::add_kernel", "/x/torch/lib/libtorch_cpu.so"), "PyTorch");
+  EXPECT_EQ(cls("c10::impl::OperatorEntry::lookup", "/x/torch/lib/libc10.so"), "PyTorch");
+  EXPECT_EQ(cls("cuLaunchKernel", "/usr/lib/wsl/drivers/x/libcuda.so.1.1"), "CUDA");
+  EXPECT_EQ(cls("_int_malloc", "/usr/lib/x86_64-linux-gnu/libc-2.31.so"), "memory allocation");
+  EXPECT_EQ(cls("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc", "/x/libc10_cuda.so"),
+            "memory allocation");
+  EXPECT_EQ(cls("gomp_barrier_wait_end", "/x/torch/lib/libgomp-a34b3233.so.1"), "NumPy/BLAS/OpenMP");
+  EXPECT_EQ(cls("ImagingResample", "/x/PIL/_imaging.cpython-38-x86_64-linux-gnu.so"), "data decoding");
+  EXPECT_EQ(cls("NvtxInjection", "/opt/nvidia/nsight-systems/libToolsInjection64.so"), "profiler");
+  EXPECT_EQ(cls("do_syscall_64", "[kernel.kallsyms]"), "OS kernel");
+  EXPECT_EQ(cls("0x7ffa0091a666", "/usr/lib/libc-2.31.so", false, true), "unresolved");
+  EXPECT_EQ(cls("[Broken backtraces]", "[Broken backtraces]"), "unresolved");
+  EXPECT_EQ(cls("memcpy", "/usr/lib/x86_64-linux-gnu/libc-2.31.so"), "other");
+}
+
+TEST(CpuSamples, ClassesPerThreadAddUpToItsSamples) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  const std::string path = (nsys_traces_dir() / "ai-profiler/baseline_nvtx.sqlite").string();
+  const CliRun run = tracedoc({"stats", "-r", "cpu_sample_class_sum", path, "-f", "csv"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = parse_csv(run.out);
+  ASSERT_GT(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"PID", "TID", "Thread", "Class", "Samples", "Share (%)"}));
+  // The training thread: PyTorch's own work first, then the interpreter, then allocation.
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"751197", "751197", "", "PyTorch", "5676", "44.6"}));
+  EXPECT_EQ(rows[2][3], "Python interpreter");
+  EXPECT_EQ(rows[2][4], "4499");
+  // Each thread's classes add up to its samples.
+  std::map<int64_t, int64_t> by_thread;
+  for (size_t r = 1; r < rows.size(); ++r) by_thread[std::stoll(rows[r][1])] += std::stoll(rows[r][4]);
+  std::map<int64_t, int64_t> expected;
+  const Trace& t = load_nsys(path);
+  for (size_t i = 0; i < t.cpu_samples.size(); ++i) ++expected[tid_of(t.cpu_samples.global_tid[i])];
+  EXPECT_EQ(by_thread, expected);
+  int64_t all = 0;
+  for (const auto& [tid, n] : by_thread) all += n;
+  EXPECT_EQ(all, 16150);
+}
+
 }  // namespace
 }  // namespace tracedoc::testing

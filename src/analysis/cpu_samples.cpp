@@ -1,12 +1,110 @@
 #include "analysis/cpu_samples.h"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <map>
 #include <tuple>
 
+#include "analysis/cpu_threads.h"
 #include "analysis/statistics.h"
 
 namespace tracedoc {
+
+namespace {
+
+bool contains(std::string_view s, std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) {
+    if (s.find(p) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// The file name of a module path ("/opt/conda/lib/libtorch_cpu.so" -> "libtorch_cpu.so").
+std::string_view file_name(std::string_view module) {
+  const size_t slash = module.rfind('/');
+  return slash == std::string_view::npos ? module : module.substr(slash + 1);
+}
+
+}  // namespace
+
+const char* sample_class_name(SampleClass c) {
+  switch (c) {
+    case SampleClass::kPython: return "Python interpreter";
+    case SampleClass::kGil: return "GIL";
+    case SampleClass::kPyTorch: return "PyTorch";
+    case SampleClass::kCuda: return "CUDA";
+    case SampleClass::kAllocation: return "memory allocation";
+    case SampleClass::kNumerics: return "NumPy/BLAS/OpenMP";
+    case SampleClass::kData: return "data decoding";
+    case SampleClass::kProfiler: return "profiler";
+    case SampleClass::kKernel: return "OS kernel";
+    case SampleClass::kOther: return "other";
+    case SampleClass::kUnresolved: return "unresolved";
+    case SampleClass::kNoStack: return "no call stack";
+  }
+  return "other";
+}
+
+SampleClass classify_frame(std::string_view symbol, std::string_view module, bool kernel_mode, bool unresolved) {
+  if (kernel_mode || module == "[kernel.kallsyms]") return SampleClass::kKernel;
+  if (!unresolved) {
+    if (symbol == "take_gil" || symbol == "drop_gil" || symbol.starts_with("PyEval_RestoreThread") ||
+        symbol.starts_with("PyGILState_Ensure"))
+      return SampleClass::kGil;
+    if (symbol == "malloc" || symbol == "free" || symbol == "calloc" || symbol == "realloc" ||
+        contains(symbol,
+                 {"_int_malloc", "_int_free", "__libc_malloc", "__libc_free", "__libc_calloc", "malloc_consolidate",
+                  "pymalloc_", "operator new", "operator delete", "CachingAllocator", "alloc_cpu", "free_cpu",
+                  "cudaMalloc", "cudaFree", "cudaHostAlloc", "cuMemAlloc", "cuMemFree"}))
+      return SampleClass::kAllocation;
+  }
+  const std::string_view file = file_name(module);
+  if (contains(file, {"libToolsInjection", "libcupti", "libnvToolsExt", "libnvtx"})) return SampleClass::kProfiler;
+  if (contains(file, {"libcuda.", "libcudart", "libcublas", "libcudnn", "libnccl", "libnvrtc", "libcufft", "libcurand",
+                      "libcusparse", "libnvJitLink", "libnvidia-"}))
+    return SampleClass::kCuda;
+  if (contains(file, {"libtorch", "libc10", "libshm", "_C.cpython", "libtorchvision", "_C.so"}))
+    return SampleClass::kPyTorch;
+  if (file.starts_with("python") || file.starts_with("libpython") || symbol.starts_with("_Py") ||
+      symbol.starts_with("Py"))
+    return SampleClass::kPython;
+  if (contains(file, {"_multiarray", "numpy", "openblas", "libblas", "mkl", "libgomp", "libomp", "libiomp", "scipy"}))
+    return SampleClass::kNumerics;
+  if (contains(file, {"_imaging", "PIL", "cv2", "opencv", "libjpeg", "libturbojpeg", "libpng", "libwebp", "_pickle",
+                      "image.so", "video_reader"}))
+    return SampleClass::kData;
+  return unresolved || symbol.empty() || symbol.starts_with('[') ? SampleClass::kUnresolved : SampleClass::kOther;
+}
+
+std::vector<SampleClass> stack_classes(const Trace& trace) {
+  const CallStacks& stacks = trace.stacks;
+  std::vector<int8_t> frame_class(stacks.frame_count(), -1);
+  std::vector<SampleClass> out(stacks.stack_count(), SampleClass::kNoStack);
+  for (size_t s = 0; s < out.size(); ++s) {
+    // From the sampled function up: the first frame that says something decides; a stack of
+    // nothing but libc and unnamed frames is "other" when a frame has a name, else unresolved.
+    SampleClass found = SampleClass::kUnresolved;
+    for (uint32_t frame : stacks.stack(static_cast<StackId>(s))) {
+      int8_t& c = frame_class[frame];
+      if (c < 0) {
+        const StackFrame& f = stacks.frame(frame);
+        c = static_cast<int8_t>(
+            classify_frame(trace.str(f.symbol), trace.str(f.module), f.kernel_mode(), f.unresolved()));
+      }
+      const auto fc = static_cast<SampleClass>(c);
+      if (fc == SampleClass::kUnresolved) continue;
+      if (fc == SampleClass::kOther) {
+        found = SampleClass::kOther;
+        continue;
+      }
+      found = fc;
+      break;
+    }
+    out[s] = found;
+  }
+  return out;
+}
 
 CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& filter) {
   const CpuSampleTable& c = trace.cpu_samples;
@@ -91,6 +189,56 @@ Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink)
            Cell::text("[no call stack]"),
            Cell::null()};
     sink.row(row);
+  }
+  sink.end();
+  return Status::Ok();
+}
+
+Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread"}));
+  TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_class_sum", args, "thread", -1));
+  const CpuSampleTable& c = trace.cpu_samples;
+  if (!trace.source.has_table("COMPOSITE_EVENTS") || c.size() == 0)
+    return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
+  const std::vector<SampleClass> classes = stack_classes(trace);
+  struct Thread {
+    int64_t samples = 0;
+    std::array<int64_t, kSampleClassCount> by_class{};
+  };
+  std::map<int64_t, Thread> threads;  // by global tid
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (tid >= 0 && tid_of(c.global_tid[i]) != tid) continue;
+    const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
+    const SampleClass k =
+        s >= 0 && static_cast<size_t>(s) < classes.size() ? classes[static_cast<size_t>(s)] : SampleClass::kNoStack;
+    Thread& t = threads[c.global_tid[i]];
+    ++t.samples;
+    ++t.by_class[static_cast<size_t>(k)];
+  }
+  std::map<int64_t, std::string> names;
+  for (const CpuThreadStats& t : cpu_thread_stats(trace)) names[t.global_tid] = t.name;
+  std::vector<std::pair<int64_t, const Thread*>> order;
+  for (const auto& [g, t] : threads) order.emplace_back(g, &t);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second->samples > b.second->samples; });
+  sink.begin({{"PID"}, {"TID"}, {"Thread"}, {"Class"}, {"Samples"}, {"Share", Unit::kRatioPct}});
+  std::vector<Cell> row;
+  for (const auto& [g, t] : order) {
+    std::vector<size_t> ks;
+    for (size_t k = 0; k < kSampleClassCount; ++k) {
+      if (t->by_class[k] > 0) ks.push_back(k);
+    }
+    std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) { return t->by_class[a] > t->by_class[b]; });
+    const std::string& name = names[g];
+    for (size_t k : ks) {
+      row = {Cell::integer(pid_of(g)),
+             Cell::integer(tid_of(g)),
+             name.empty() ? Cell::null() : Cell::text(name),
+             Cell::text(sample_class_name(static_cast<SampleClass>(k))),
+             Cell::integer(t->by_class[k]),
+             share(t->by_class[k], t->samples)};
+      sink.row(row);
+    }
   }
   sink.end();
   return Status::Ok();

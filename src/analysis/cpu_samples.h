@@ -7,9 +7,17 @@
 //                   without a stack included ("[no call stack]" row). `:thread=TID` keeps one
 //                   thread's samples; --filter-time / --filter-nvtx restrict them to a window, as
 //                   for every report; --filter-name keeps the functions whose name it finds.
+//   cpu_sample_class_sum  per thread, its samples by what the CPU was doing (SampleClass below):
+//                   PID, TID, Thread, Class, Samples, Share (%) of the thread's samples; threads by
+//                   samples, classes by samples. `:thread=TID` as above.
+//
+// A sample's class is that of the frame nearest the sampled function that says something (a
+// memcpy in libc called from libtorch is PyTorch's work; take_gil is waiting for the GIL wherever
+// it is called from): by the frame's symbol first (GIL, memory allocation), then its module.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "analysis/report.h"
@@ -29,12 +37,34 @@ struct CpuSampleCounts {
   std::vector<FunctionSamples> functions;  // by self, then total, descending, then name
 };
 
+enum class SampleClass : uint8_t {
+  kPython,      // the interpreter (libpython, python3.X, _PyEval_*)
+  kGil,         // waiting for or handing over the GIL (take_gil, drop_gil, PyEval_RestoreThread)
+  kPyTorch,     // the dispatcher, autograd and CPU kernels (libtorch*, libc10*)
+  kCuda,        // CUDA runtime, driver and libraries (libcuda, libcudart, cuBLAS, cuDNN, NCCL)
+  kAllocation,  // memory allocation (malloc/free, operator new/delete, the caching allocators)
+  kNumerics,    // NumPy, BLAS, OpenMP runtimes
+  kData,        // image decoding and data transforms (PIL, OpenCV, libjpeg, libpng, pickle)
+  kProfiler,    // the profiler's own injection (nsys, CUPTI, NVTX)
+  kKernel,      // the OS kernel
+  kOther,       // everything else (libc, libstdc++, the program itself)
+  kUnresolved,  // no frame with a name
+  kNoStack,     // no call stack recorded
+};
+inline constexpr size_t kSampleClassCount = 12;
+const char* sample_class_name(SampleClass c);  // "Python interpreter", "GIL", "PyTorch", ...
+SampleClass classify_frame(std::string_view symbol, std::string_view module, bool kernel_mode, bool unresolved);
+
 struct CpuSampleFilter {
   int64_t tid = -1;  // keep only this thread's samples (its OS thread id); -1: every thread
 };
 
 CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& filter = {});
 
+// Each stack's class (index: StackId), as classify_frame decides it from the leaf up.
+std::vector<SampleClass> stack_classes(const Trace& trace);
+
 Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink);
+Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink);
 
 }  // namespace tracedoc
