@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -178,6 +179,55 @@ TEST(CpuSamples, ClassesPerThreadAddUpToItsSamples) {
   int64_t all = 0;
   for (const auto& [tid, n] : by_thread) all += n;
   EXPECT_EQ(all, 16150);
+}
+
+// gpu_idle_samples against a brute-force walk: a sample is kept exactly when its thread made CUDA
+// calls, and no kernel, copy or memset of its process covers its time, between the process's first
+// and last GPU work.
+TEST(CpuSamples, DuringGpuIdleKeepsTheLaunchingThreadsSamplesInTheGaps) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  for (const char* name : {"ai-profiler/baseline_nvtx.sqlite", "cs336/jsun012_result.sqlite"}) {
+    SCOPED_TRACE(name);
+    const std::string path = (nsys_traces_dir() / name).string();
+    const Trace& t = load_nsys(path);
+    const std::vector<uint8_t> kept = gpu_idle_samples(t);
+    std::set<int64_t> launching(t.api.global_tid.begin(), t.api.global_tid.end());
+    std::map<int64_t, std::vector<std::pair<TimeNs, TimeNs>>> work;  // per process
+    auto add = [&](const auto& table) {
+      for (size_t i = 0; i < table.size(); ++i) work[table.global_pid[i]].push_back({table.start[i], table.end[i]});
+    };
+    add(t.kernels), add(t.memcpys), add(t.memsets);
+    int64_t n = 0;
+    for (size_t i = 0; i < t.cpu_samples.size(); ++i) {
+      const int64_t g = t.cpu_samples.global_tid[i];
+      const TimeNs at = t.cpu_samples.time[i];
+      bool expect = false;
+      const auto w = work.find(global_pid_of(g));
+      if (launching.count(g) && w != work.end()) {
+        TimeNs first = INT64_MAX, last = INT64_MIN;
+        bool covered = false;
+        for (const auto& [a, b] : w->second) {
+          first = std::min(first, a), last = std::max(last, b);
+          covered = covered || (a <= at && at < b);
+        }
+        expect = at >= first && at < last && !covered;
+      }
+      EXPECT_EQ(kept[i] != 0, expect) << "sample " << i;
+      n += kept[i];
+    }
+    EXPECT_GT(n, 0);
+  }
+  // The count the report prints for the cs336 training thread while its GPU waited.
+  const std::string cs336 = (nsys_traces_dir() / "cs336/jsun012_result.sqlite").string();
+  const CliRun run = tracedoc({"stats", "-r", "cpu_sample_class_sum:during=gpu-idle", cs336, "-f", "csv"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto rows = parse_csv(run.out);
+  ASSERT_GT(rows.size(), 2u);
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"55072", "55072", "python", "Python interpreter", "67", "44.1"}));
+  EXPECT_EQ(rows[2][3], "CUDA");
+  const CliRun bad = tracedoc({"stats", "-r", "cpu_sample_sum:during=steps", cs336, "-f", "csv"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("cpu_sample_sum: during must be gpu-idle, got 'steps'"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -1,11 +1,16 @@
 #include "analysis/cpu_samples.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <initializer_list>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
+#include "analysis/context.h"
 #include "analysis/cpu_threads.h"
 #include "analysis/statistics.h"
 
@@ -106,6 +111,39 @@ std::vector<SampleClass> stack_classes(const Trace& trace) {
   return out;
 }
 
+std::vector<uint8_t> gpu_idle_samples(const Trace& trace) {
+  const CpuSampleTable& c = trace.cpu_samples;
+  std::vector<uint8_t> out(c.size(), 0);
+  std::set<int64_t> launching;
+  for (int64_t tid : trace.api.global_tid) launching.insert(tid);
+  AnalysisContext ctx(trace, StepOptions{});
+  std::map<int64_t, IntervalSet> busy;  // per owner (process or rank): the union of its GPUs' work
+  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) busy[u.owner] = busy[u.owner].unite(ctx.busy(u));
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!launching.count(c.global_tid[i])) continue;
+    const auto it = busy.find(ctx.owner_of(c.global_tid[i]));
+    if (it == busy.end() || it->second.empty()) continue;
+    const Interval span = it->second.span();
+    const TimeNs t = c.time[i];
+    if (t < span.start || t >= span.end || it->second.covered_within({t, t + 1}) > 0) continue;
+    out[i] = 1;
+  }
+  return out;
+}
+
+namespace {
+
+// `:during=...`: the samples mask it asks for (null when absent), a usage error when unknown.
+Result<std::optional<std::vector<uint8_t>>> during_arg(std::string_view report, const Trace& trace,
+                                                       const ReportArgs& args) {
+  const std::optional<std::string> during = text_report_arg(args, "during");
+  if (!during) return std::optional<std::vector<uint8_t>>();
+  if (*during != "gpu-idle") return UsageError(fmt::format("{}: during must be gpu-idle, got '{}'", report, *during));
+  return std::optional<std::vector<uint8_t>>(gpu_idle_samples(trace));
+}
+
+}  // namespace
+
 CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& filter) {
   const CpuSampleTable& c = trace.cpu_samples;
   const CallStacks& stacks = trace.stacks;
@@ -114,6 +152,7 @@ CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& fil
   std::vector<int64_t> per_stack(stacks.stack_count(), 0);
   for (size_t i = 0; i < c.size(); ++i) {
     if (filter.tid >= 0 && tid_of(c.global_tid[i]) != filter.tid) continue;
+    if (filter.keep != nullptr && !(*filter.keep)[i]) continue;
     ++out.samples;
     const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
     if (s < 0 || static_cast<size_t>(s) >= per_stack.size()) {
@@ -167,11 +206,12 @@ Cell share(int64_t part, int64_t whole) {
 }  // namespace
 
 Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_sum", args, {}, {"thread"}));
+  TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_sum", args, {}, {"thread", "during"}));
   TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_sum", args, "thread", -1));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, during_arg("cpu_sample_sum", trace, args));
   if (!trace.source.has_table("COMPOSITE_EVENTS") || trace.cpu_samples.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
-  const CpuSampleCounts counts = count_cpu_samples(trace, {tid});
+  const CpuSampleCounts counts = count_cpu_samples(trace, {tid, keep ? &*keep : nullptr});
   sink.begin({{"Self", Unit::kRatioPct}, {"Self"}, {"Total", Unit::kRatioPct}, {"Total"}, {"Function"}, {"Module"}});
   std::vector<Cell> row;
   for (const FunctionSamples& f : counts.functions) {
@@ -195,8 +235,9 @@ Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink)
 }
 
 Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread"}));
+  TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread", "during"}));
   TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_class_sum", args, "thread", -1));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, during_arg("cpu_sample_class_sum", trace, args));
   const CpuSampleTable& c = trace.cpu_samples;
   if (!trace.source.has_table("COMPOSITE_EVENTS") || c.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
@@ -208,6 +249,7 @@ Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink&
   std::map<int64_t, Thread> threads;  // by global tid
   for (size_t i = 0; i < c.size(); ++i) {
     if (tid >= 0 && tid_of(c.global_tid[i]) != tid) continue;
+    if (keep && !(*keep)[i]) continue;
     const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
     const SampleClass k =
         s >= 0 && static_cast<size_t>(s) < classes.size() ? classes[static_cast<size_t>(s)] : SampleClass::kNoStack;

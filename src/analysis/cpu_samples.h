@@ -10,6 +10,8 @@
 //   cpu_sample_class_sum  per thread, its samples by what the CPU was doing (SampleClass below):
 //                   PID, TID, Thread, Class, Samples, Share (%) of the thread's samples; threads by
 //                   samples, classes by samples. `:thread=TID` as above.
+// Both take `:during=gpu-idle`: only the samples of the threads that launch GPU work taken while
+// their process's GPUs were idle (gpu_idle_samples).
 //
 // A sample's class is that of the frame nearest the sampled function that says something (a
 // memcpy in libc called from libtorch is PyTorch's work; take_gil is waiting for the GIL wherever
@@ -57,7 +59,14 @@ SampleClass classify_frame(std::string_view symbol, std::string_view module, boo
 
 struct CpuSampleFilter {
   int64_t tid = -1;  // keep only this thread's samples (its OS thread id); -1: every thread
+  // Keep only these samples (by row), when set: e.g. gpu_idle_samples.
+  const std::vector<uint8_t>* keep = nullptr;
 };
+
+// Per sample: whether it is of a thread that launches GPU work (makes CUDA/HIP API calls) and was
+// taken while its process's GPUs were all idle, between the process's first and last GPU work:
+// what the CPU did while the GPU waited.
+std::vector<uint8_t> gpu_idle_samples(const Trace& trace);
 
 CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& filter = {});
 

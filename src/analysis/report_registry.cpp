@@ -79,9 +79,10 @@ const std::vector<ReportDef>& all_reports() {
       {"comm_comp_overlap", "Communication/Computation Overlap", ReportKind::kSummary,
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
       // CPU samples with call stacks, per function (nsys --sample=cpu).
-      {"cpu_sample_sum", "CPU Sample Summary (by Function)", ReportKind::kSummary, kLoadCpuSched, cpu_sample_sum},
+      {"cpu_sample_sum", "CPU Sample Summary (by Function)", ReportKind::kSummary,
+       kLoadCpuSched | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cpu_sample_sum},
       {"cpu_sample_class_sum", "CPU Sample Summary (by Thread and Class)", ReportKind::kSummary,
-       kLoadCpuSched | kLoadOsCalls | kLoadApi, cpu_sample_class_sum},
+       kLoadCpuSched | kLoadOsCalls | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cpu_sample_class_sum},
       {"cpu_thread_sum", "CPU Thread Summary", ReportKind::kSummary, kLoadCpuSched | kLoadOsCalls | kLoadApi,
        cpu_thread_sum},
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", ReportKind::kSummary,
