@@ -230,5 +230,20 @@ TEST(CpuSamples, DuringGpuIdleKeepsTheLaunchingThreadsSamplesInTheGaps) {
   EXPECT_NE(bad.err.find("cpu_sample_sum: during must be gpu-idle, got 'steps'"), std::string::npos) << bad.err;
 }
 
+TEST(CpuSamples, TheSummaryGivesEachThreadsClasses) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  const std::string path = (nsys_traces_dir() / "cs336/jsun012_result.sqlite").string();
+  const CliRun run = tracedoc({"summary", path});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("  python [main] (pid 55072 tid 55072): running 82.4%, lock waits 0 (0 ns), CUDA calls 1.31 s "
+                         "of which synchronizing 819 ms\n"
+                         "    CPU samples (1811): Python interpreter 38.0%, CUDA 30.0%, PyTorch 22.3%\n"),
+            std::string::npos)
+      << run.out;
+  const CliRun json = tracedoc({"summary", "-f", "json", path});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"cpu_samples\": {\n            \"Python interpreter\": 688,"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracedoc::testing

@@ -200,6 +200,8 @@ def main():
         check("diff", "CPU-only trace", ["diff", cpu_only, cpu_only])
         for report in ("cs599k/rms_norm_vector_v1.ncu-rep", "extrap/ex-gpu.s10.ncu-rep"):
             check("report", "ncu " + report, ["ncu", os.path.join(t, "ncu", report), "--all"])
+        # CPU samples with call stacks: the summary's per-thread classes.
+        check("summary", "summary with CPU samples", ["summary", os.path.join(t, "nsys/cs336/jsun012_result.sqlite")])
         # Nsight Compute joined to a timeline (--ncu), and a report read alone as its own timeline.
         extrap = os.path.join(t, "ncu/extrap")
         joined = ["--ncu", os.path.join(extrap, "ex-gpu.s10.ncu-rep"), os.path.join(extrap, "ex-gpu.s10.sqlite")]

@@ -234,6 +234,22 @@ Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink)
   return Status::Ok();
 }
 
+std::map<int64_t, SampleClassCounts> sample_classes_by_thread(const Trace& trace, const CpuSampleFilter& filter) {
+  const CpuSampleTable& c = trace.cpu_samples;
+  std::map<int64_t, SampleClassCounts> out;
+  if (c.size() == 0) return out;
+  const std::vector<SampleClass> classes = stack_classes(trace);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (filter.tid >= 0 && tid_of(c.global_tid[i]) != filter.tid) continue;
+    if (filter.keep != nullptr && !(*filter.keep)[i]) continue;
+    const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
+    const SampleClass k =
+        s >= 0 && static_cast<size_t>(s) < classes.size() ? classes[static_cast<size_t>(s)] : SampleClass::kNoStack;
+    ++out[c.global_tid[i]][static_cast<size_t>(k)];
+  }
+  return out;
+}
+
 Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread", "during"}));
   TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_class_sum", args, "thread", -1));
@@ -241,44 +257,34 @@ Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink&
   const CpuSampleTable& c = trace.cpu_samples;
   if (!trace.source.has_table("COMPOSITE_EVENTS") || c.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
-  const std::vector<SampleClass> classes = stack_classes(trace);
-  struct Thread {
-    int64_t samples = 0;
-    std::array<int64_t, kSampleClassCount> by_class{};
-  };
-  std::map<int64_t, Thread> threads;  // by global tid
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (tid >= 0 && tid_of(c.global_tid[i]) != tid) continue;
-    if (keep && !(*keep)[i]) continue;
-    const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
-    const SampleClass k =
-        s >= 0 && static_cast<size_t>(s) < classes.size() ? classes[static_cast<size_t>(s)] : SampleClass::kNoStack;
-    Thread& t = threads[c.global_tid[i]];
-    ++t.samples;
-    ++t.by_class[static_cast<size_t>(k)];
-  }
+  const std::map<int64_t, SampleClassCounts> threads = sample_classes_by_thread(trace, {tid, keep ? &*keep : nullptr});
   std::map<int64_t, std::string> names;
   for (const CpuThreadStats& t : cpu_thread_stats(trace)) names[t.global_tid] = t.name;
-  std::vector<std::pair<int64_t, const Thread*>> order;
+  const auto samples = [](const SampleClassCounts& counts) {
+    int64_t n = 0;
+    for (int64_t x : counts) n += x;
+    return n;
+  };
+  std::vector<std::pair<int64_t, const SampleClassCounts*>> order;
   for (const auto& [g, t] : threads) order.emplace_back(g, &t);
   std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.second->samples > b.second->samples; });
+                   [&](const auto& a, const auto& b) { return samples(*a.second) > samples(*b.second); });
   sink.begin({{"PID"}, {"TID"}, {"Thread"}, {"Class"}, {"Samples"}, {"Share", Unit::kRatioPct}});
   std::vector<Cell> row;
   for (const auto& [g, t] : order) {
     std::vector<size_t> ks;
     for (size_t k = 0; k < kSampleClassCount; ++k) {
-      if (t->by_class[k] > 0) ks.push_back(k);
+      if ((*t)[k] > 0) ks.push_back(k);
     }
-    std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) { return t->by_class[a] > t->by_class[b]; });
+    std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) { return (*t)[a] > (*t)[b]; });
     const std::string& name = names[g];
     for (size_t k : ks) {
       row = {Cell::integer(pid_of(g)),
              Cell::integer(tid_of(g)),
              name.empty() ? Cell::null() : Cell::text(name),
              Cell::text(sample_class_name(static_cast<SampleClass>(k))),
-             Cell::integer(t->by_class[k]),
-             share(t->by_class[k], t->samples)};
+             Cell::integer((*t)[k]),
+             share((*t)[k], samples(*t))};
       sink.row(row);
     }
   }

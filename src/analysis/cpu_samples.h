@@ -18,7 +18,9 @@
 // it is called from): by the frame's symbol first (GIL, memory allocation), then its module.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -72,6 +74,10 @@ CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& fil
 
 // Each stack's class (index: StackId), as classify_frame decides it from the leaf up.
 std::vector<SampleClass> stack_classes(const Trace& trace);
+
+// Per thread (global tid): its samples by class (index: SampleClass); `keep` as CpuSampleFilter's.
+using SampleClassCounts = std::array<int64_t, kSampleClassCount>;
+std::map<int64_t, SampleClassCounts> sample_classes_by_thread(const Trace& trace, const CpuSampleFilter& filter = {});
 
 Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink);
 Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink);

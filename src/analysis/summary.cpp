@@ -8,6 +8,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/copy_throughput.h"
+#include "analysis/cpu_samples.h"
 #include "analysis/cpu_threads.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_memory.h"
@@ -239,11 +240,23 @@ DispatchSummary dispatch_part(const Trace& trace, const pytorch::OpLinks& links)
 
 std::vector<ThreadSummary> thread_summaries(const Trace& trace) {
   std::vector<ThreadSummary> out;
+  const std::map<int64_t, SampleClassCounts> samples = sample_classes_by_thread(trace);
   for (const CpuThreadStats& t : cpu_thread_stats(trace)) {
     if (!t.main && t.lock_waits == 0 && t.sync_ns == 0) continue;
     if (t.main && t.api_calls == 0 && t.lock_waits == 0 && t.running_ns < 0) continue;  // not a GPU process
-    out.push_back({pid_of(t.global_tid), tid_of(t.global_tid), t.name, t.main, t.span(), t.running_ns, t.lock_waits,
-                   t.lock_wait_ns, t.sync_ns, t.api_ns});
+    ThreadSummary& s = out.emplace_back(ThreadSummary{pid_of(t.global_tid),
+                                                      tid_of(t.global_tid),
+                                                      t.name,
+                                                      t.main,
+                                                      t.span(),
+                                                      t.running_ns,
+                                                      t.lock_waits,
+                                                      t.lock_wait_ns,
+                                                      t.sync_ns,
+                                                      t.api_ns,
+                                                      {}});
+    if (const auto it = samples.find(t.global_tid); it != samples.end())
+      s.sample_classes.assign(it->second.begin(), it->second.end());
   }
   return out;
 }

@@ -116,6 +116,9 @@ struct ThreadSummary {
   int64_t running_ns = -1;  // -1: no thread switches recorded
   int64_t lock_waits = 0, lock_wait_ns = 0;
   int64_t sync_wait_ns = 0, api_ns = 0;
+  // CPU samples (nsys --sample=cpu) per class of what the thread was doing (analysis/cpu_samples.h's
+  // SampleClass, in its order); empty without samples.
+  std::vector<int64_t> sample_classes;
 };
 
 // Across ranks (two or more GPUs; analysis/cross_rank.h): each GPU's step time and work, the one

@@ -31,7 +31,7 @@ void fields(F& f, DispatchSummary& d) {
 template <typename F>
 void fields(F& f, ThreadSummary& t) {
   f(t.pid), f(t.tid), f(t.name), f(t.main), f(t.span_ns), f(t.running_ns), f(t.lock_waits), f(t.lock_wait_ns);
-  f(t.sync_wait_ns), f(t.api_ns);
+  f(t.sync_wait_ns), f(t.api_ns), f(t.sample_classes);
 }
 template <typename F>
 void fields(F& f, SummaryUnitPart& u) {
@@ -53,7 +53,7 @@ void fields(F& f, SummaryPart& p) {
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDSP", 3, "summary part"};
+constexpr part_codec::Format kFormat{"TDSP", 4, "summary part"};
 }  // namespace
 
 std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kFormat); }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cpu_samples.h"
 #include "report/json_object.h"
 #include "report/writers.h"
 
@@ -137,6 +138,30 @@ void kernel_json(JsonObject& o, const NamedTotal& t) {
 
 }  // namespace
 
+namespace {
+
+// "    CPU samples (1,649): Python interpreter 45.5%, PyTorch 35.8%, unresolved 6.7%": the three
+// largest classes of what the thread was doing when sampled.
+std::string sample_classes_line(const ThreadSummary& t) {
+  int64_t all = 0;
+  for (int64_t n : t.sample_classes) all += n;
+  if (all == 0) return {};
+  std::vector<size_t> order;
+  for (size_t k = 0; k < t.sample_classes.size() && k < kSampleClassCount; ++k) {
+    if (t.sample_classes[k] > 0) order.push_back(k);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return t.sample_classes[a] > t.sample_classes[b]; });
+  std::string line = fmt::format("    CPU samples ({}):", all);
+  for (size_t i = 0; i < order.size() && i < 3; ++i) {
+    line += fmt::format("{} {} {}", i ? "," : "", sample_class_name(static_cast<SampleClass>(order[i])),
+                        percent(100.0 * static_cast<double>(t.sample_classes[order[i]]) / static_cast<double>(all)));
+  }
+  return line + "\n";
+}
+
+}  // namespace
+
 std::string summary_text(const TraceSummary& s) {
   std::string out = fmt::format("{}\n  {}, {}\n", s.input, s.producer, s.format);
   out += fmt::format("  span {} ({} .. {} ns); {} GPU operations, {} API calls, {} ranges{}\n",
@@ -245,7 +270,7 @@ std::string summary_text(const TraceSummary& s) {
       }
       line += fmt::format(" lock waits {} ({}), CUDA calls {} of which synchronizing {}", t.lock_waits,
                           human_duration(t.lock_wait_ns), human_duration(t.api_ns), human_duration(t.sync_wait_ns));
-      out += line + "\n";
+      out += line + "\n" + sample_classes_line(t);
     }
   }
   const FindingsSummary& f = s.findings;
@@ -368,6 +393,14 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       t.field("lock_wait_ns", v.lock_wait_ns);
       t.field("cuda_api_ns", v.api_ns);
       t.field("sync_wait_ns", v.sync_wait_ns);
+      if (!v.sample_classes.empty()) {
+        t.key("cpu_samples");
+        JsonObject c(t.out(), t.indent() + 2);
+        for (size_t k = 0; k < v.sample_classes.size() && k < kSampleClassCount; ++k) {
+          if (v.sample_classes[k] > 0) c.field(sample_class_name(static_cast<SampleClass>(k)), v.sample_classes[k]);
+        }
+        c.close();
+      }
     });
     o.key("steps");
     if (!s.steps) {
