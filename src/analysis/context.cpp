@@ -73,6 +73,14 @@ void AnalysisContext::ensure_steps() {
   }
 }
 
+IntervalSet AnalysisContext::owner_busy(int64_t owner) {
+  IntervalSet all;
+  for (const pytorch::GpuUnit& u : gpu_work().units) {
+    if (u.owner == owner) all = all.unite(busy(u));
+  }
+  return all;
+}
+
 const NcuJoin& AnalysisContext::ncu_join() {
   if (!ncu_join_) ncu_join_ = join_ncu(trace_);
   return *ncu_join_;

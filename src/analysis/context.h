@@ -45,6 +45,8 @@ class AnalysisContext {
   const pytorch::OpLinks& op_links();  // PyTorch traces (empty tables otherwise)
   // The union of a unit's work (one of gpu_work().units), computed once per unit.
   const IntervalSet& busy(const pytorch::GpuUnit& unit);
+  // The union of the work of every unit of an owner (all its devices).
+  IntervalSet owner_busy(int64_t owner);
 
   // The Nsight Compute launches joined to the kernels (empty without Trace::ncu_reports), and the
   // answers of one launch, each derived once.

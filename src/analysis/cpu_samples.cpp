@@ -118,7 +118,9 @@ std::vector<uint8_t> gpu_idle_samples(const Trace& trace) {
   for (int64_t tid : trace.api.global_tid) launching.insert(tid);
   AnalysisContext ctx(trace, StepOptions{});
   std::map<int64_t, IntervalSet> busy;  // per owner (process or rank): the union of its GPUs' work
-  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) busy[u.owner] = busy[u.owner].unite(ctx.busy(u));
+  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
+    if (!busy.count(u.owner)) busy.emplace(u.owner, ctx.owner_busy(u.owner));
+  }
   for (size_t i = 0; i < c.size(); ++i) {
     if (!launching.count(c.global_tid[i])) continue;
     const auto it = busy.find(ctx.owner_of(c.global_tid[i]));
@@ -250,6 +252,17 @@ std::map<int64_t, SampleClassCounts> sample_classes_by_thread(const Trace& trace
   return out;
 }
 
+std::vector<SampleClass> classes_by_count(std::span<const int64_t> counts) {
+  std::vector<SampleClass> out;
+  for (size_t k = 0; k < counts.size() && k < kSampleClassCount; ++k) {
+    if (counts[k] > 0) out.push_back(static_cast<SampleClass>(k));
+  }
+  std::stable_sort(out.begin(), out.end(), [&](SampleClass a, SampleClass b) {
+    return counts[static_cast<size_t>(a)] > counts[static_cast<size_t>(b)];
+  });
+  return out;
+}
+
 Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread", "during"}));
   TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_class_sum", args, "thread", -1));
@@ -272,19 +285,11 @@ Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink&
   sink.begin({{"PID"}, {"TID"}, {"Thread"}, {"Class"}, {"Samples"}, {"Share", Unit::kRatioPct}});
   std::vector<Cell> row;
   for (const auto& [g, t] : order) {
-    std::vector<size_t> ks;
-    for (size_t k = 0; k < kSampleClassCount; ++k) {
-      if ((*t)[k] > 0) ks.push_back(k);
-    }
-    std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) { return (*t)[a] > (*t)[b]; });
     const std::string& name = names[g];
-    for (size_t k : ks) {
-      row = {Cell::integer(pid_of(g)),
-             Cell::integer(tid_of(g)),
-             name.empty() ? Cell::null() : Cell::text(name),
-             Cell::text(sample_class_name(static_cast<SampleClass>(k))),
-             Cell::integer((*t)[k]),
-             share((*t)[k], samples(*t))};
+    for (SampleClass k : classes_by_count(*t)) {
+      const int64_t n = (*t)[static_cast<size_t>(k)];
+      row = {Cell::integer(pid_of(g)),         Cell::integer(tid_of(g)), name.empty() ? Cell::null() : Cell::text(name),
+             Cell::text(sample_class_name(k)), Cell::integer(n),         share(n, samples(*t))};
       sink.row(row);
     }
   }

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -77,6 +78,8 @@ std::vector<SampleClass> stack_classes(const Trace& trace);
 
 // Per thread (global tid): its samples by class (index: SampleClass); `keep` as CpuSampleFilter's.
 using SampleClassCounts = std::array<int64_t, kSampleClassCount>;
+// The classes with samples in `counts` (index: SampleClass), most samples first.
+std::vector<SampleClass> classes_by_count(std::span<const int64_t> counts);
 std::map<int64_t, SampleClassCounts> sample_classes_by_thread(const Trace& trace, const CpuSampleFilter& filter = {});
 
 Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink);

@@ -54,6 +54,14 @@ std::string normalised_kernel_name(std::string_view demangled) {
   return out;
 }
 
+std::map<std::string_view, NcuLaunchRef> launch_by_name(const Trace& trace, const std::vector<NcuLaunchRef>& per_row) {
+  std::map<std::string_view, NcuLaunchRef> out;
+  for (size_t row = 0; row < per_row.size(); ++row) {
+    if (per_row[row]) out.try_emplace(trace.str(trace.kernels.name[row]), per_row[row]);
+  }
+  return out;
+}
+
 NcuJoin join_ncu(const Trace& trace) {
   NcuJoin join;
   if (trace.ncu_reports.empty()) return join;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ struct NcuJoin {
 };
 
 NcuJoin join_ncu(const Trace& trace);
+
+// Each kernel name's launch, from `per_row` (launch_of or answered_by): that of its first row (in row
+// order) that has one. One launch stands for every instance of a name in the name-level tables.
+std::map<std::string_view, NcuLaunchRef> launch_by_name(const Trace& trace, const std::vector<NcuLaunchRef>& per_row);
 
 // A demangled name without its spacing ("f(double const *)" and "f(double const*)" agree).
 std::string normalised_kernel_name(std::string_view demangled);

@@ -97,10 +97,7 @@ Status ncu_kern_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(nsys_stats::cuda_gpu_kern_sum(trace, args, kernels));
   const NcuJoin join = join_ncu(trace);
   // Each kernel name's first matched launch, by the first instance (in row order) that matched.
-  std::map<std::string_view, NcuLaunchRef> by_name;
-  for (size_t row = 0; row < join.launch_of.size(); ++row) {
-    if (join.launch_of[row]) by_name.try_emplace(trace.str(trace.kernels.name[row]), join.launch_of[row]);
-  }
+  const std::map<std::string_view, NcuLaunchRef> by_name = launch_by_name(trace, join.launch_of);
   std::vector<ColumnSpec> columns = kernels.columns();
   const size_t name_column = columns.size() - 1;  // cuda_gpu_kern_sum ends with Name
   columns.insert(columns.end(), joined_columns().begin(), joined_columns().end());

@@ -408,10 +408,7 @@ NcuSummary ncu_summary(const Trace& trace, const std::vector<NamedTotal>& top_ke
   out.reports = static_cast<int64_t>(trace.ncu_reports.size());
   out.launches = static_cast<int64_t>(join.launches);
   out.matched = static_cast<int64_t>(join.matched);
-  std::map<std::string_view, NcuLaunchRef> by_name;  // each name's first answered instance, in row order
-  for (size_t row = 0; row < join.answered_by.size(); ++row) {
-    if (join.answered_by[row]) by_name.try_emplace(trace.str(trace.kernels.name[row]), join.answered_by[row]);
-  }
+  const std::map<std::string_view, NcuLaunchRef> by_name = launch_by_name(trace, join.answered_by);
   for (const NamedTotal& k : top_kernels) {
     const auto it = by_name.find(k.name);
     if (it == by_name.end()) continue;

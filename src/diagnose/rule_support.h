@@ -41,15 +41,6 @@ inline std::vector<TimeRange> longest_ranges(std::vector<Interval> v, size_t n, 
   return out;
 }
 
-// Union of the GPU work of every unit of an owner (all its devices).
-inline IntervalSet owner_busy(Context& ctx, int64_t owner) {
-  IntervalSet all;
-  for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
-    if (u.owner == owner) all = all.unite(ctx.busy(u));
-  }
-  return all;
-}
-
 // A kernel name for a one-line list: at most 90 characters.
 inline std::string clipped_name(std::string_view name) {
   std::string s(name);

@@ -151,7 +151,7 @@ void dataloader_bound(Context& ctx, const Params& p, std::vector<Finding>& out) 
     int64_t exposed = dl_ns;
     if (has_gpu) {
       const IntervalSet in_windows = IntervalSet::busy_union(windows);
-      exposed = dl.intersect(in_windows).subtract(owner_busy(ctx, owner)).total();
+      exposed = dl.intersect(in_windows).subtract(ctx.owner_busy(owner)).total();
     }
     Finding f;
     f.scope = ctx.owner_label(owner);

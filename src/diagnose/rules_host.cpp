@@ -66,7 +66,7 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     if (!blocking[name]) continue;
     const int64_t owner = ctx.owner_of(t.api.global_tid[a]);
     auto b = busy.find(owner);
-    if (b == busy.end()) b = busy.emplace(owner, owner_busy(ctx, owner)).first;
+    if (b == busy.end()) b = busy.emplace(owner, ctx.owner_busy(owner)).first;
     if (b->second.empty()) continue;  // no GPU work in this process
     // What the call cost the GPU: the idle time after it, but no more than the GPU work the call
     // waited for (busy time during the call). Without the wait the CPU would have launched the
@@ -153,7 +153,7 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
     auto it = owners.find(owner);
     if (it == owners.end()) {
       OwnerWaits w;
-      w.busy = owner_busy(ctx, owner);
+      w.busy = ctx.owner_busy(owner);
       if (!w.busy.empty()) w.windows = ctx.steps() ? ctx.windows_of(owner) : std::vector<Interval>{w.busy.span()};
       it = owners.emplace(owner, std::move(w)).first;
     }

@@ -246,12 +246,11 @@ std::optional<Hit> near_roof(const NcuAnswers& a, const Params& p, std::string_v
   if (a.bound != side || !known(share) || share < p.get("min_roof_share")) return std::nullopt;
   Hit h;
   h.cost = p.get("reducible");
+  h.detail = fmt::format("{} bound at {:.0f}% of its roof", side, 100 * share);
   if (side == "memory") {
-    h.detail = fmt::format("{} bound at {:.0f}% of its roof", side, 100 * share);
     if (known(a.arithmetic_intensity)) h.detail += fmt::format(", {:.3g} FLOP per DRAM byte", a.arithmetic_intensity);
     if (known(a.dram_bytes)) h.detail += fmt::format(", {} from DRAM", human_bytes(static_cast<int64_t>(a.dram_bytes)));
   } else {
-    h.detail = fmt::format("{} bound at {:.0f}% of its roof", side, 100 * share);
     if (known(a.flop_per_s)) h.detail += fmt::format(", {:.3g} TFLOP/s", a.flop_per_s * 1e-12);
     if (known(a.sm_throughput_pct)) h.detail += fmt::format(", SM throughput {:.0f}% of peak", a.sm_throughput_pct);
   }

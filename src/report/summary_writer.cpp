@@ -146,16 +146,12 @@ std::string sample_classes_line(const ThreadSummary& t) {
   int64_t all = 0;
   for (int64_t n : t.sample_classes) all += n;
   if (all == 0) return {};
-  std::vector<size_t> order;
-  for (size_t k = 0; k < t.sample_classes.size() && k < kSampleClassCount; ++k) {
-    if (t.sample_classes[k] > 0) order.push_back(k);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return t.sample_classes[a] > t.sample_classes[b]; });
+  const std::vector<SampleClass> order = classes_by_count(t.sample_classes);
   std::string line = fmt::format("    CPU samples ({}):", all);
   for (size_t i = 0; i < order.size() && i < 3; ++i) {
-    line += fmt::format("{} {} {}", i ? "," : "", sample_class_name(static_cast<SampleClass>(order[i])),
-                        percent(100.0 * static_cast<double>(t.sample_classes[order[i]]) / static_cast<double>(all)));
+    const auto n = static_cast<double>(t.sample_classes[static_cast<size_t>(order[i])]);
+    line += fmt::format("{} {} {}", i ? "," : "", sample_class_name(order[i]),
+                        percent(100.0 * n / static_cast<double>(all)));
   }
   return line + "\n";
 }
