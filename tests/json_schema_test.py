@@ -126,6 +126,9 @@ def check_view(label, path, tmp, extra=()):
             for lane in doc["utilization"]:
                 if len(base64.b64decode(lane["busy"])) != doc["lod"]["buckets"] * 2:
                     problems.append(f"utilization {lane['label']}: not one value per bucket")
+            for lane in doc["metrics"]:
+                if len(base64.b64decode(lane["mean"])) != doc["lod"]["buckets"] * 8:
+                    problems.append(f"metric {lane['label']}: not one value per bucket")
             if sum(t["n"] for t in doc["tracks"]) != doc["raw"]["events"]:
                 problems.append("raw.events is not the sum of the tracks' embedded events")
     verdict("view", label, problems)
@@ -202,6 +205,14 @@ def main():
             check("report", "ncu " + report, ["ncu", os.path.join(t, "ncu", report), "--all"])
         # CPU samples with call stacks: the summary's per-thread classes.
         check("summary", "summary with CPU samples", ["summary", os.path.join(t, "nsys/cs336/jsun012_result.sqlite")])
+        # GPU hardware metrics: the summary's section and the diagnosis with the CPU and metric rules.
+        metrics = os.path.join(t, "nsys/ai-profiler/secondOptimization_gpu-metrics-3.0-4.5s.sqlite")
+        check("summary", "summary with GPU metrics", ["summary", metrics])
+        check_view("view with GPU metrics", metrics, tmp)
+        check("diagnose", "diagnose with GPU metrics", ["diagnose", metrics])
+        check("diagnose", "diagnose with CPU samples", ["diagnose", os.path.join(t, "nsys/cs336/jsun012_result.sqlite")])
+        check("report", "gpu_metrics_sum", ["stats", "-r", "gpu_metrics_sum:per=kernel", metrics])
+        check("report", "cpu_sample_tree", ["stats", "-r", "cpu_sample_tree", os.path.join(t, "nsys/cs336/jsun012_result.sqlite")])
         # Nsight Compute joined to a timeline (--ncu), and a report read alone as its own timeline.
         extrap = os.path.join(t, "ncu/extrap")
         joined = ["--ncu", os.path.join(extrap, "ex-gpu.s10.ncu-rep"), os.path.join(extrap, "ex-gpu.s10.sqlite")]

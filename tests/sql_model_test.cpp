@@ -83,7 +83,7 @@ TEST(SqlModel, NsysExportTablesAndAReportByQuery) {
   });
   EXPECT_EQ(db.value("SELECT count(*) FROM tracedoc_columns WHERE description = ''"), 0);
   EXPECT_EQ(db.text("SELECT group_concat(column_name, ' ') FROM tracedoc_columns WHERE table_name = 'api'"),
-            "start_ns end_ns duration_ns rank pid tid correlation return_value name api_class");
+            "start_ns end_ns duration_ns rank pid tid correlation return_value name api_class stack");
   EXPECT_EQ(
       db.text("SELECT description FROM tracedoc_columns WHERE table_name = 'kernels' AND column_name = 'short_name'"),
       "name without arguments or templates");

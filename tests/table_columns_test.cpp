@@ -114,7 +114,7 @@ TEST(TableColumns, DeclarationsAreWellFormed) {
       EXPECT_NE(first_time_column(t), nullptr) << info.name << " is sorted by time but has no time column";
     }
   });
-  EXPECT_EQ(table_names.size(), 23u);
+  EXPECT_EQ(table_names.size(), 24u);
   // Bytes per row come from the declarations: kernels are 2 times, 3 int64, 13 int32, 3 string ids, 1 double.
   EXPECT_EQ(bytes_per_row<KernelTable>(), 112u);
   EXPECT_EQ(column_count<KernelTable>(), 22u);

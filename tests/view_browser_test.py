@@ -33,6 +33,7 @@ SKIP = 77
 VIEWPORT = (1400, 900)
 GUTTER = 230  # viewer.js: the label column left of the plot
 NSYS_TRACE = "nsys/nsys-ai/mfu_2gpu_before.sqlite"
+METRICS_TRACE = "nsys/ai-profiler/secondOptimization_gpu-metrics-3.0-4.5s.sqlite"
 TORCH_TRACE = "kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 HOSTILE_NAMES = ["<script>alert(1)</script>", "\"quoted' & <b>bold</b>", "</script><img src=x onerror=alert(2)>"]
 PIXEL_TOLERANCE = 40      # a pixel differs when a channel differs by more than this
@@ -497,6 +498,33 @@ def check_hover(page, doc, ev, label):
     check(hidden, f"{label}: the tooltip hides when the mouse leaves the canvas")
 
 
+def check_metric_lane(page, html, label):
+    """GPU metrics: one lane per sampled metric under the GPU; hovering it gives the bucket's mean."""
+    check_load(page, html, label)
+    doc = data_of(page)
+    labels = [m["label"] for m in doc["metrics"]]
+    check(labels[:3] == ["GPU 0 PCIe TX Throughput", "GPU 0 PCIe RX Throughput", "GPU 0 DRAM Write Throughput"]
+          and len(labels) == 9,
+          f"{label}: a lane per sampled metric of a known kind ({len(labels)})", repr(labels))
+    # Zoom to the sampled 3.0-4.5 s (relative to the page's origin) and hover SM Active mid-way.
+    origin = int(doc["origin_ns"])
+    t0, t1 = 3_000_000_000 - origin, 4_500_000_000 - origin
+    page.js(f"tracedoc.setWindow({t0}, {t1}); tracedoc.drawNow()")
+    box = page.js("tracedoc.laneBox('GPU 0 SM Active')")
+    canvas = page.rect("document.getElementById('timeline')")
+    tip = None
+    if box:
+        for frac in (0.5, 0.3, 0.7, 0.1, 0.9):
+            page.move(canvas["left"] + box["x"] + box["w"] * frac, canvas["top"] + box["y"] + box["h"] / 2)
+            tip = page.js("document.getElementById('tooltip').hidden ? null : document.getElementById('tooltip').textContent")
+            if tip:
+                break
+    check(bool(tip) and tip.startswith("GPU 0 SM Active\n") and " % at " in tip,
+          f"{label}: hovering the SM Active lane shows the sampled mean", repr(tip))
+    page.move(5, 5)
+    check_no_problems(page, label)
+
+
 def check_search(page, doc, pattern, label):
     rx = re.compile(pattern, re.IGNORECASE)  # the viewer searches with new RegExp(text, "i")
     hit = [bool(rx.search(n)) for n in doc["names"]]
@@ -794,6 +822,9 @@ def main():
             check_finding(page, doc, label)
             check_no_problems(page, label)
             check_notebook(page, source, html, tmp, label)
+        if traces is not None and (traces / METRICS_TRACE).is_file():
+            check_metric_lane(page, make_page(binary, traces / METRICS_TRACE, tmp / "metrics.html"),
+                              "nsys " + Path(METRICS_TRACE).name)
         check_hostile(page, binary, tmp)
         check_firefox(binary, source, tmp)
     except Exception as e:  # a broken page or browser: report it as a failure, not a traceback only

@@ -61,15 +61,18 @@ void AnalysisContext::ensure_steps() {
     for (const auto& [w, k] : list) cpu.push_back({steps_->steps[k].start, steps_->steps[k].end});
     cpu_windows_.push_back({owner, std::move(cpu)});
     std::vector<Interval> windows;
+    std::vector<size_t> steps;
     TimeNs prev_end = kNoTime;
     for (const auto& [w, k] : list) {
       Interval x = w;
       if (prev_end != kNoTime) x.start = std::max(x.start, prev_end);
       if (x.end <= x.start) continue;
       windows.push_back(x);
+      steps.push_back(k);
       prev_end = x.end;
     }
     windows_.push_back({owner, std::move(windows)});
+    window_steps_.push_back({owner, std::move(steps)});
   }
 }
 
@@ -117,6 +120,15 @@ const std::vector<Interval>& windows_in(const std::vector<std::pair<int64_t, std
 const std::vector<Interval>& AnalysisContext::windows_of(int64_t owner) {
   ensure_steps();
   return windows_in(windows_, owner);
+}
+
+const std::vector<size_t>& AnalysisContext::window_steps_of(int64_t owner) {
+  ensure_steps();
+  static const std::vector<size_t> kNone;
+  for (const auto& [o, steps] : window_steps_) {
+    if (o == owner) return steps;
+  }
+  return kNone;
 }
 
 const std::vector<Interval>& AnalysisContext::cpu_windows_of(int64_t owner) {

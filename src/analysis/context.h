@@ -58,6 +58,8 @@ class AnalysisContext {
   // The step windows of an owner (rank tag or global pid, as GpuUnit::owner), stretched as above:
   // for what happens on the GPU and for the time basis.
   const std::vector<Interval>& windows_of(int64_t owner);
+  // The step (index into steps()->steps) of each of those windows.
+  const std::vector<size_t>& window_steps_of(int64_t owner);
   // The same steps' CPU windows, as recorded, in start order: for what the CPU records in a step
   // (allocator events, data loading, OS calls), which the stretched windows would shift into the
   // next step wherever the GPU runs behind the CPU.
@@ -102,6 +104,7 @@ class AnalysisContext {
   bool steps_done_ = false;
   std::optional<StepSet> steps_;
   std::vector<std::pair<int64_t, std::vector<Interval>>> windows_;      // per owner, stretched
+  std::vector<std::pair<int64_t, std::vector<size_t>>> window_steps_;   // per owner: each window's step
   std::vector<std::pair<int64_t, std::vector<Interval>>> cpu_windows_;  // per owner, as recorded
   std::optional<int64_t> basis_;
   bool rank_of_job_ = false;

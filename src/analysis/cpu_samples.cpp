@@ -13,6 +13,7 @@
 #include "analysis/context.h"
 #include "analysis/cpu_threads.h"
 #include "analysis/statistics.h"
+#include "analysis/steps.h"
 
 namespace tracedoc {
 
@@ -82,6 +83,23 @@ SampleClass classify_frame(std::string_view symbol, std::string_view module, boo
   return unresolved || symbol.empty() || symbol.starts_with('[') ? SampleClass::kUnresolved : SampleClass::kOther;
 }
 
+std::string stack_call_site(const Trace& trace, StackId stack) {
+  for (uint32_t id : trace.stacks.stack(stack)) {
+    const StackFrame& f = trace.stacks.frame(id);
+    if (f.kernel_mode() || f.unresolved() || trace.str(f.symbol).empty()) continue;
+    const std::string_view file = file_name(trace.str(f.module));
+    const SampleClass c = classify_frame({}, file, false, false);  // by the module alone
+    if (c == SampleClass::kCuda || c == SampleClass::kProfiler || c == SampleClass::kKernel) continue;
+    if (file.starts_with("libc.") || file.starts_with("libc-") || file.starts_with("libpthread") ||
+        file.starts_with("ld-") || file.starts_with("libdl") || file.starts_with("librt") || file == "[vdso]")
+      continue;
+    std::string symbol(trace.str(f.symbol));
+    if (symbol.size() > 100) symbol = symbol.substr(0, 99) + "…";  // template instantiations run to kilobytes
+    return fmt::format("{} ({})", symbol, file);
+  }
+  return {};
+}
+
 std::vector<SampleClass> stack_classes(const Trace& trace) {
   const CallStacks& stacks = trace.stacks;
   std::vector<int8_t> frame_class(stacks.frame_count(), -1);
@@ -111,11 +129,26 @@ std::vector<SampleClass> stack_classes(const Trace& trace) {
   return out;
 }
 
+TimeNs sampling_period(const Trace& trace) {
+  const CpuSampleTable& c = trace.cpu_samples;
+  std::map<int64_t, TimeNs> last;  // per thread
+  std::vector<int64_t> gaps;
+  gaps.reserve(c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.time[i] == kNoTime) continue;
+    auto [it, fresh] = last.try_emplace(c.global_tid[i], c.time[i]);
+    if (!fresh) {
+      if (c.time[i] > it->second) gaps.push_back(c.time[i] - it->second);
+      it->second = std::max(it->second, c.time[i]);
+    }
+  }
+  return median_ns(std::move(gaps));
+}
+
 std::vector<uint8_t> gpu_idle_samples(const Trace& trace) {
   const CpuSampleTable& c = trace.cpu_samples;
   std::vector<uint8_t> out(c.size(), 0);
-  std::set<int64_t> launching;
-  for (int64_t tid : trace.api.global_tid) launching.insert(tid);
+  const std::unordered_set<int64_t> launching = launching_threads(trace);
   AnalysisContext ctx(trace, StepOptions{});
   std::map<int64_t, IntervalSet> busy;  // per owner (process or rank): the union of its GPUs' work
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
@@ -135,61 +168,113 @@ std::vector<uint8_t> gpu_idle_samples(const Trace& trace) {
 
 namespace {
 
-// `:during=...`: the samples mask it asks for (null when absent), a usage error when unknown.
-Result<std::optional<std::vector<uint8_t>>> during_arg(std::string_view report, const Trace& trace,
-                                                       const ReportArgs& args) {
-  const std::optional<std::string> during = text_report_arg(args, "during");
-  if (!during) return std::optional<std::vector<uint8_t>>();
-  if (*during != "gpu-idle") return UsageError(fmt::format("{}: during must be gpu-idle, got '{}'", report, *during));
-  return std::optional<std::vector<uint8_t>>(gpu_idle_samples(trace));
+// Per process, the union of `windows` (global pid, interval).
+std::map<int64_t, IntervalSet> by_process(std::vector<std::pair<int64_t, Interval>> windows) {
+  std::map<int64_t, std::vector<Interval>> lists;
+  for (const auto& [pid, w] : windows) lists[pid].push_back(w);
+  std::map<int64_t, IntervalSet> out;
+  for (auto& [pid, list] : lists) out.emplace(pid, IntervalSet::busy_union(std::move(list)));
+  return out;
 }
 
 }  // namespace
 
-CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& filter) {
+Result<std::optional<std::vector<uint8_t>>> samples_during(std::string_view report, const Trace& trace,
+                                                           const ReportArgs& args) {
+  const std::optional<std::string> during = text_report_arg(args, "during");
+  if (!during) return std::optional<std::vector<uint8_t>>();
+  if (*during == "gpu-idle") return std::optional<std::vector<uint8_t>>(gpu_idle_samples(trace));
+  if (during->empty() || *during == "*")
+    return UsageError(fmt::format("{}: during needs gpu-idle, steps, step#N or a range name", report));
+  std::vector<std::pair<int64_t, Interval>> windows;  // (global pid, window)
+  if (*during == "steps" || during->starts_with("step#")) {
+    std::optional<int64_t> number;
+    if (during->starts_with("step#")) {
+      const std::string n = during->substr(5);
+      if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 15)
+        return UsageError(fmt::format("{}: during=step#N needs a step number, got '{}'", report, *during));
+      number = std::stoll(n);
+    }
+    auto steps = find_steps(trace, StepOptions{});
+    if (!steps.ok()) return no_data(trace, fmt::format("has no steps: {}", steps.status().message()));
+    for (const StepWindow& w : steps->steps) {
+      if (!number || w.number == *number) windows.push_back({w.global_pid, {w.start, w.end}});
+    }
+    if (windows.empty()) return no_data(trace, fmt::format("has no step {}.", *number));
+  } else {
+    const RangeTable& r = trace.ranges;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r.end[i] == kNoTime || r.text[i] == kNoStr || !marker_matches(trace.str(r.text[i]), *during)) continue;
+      windows.push_back({global_pid_of(r.global_tid[i]), {r.start[i], r.end[i]}});
+    }
+    if (windows.empty()) return no_data(trace, fmt::format("has no range named '{}'.", *during));
+  }
+  const std::map<int64_t, IntervalSet> sets = by_process(std::move(windows));
   const CpuSampleTable& c = trace.cpu_samples;
-  const CallStacks& stacks = trace.stacks;
-  CpuSampleCounts out;
-  // Samples per stack first: a training loop repeats a few thousand stacks a million times.
-  std::vector<int64_t> per_stack(stacks.stack_count(), 0);
+  std::vector<uint8_t> keep(c.size(), 0);
+  for (size_t i = 0; i < c.size(); ++i) {
+    const auto it = sets.find(global_pid_of(c.global_tid[i]));
+    keep[i] = it != sets.end() && it->second.covered_within({c.time[i], c.time[i] + 1}) > 0;
+  }
+  return std::optional<std::vector<uint8_t>>(std::move(keep));
+}
+
+StackSamples samples_per_stack(const Trace& trace, const CpuSampleFilter& filter) {
+  const CpuSampleTable& c = trace.cpu_samples;
+  StackSamples out;
+  out.per_stack.assign(trace.stacks.stack_count(), 0);
   for (size_t i = 0; i < c.size(); ++i) {
     if (filter.tid >= 0 && tid_of(c.global_tid[i]) != filter.tid) continue;
     if (filter.keep != nullptr && !(*filter.keep)[i]) continue;
     ++out.samples;
     const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
-    if (s < 0 || static_cast<size_t>(s) >= per_stack.size()) {
+    if (s < 0 || static_cast<size_t>(s) >= out.per_stack.size()) {
       ++out.without_stack;
       continue;
     }
-    ++per_stack[static_cast<size_t>(s)];
+    ++out.per_stack[static_cast<size_t>(s)];
   }
-  // A function is its symbol and module; frames differing only in flags are the same function.
-  std::vector<int32_t> function_of(stacks.frame_count(), -1);
-  std::map<std::pair<StrId, StrId>, int32_t> index;
-  auto function = [&](uint32_t frame) -> int32_t {
-    int32_t& f = function_of[frame];
-    if (f < 0) {
-      const StackFrame& fr = stacks.frame(frame);
-      auto [it, fresh] = index.try_emplace({fr.symbol, fr.module}, static_cast<int32_t>(out.functions.size()));
-      if (fresh) out.functions.push_back({fr.symbol, fr.module, fr.unresolved(), 0, 0});
-      f = it->second;
-    }
-    return f;
-  };
+  return out;
+}
+
+int32_t FunctionIndex::of(uint32_t frame) {
+  if (function_of_.size() <= frame) function_of_.resize(stacks_.frame_count(), -1);
+  int32_t& f = function_of_[frame];
+  if (f < 0) {
+    const StackFrame& fr = stacks_.frame(frame);
+    auto [it, fresh] = index_.try_emplace({fr.symbol, fr.module}, static_cast<int32_t>(functions_.size()));
+    if (fresh) functions_.push_back({fr.symbol, fr.module, fr.unresolved(), 0, 0});
+    f = it->second;
+  }
+  return f;
+}
+
+CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& filter) {
+  const CallStacks& stacks = trace.stacks;
+  // Samples per stack first: a training loop repeats a few thousand stacks a million times.
+  const StackSamples counted = samples_per_stack(trace, filter);
+  const std::vector<int64_t>& per_stack = counted.per_stack;
+  CpuSampleCounts out;
+  out.samples = counted.samples;
+  out.without_stack = counted.without_stack;
+  FunctionIndex index(stacks);
+  std::vector<FunctionSamples>& functions = index.functions();
+  auto function = [&](uint32_t frame) { return index.of(frame); };
   std::vector<StackId> last_counted;  // per function: the stack that last added to its total
   for (size_t s = 0; s < per_stack.size(); ++s) {
     const int64_t n = per_stack[s];
     if (n == 0) continue;
     const std::span<const uint32_t> frames = stacks.stack(static_cast<StackId>(s));
-    out.functions[static_cast<size_t>(function(frames.front()))].self += n;
+    functions[static_cast<size_t>(function(frames.front()))].self += n;
     for (uint32_t frame : frames) {
       const auto f = static_cast<size_t>(function(frame));
-      if (last_counted.size() <= f) last_counted.resize(out.functions.size(), kNoStack);
+      if (last_counted.size() <= f) last_counted.resize(functions.size(), kNoStack);
       if (last_counted[f] == static_cast<StackId>(s)) continue;  // recursion: once per sample
       last_counted[f] = static_cast<StackId>(s);
-      out.functions[f].total += n;
+      functions[f].total += n;
     }
   }
+  out.functions = std::move(functions);
   std::erase_if(out.functions, [](const FunctionSamples& f) { return f.total == 0; });
   std::stable_sort(out.functions.begin(), out.functions.end(), [&](const FunctionSamples& a, const FunctionSamples& b) {
     return std::tuple(-a.self, -a.total, trace.str(a.symbol), trace.str(a.module)) <
@@ -198,19 +283,15 @@ CpuSampleCounts count_cpu_samples(const Trace& trace, const CpuSampleFilter& fil
   return out;
 }
 
-namespace {
-
-Cell share(int64_t part, int64_t whole) {
+Cell sample_share(int64_t part, int64_t whole) {
   return whole > 0 ? Cell::real(sqlite_round(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1))
                    : Cell::null();
 }
 
-}  // namespace
-
 Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_sum", args, {}, {"thread", "during"}));
   TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_sum", args, "thread", -1));
-  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, during_arg("cpu_sample_sum", trace, args));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, samples_during("cpu_sample_sum", trace, args));
   if (!trace.source.has_table("COMPOSITE_EVENTS") || trace.cpu_samples.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
   const CpuSampleCounts counts = count_cpu_samples(trace, {tid, keep ? &*keep : nullptr});
@@ -219,14 +300,18 @@ Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink)
   for (const FunctionSamples& f : counts.functions) {
     const std::string_view name = trace.str(f.symbol);
     if (!args.name_ok(name)) continue;
-    row = {share(f.self, counts.samples), Cell::integer(f.self), share(f.total, counts.samples),
-           Cell::integer(f.total),        Cell::text(name),      Cell::text(trace.str(f.module))};
+    row = {sample_share(f.self, counts.samples),
+           Cell::integer(f.self),
+           sample_share(f.total, counts.samples),
+           Cell::integer(f.total),
+           Cell::text(name),
+           Cell::text(trace.str(f.module))};
     sink.row(row);
   }
   if (counts.without_stack > 0 && args.name_ok("[no call stack]")) {
-    row = {share(counts.without_stack, counts.samples),
+    row = {sample_share(counts.without_stack, counts.samples),
            Cell::integer(counts.without_stack),
-           share(counts.without_stack, counts.samples),
+           sample_share(counts.without_stack, counts.samples),
            Cell::integer(counts.without_stack),
            Cell::text("[no call stack]"),
            Cell::null()};
@@ -266,7 +351,7 @@ std::vector<SampleClass> classes_by_count(std::span<const int64_t> counts) {
 Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread", "during"}));
   TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_class_sum", args, "thread", -1));
-  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, during_arg("cpu_sample_class_sum", trace, args));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, samples_during("cpu_sample_class_sum", trace, args));
   const CpuSampleTable& c = trace.cpu_samples;
   if (!trace.source.has_table("COMPOSITE_EVENTS") || c.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
@@ -289,7 +374,7 @@ Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink&
     for (SampleClass k : classes_by_count(*t)) {
       const int64_t n = (*t)[static_cast<size_t>(k)];
       row = {Cell::integer(pid_of(g)),         Cell::integer(tid_of(g)), name.empty() ? Cell::null() : Cell::text(name),
-             Cell::text(sample_class_name(k)), Cell::integer(n),         share(n, samples(*t))};
+             Cell::text(sample_class_name(k)), Cell::integer(n),         sample_share(n, samples(*t))};
       sink.row(row);
     }
   }

@@ -64,6 +64,50 @@ bool is_sync_call(std::string_view api_name) {
   return n == "cuCtxSynchronize" || n == "cuStreamSynchronize" || n == "cuEventSynchronize";
 }
 
+std::unordered_set<int64_t> launching_threads(const Trace& trace) {
+  // The API table holds millions of calls from a handful of threads, mostly in runs of one thread.
+  std::unordered_set<int64_t> out;
+  const ApiTable& api = trace.api;
+  for (size_t a = 0; a < api.size(); ++a) {
+    if (a == 0 || api.global_tid[a] != api.global_tid[a - 1]) out.insert(api.global_tid[a]);
+  }
+  return out;
+}
+
+std::map<int64_t, ThreadSwitches> thread_switches(const Trace& trace) {
+  // Per thread in time order: running from each switch in to the next switch out.
+  const SchedTable& sched = trace.sched;
+  std::vector<uint32_t> order(sched.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(sched.global_tid[a], sched.time[a]) < std::tie(sched.global_tid[b], sched.time[b]);
+  });
+  std::map<int64_t, ThreadSwitches> out;
+  for (size_t k = 0; k < order.size();) {
+    const int64_t tid = sched.global_tid[order[k]];
+    if (tid_of(tid) == 0) {  // process-level records describe no thread
+      while (k < order.size() && sched.global_tid[order[k]] == tid) ++k;
+      continue;
+    }
+    ThreadSwitches& t = out[tid];
+    TimeNs in = kNoTime;
+    for (; k < order.size() && sched.global_tid[order[k]] == tid; ++k) {
+      const uint32_t e = order[k];
+      const TimeNs at = sched.time[e];
+      if (at == kNoTime) continue;
+      t.first = t.first == kNoTime ? at : std::min(t.first, at);
+      t.last = t.last == kNoTime ? at : std::max(t.last, at);
+      if (sched.sched_in[e]) {
+        if (in == kNoTime) in = at, ++t.switches_in;
+      } else if (in != kNoTime) {
+        t.running.push_back({in, at});
+        in = kNoTime;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
   std::map<std::pair<int64_t, int64_t>, CpuThreadStats> by_thread;  // (global pid, global tid)
   auto at = [&](int64_t global_tid) -> CpuThreadStats& {
@@ -78,32 +122,12 @@ std::vector<CpuThreadStats> cpu_thread_stats(const Trace& trace) {
     t.last = t.last == kNoTime ? end : std::max(t.last, end);
   };
 
-  // Thread switches, per thread in time order: running from each switch in to the next switch out.
-  const SchedTable& sched = trace.sched;
-  std::vector<uint32_t> order(sched.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(sched.global_tid[a], sched.time[a]) < std::tie(sched.global_tid[b], sched.time[b]);
-  });
-  for (size_t k = 0; k < order.size();) {
-    const int64_t tid = sched.global_tid[order[k]];
-    if (tid_of(tid) == 0) {  // process-level records describe no thread
-      while (k < order.size() && sched.global_tid[order[k]] == tid) ++k;
-      continue;
-    }
+  for (const auto& [tid, sw] : thread_switches(trace)) {
     CpuThreadStats& t = at(tid);
+    seen(t, sw.first, sw.last);
+    t.switches_in = sw.switches_in;
     t.running_ns = 0;
-    TimeNs in = kNoTime;
-    for (; k < order.size() && sched.global_tid[order[k]] == tid; ++k) {
-      const uint32_t e = order[k];
-      seen(t, sched.time[e], sched.time[e]);
-      if (sched.sched_in[e]) {
-        if (in == kNoTime) in = sched.time[e], ++t.switches_in;
-      } else if (in != kNoTime) {
-        t.running_ns = sat_add(t.running_ns, sat_sub(sched.time[e], in));
-        in = kNoTime;
-      }
-    }
+    for (const Interval& r : sw.running) t.running_ns = sat_add(t.running_ns, r.length());
   }
 
   const CpuSampleTable& samples = trace.cpu_samples;

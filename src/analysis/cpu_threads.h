@@ -14,11 +14,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "analysis/intervals.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -46,6 +49,19 @@ struct CpuThreadStats {
 
   int64_t span() const { return first == kNoTime ? 0 : sat_sub(last, first); }
 };
+
+// The threads that make CUDA (or HIP) API calls: the ones that launch the GPU work.
+std::unordered_set<int64_t> launching_threads(const Trace& trace);
+
+// A thread's switches (SCHED_EVENTS): its stretches on a CPU, from each switch onto one to the
+// next switch off it, in time order, and how many switches in opened one.
+struct ThreadSwitches {
+  std::vector<Interval> running;
+  int64_t switches_in = 0;
+  TimeNs first = kNoTime, last = kNoTime;  // first and last switch
+};
+// Per thread (global tid) with switches; process-level records (tid 0) describe no thread.
+std::map<int64_t, ThreadSwitches> thread_switches(const Trace& trace);
 
 // Every CPU thread that appears in a table above, ordered by (pid, tid). Records with tid 0 are
 // process-level (nsys writes some OS runtime rows so) and belong to no thread: left out.

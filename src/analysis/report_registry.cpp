@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "analysis/cpu_samples.h"
+#include "analysis/gpu_metrics.h"
 #include "analysis/ncu_reports.h"
 #include "analysis/nsys_stats/cpu_thread_reports.h"
 #include "analysis/nsys_stats/kernel_exec_reports.h"
@@ -80,9 +81,12 @@ const std::vector<ReportDef>& all_reports() {
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::comm_comp_overlap},
       // CPU samples with call stacks, per function (nsys --sample=cpu).
       {"cpu_sample_sum", "CPU Sample Summary (by Function)", ReportKind::kSummary,
-       kLoadCpuSched | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cpu_sample_sum},
+       kLoadCpuSched | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, cpu_sample_sum},
       {"cpu_sample_class_sum", "CPU Sample Summary (by Thread and Class)", ReportKind::kSummary,
-       kLoadCpuSched | kLoadOsCalls | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset, cpu_sample_class_sum},
+       kLoadCpuSched | kLoadOsCalls | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges,
+       cpu_sample_class_sum},
+      {"cpu_sample_tree", "CPU Sample Call Tree", ReportKind::kSummary,
+       kLoadCpuSched | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, cpu_sample_tree},
       {"cpu_thread_sum", "CPU Thread Summary", ReportKind::kSummary, kLoadCpuSched | kLoadOsCalls | kLoadApi,
        cpu_thread_sum},
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", ReportKind::kSummary,
@@ -114,6 +118,8 @@ const std::vector<ReportDef>& all_reports() {
        kLoadMemory | kLoadRanges | kLoadApi | kLoadKernels, gpu_mem_step_sum},
       {"gpu_mem_sum", "GPU Memory Summary", ReportKind::kSummary, kLoadMemory, gpu_mem_sum},
       {"gpu_mem_trace", "GPU Memory Trace", ReportKind::kTrace, kLoadMemory, gpu_mem_trace},
+      {"gpu_metrics_sum", "GPU Metrics Summary", ReportKind::kSummary,
+       kLoadGpuMetrics | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges, gpu_metrics_sum},
       {"gpu_time_breakdown", "GPU Time Breakdown", ReportKind::kSummary,
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::gpu_time_breakdown},
       {"idle_time_breakdown", "GPU Idle Time Breakdown", ReportKind::kSummary,

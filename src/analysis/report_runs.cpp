@@ -4,16 +4,36 @@
 
 #include "analysis/nsys_stats/nvtx_kernel_names.h"
 #include "analysis/report_registry.h"
-#include "common/split.h"
 #include "common/task_pool.h"
 
 namespace tracedoc {
+
+namespace {
+
+// `report:arg:arg`, split at single colons: "::" stays in its argument (`during=aten::conv2d`,
+// `marker=Trainer::step`), since no argument is empty.
+std::vector<std::string> split_report_spec(const std::string& item) {
+  std::vector<std::string> parts(1);
+  for (size_t i = 0; i < item.size(); ++i) {
+    if (item[i] != ':') {
+      parts.back() += item[i];
+    } else if (i + 1 < item.size() && item[i + 1] == ':') {
+      parts.back() += "::";
+      ++i;
+    } else {
+      parts.emplace_back();
+    }
+  }
+  return parts;
+}
+
+}  // namespace
 
 Result<std::vector<ReportRequest>> report_requests(const std::vector<std::string>& items,
                                                    const std::optional<NamePattern>& name_filter) {
   std::vector<ReportRequest> requests;
   for (const std::string& item : items) {
-    const std::vector<std::string> parts = split(item, ':');
+    const std::vector<std::string> parts = split_report_spec(item);
     const ReportDef* def = find_report(parts[0]);
     if (!def) return UsageError(fmt::format("unknown report '{}' (see `tracedoc stats --help-reports`)", parts[0]));
     ReportRequest request{def, {}};

@@ -158,6 +158,20 @@ double quantile_of_sorted(std::span<const int64_t> sorted, double fraction) {
   return a + at.frac * (static_cast<double>(sorted[at.hi]) - a);
 }
 
+int64_t weighted_quantile(std::span<std::pair<int64_t, int64_t>> value_weight, double fraction) {
+  std::sort(value_weight.begin(), value_weight.end());
+  long double total = 0;
+  for (const auto& [v, w] : value_weight) total += static_cast<long double>(w);
+  if (total <= 0) return 0;
+  const long double goal = total * static_cast<long double>(fraction);
+  long double running = 0;
+  for (const auto& [v, w] : value_weight) {
+    running += static_cast<long double>(w);
+    if (w > 0 && running >= goal) return v;
+  }
+  return value_weight.back().first;
+}
+
 double median(std::span<int64_t> values) {
   if (values.empty()) return 0;
   const auto [a, b] = middle_pair(values);

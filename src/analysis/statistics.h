@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tracedoc {
@@ -58,6 +59,12 @@ double median(std::span<double> values);
 int64_t median_ns(std::vector<int64_t> values);
 // The `pct` percentile (0..100) of nanoseconds, rounded as median_ns; 0 when empty.
 int64_t percentile_ns(std::vector<int64_t> values, double pct);
+
+// The time-weighted quantile of sampled values (GPU metrics: each value holds for its weight in ns):
+// the smallest value whose cumulative weight, values ascending, reaches `fraction` (0..1) of the
+// total; no interpolation, since a sampled level is either held or not. `value_weight` is sorted
+// in place; 0 when empty or weightless.
+int64_t weighted_quantile(std::span<std::pair<int64_t, int64_t>> value_weight, double fraction);
 
 // SQLite's round(x, digits) (SQLite 3.42 printf-based rounding: half away from zero, with its
 // small upward bias), so that .x5 cases round as nsys rounds them.

@@ -25,6 +25,12 @@ const char* step_source_name(StepSource s) {
   return "?";
 }
 
+bool marker_matches(std::string_view name, std::string_view marker) {
+  if (!marker.empty() && marker.back() == '*')
+    return name.substr(0, marker.size() - 1) == marker.substr(0, marker.size() - 1);
+  return name == marker;
+}
+
 Result<StepOptions> step_options_from_args(const std::vector<std::string>& args) {
   StepOptions o;
   for (const auto& a : args) {
@@ -42,12 +48,6 @@ Result<StepOptions> step_options_from_args(const std::vector<std::string>& args)
 }
 
 namespace {
-
-bool marker_matches(std::string_view name, std::string_view marker) {
-  if (!marker.empty() && marker.back() == '*')
-    return name.substr(0, marker.size() - 1) == marker.substr(0, marker.size() - 1);
-  return name == marker;
-}
 
 // Ranges (NVTX or PyTorch annotations) that match, closed ones only, numbered per process in time
 // order.

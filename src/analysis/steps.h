@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -84,6 +85,9 @@ struct StepGpuWork {
 };
 std::vector<StepGpuWork> gpu_work_per_step(const Trace& trace, const std::vector<StepWindow>& steps,
                                            const pytorch::GpuLaunches* launches = nullptr);
+
+// Whether a range name is the one `marker` names: NAME exactly, or `NAME*` by prefix.
+bool marker_matches(std::string_view name, std::string_view marker);
 
 // Parses a report / command argument list for step options: `marker=NAME`, `detect`, `nodetect`.
 // Arguments that are not step options are left alone. Fails on an empty marker name.

@@ -426,6 +426,7 @@ TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   parts.push_back(summary_part(trace, options));
   TraceSummary s = merge_summary_parts(std::move(parts), options);
   if (!trace.ncu_reports.empty()) s.ncu = ncu_summary(trace, s.top_kernels);
+  s.gpu_metrics = gpu_metrics_by_device(trace);
   return s;
 }
 

@@ -15,6 +15,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/cross_rank.h"
+#include "analysis/gpu_metrics.h"
 #include "analysis/ncu_answers.h"
 #include "analysis/quantile_sketch.h"
 #include "analysis/steps.h"
@@ -181,6 +182,9 @@ struct TraceSummary {
   FindingsSummary findings;
   int64_t gap_threshold_ns = 0;
   std::optional<NcuSummary> ncu;
+  // GPU hardware metrics (nsys --gpu-metrics-devices), per sampled GPU; empty without them. Like
+  // `ncu`, read from the trace itself, not merged from a job's parts.
+  std::vector<GpuMetricsDevice> gpu_metrics;
 };
 
 struct SummaryOptions {

@@ -53,6 +53,10 @@ void report_read_warnings(const Trace& trace) {
     parts.push_back(
         fmt::format("{} naming a string id the export does not have (read as unnamed)", w.unknown_string_ids));
   }
+  if (w.unnamed_metrics) {
+    parts.push_back(fmt::format("{} GPU metric samples of a metric TARGET_INFO_GPU_METRICS does not name (dropped)",
+                                w.unnamed_metrics));
+  }
   std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(),
                fmt::format("{}", fmt::join(parts, "; ")).c_str());
 }

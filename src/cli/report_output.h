@@ -63,12 +63,13 @@ struct LoadedInput {
 // is reported before a large file is read.
 Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables);
 
-// The tables the diagnosis, and the commands built on it (check, diff), read: GPU work, API calls
-// (launch links, steps), ranges and operators (steps, markers, call sites of findings), GPU memory.
-// What the diagnosis reads (diagnose, check, diff): GPU work and graph launches, API calls, ranges,
-// GPU memory, and OS runtime calls (host_waits).
+// What the diagnosis reads (diagnose, check, diff): GPU work and graph launches, API calls (launch
+// links, steps), ranges and operators (steps, markers, call sites of findings), GPU memory, OS
+// runtime calls (host_waits), CPU samples and thread switches (cpu_bound_during_idle) and GPU
+// metrics (sm_underused).
 inline constexpr uint32_t kDiagnoseTables = kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges |
-                                            kLoadMemory | kLoadOsCalls | kLoadGraphsAndEvents;
+                                            kLoadMemory | kLoadOsCalls | kLoadGraphsAndEvents | kLoadCpuSched |
+                                            kLoadGpuMetrics;
 
 // Reads one whole trace (no filters, no output settings): diagnose, check, diff.
 Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory,

@@ -50,7 +50,7 @@ int run_summary(const SummaryCommandOptions& opt) {
     // Every table a summary reads: the GPU work and graph launches, API calls, ranges (steps,
     // markers), GPU memory, CPU thread switches and OS runtime calls.
     auto loaded = load_input(in, kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadApi | kLoadRanges | kLoadMemory |
-                                     kLoadCpuSched | kLoadOsCalls | kLoadGraphsAndEvents);
+                                     kLoadCpuSched | kLoadOsCalls | kLoadGraphsAndEvents | kLoadGpuMetrics);
     if (!loaded.ok()) return fail(loaded.status());
     summaries.push_back(summarize(loaded->trace, options));
   }

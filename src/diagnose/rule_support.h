@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cpu_threads.h"
 #include "analysis/intervals.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "common/human_units.h"

@@ -61,6 +61,17 @@ std::vector<RuleDef> make_rules() {
        {{"min_idle", 0.15, "idle share of the steps (or of the GPU's span)"},
         {"min_gap_ns", 100000, "idle stretches shorter than this are launch latency, not counted as savings"}},
        gpu_idle},
+      {"cpu_bound_during_idle",
+       "the GPU idles while the thread that launches its work runs on the CPU (CPU samples): Python, the "
+       "dispatcher, allocation or data transforms delay the next launch",
+       {{"min_share", 0.05, "GPU idle time with the launching thread on a CPU over the time basis"}},
+       cpu_bound_during_idle},
+      {"sm_underused",
+       "GPU metrics: kernels run while most SMs are idle (SM Active low): too few blocks, tiny kernels, "
+       "serialized work",
+       {{"max_sm_active", 50, "SM Active (%) over a kernel's executions below which it underuses the GPU"},
+        {"min_share", 0.05, "estimated savings (kernel time times the idle SMs' share) over the time basis"}},
+       sm_underused},
       {"host_waits",
        "the threads that launch GPU work wait in the OS (lock waits such as the GIL, I/O and polls, sleeps) while the "
        "GPU idles",
@@ -125,7 +136,9 @@ std::vector<RuleDef> make_rules() {
        "matrix multiplications and convolutions on kernels that do not use tensor cores",
        {{"min_gemm_share", 0.10, "share of kernel time in GEMM / convolution kernels"},
         {"max_tc_share", 0.5, "largest share of that time on tensor-core kernels"},
-        {"speedup", 2, "expected speedup of the tensor-core variants (TF32 / BF16)"}},
+        {"speedup", 2, "expected speedup of the tensor-core variants (TF32 / BF16)"},
+        {"max_tensor_active", 10,
+         "GPU metrics: Tensor Active (%) during those kernels above which the tensor cores did run (no finding)"}},
        tensor_cores_unused},
   };
   for (RuleDef& r : rules) {

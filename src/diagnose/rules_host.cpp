@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "analysis/cpu_samples.h"
 #include "analysis/cpu_threads.h"
 #include "analysis/host_link.h"
 #include "diagnose/rule_support.h"
@@ -75,7 +76,11 @@ void sync_stall(Context& ctx, const Params& p, std::vector<Finding>& out) {
     const int64_t waited = b->second.covered_within(Interval{t.api.start[a], t.api.end[a]});
     const int64_t bubble = std::min({idle_after(b->second, t.api.end[a]), waited, max_bubble});
     const std::string site = ctx.call_site(a);
-    Site& s = sites[owner][fmt::format("{}{}", pytorch::api_base_name(t.str(name)), site.empty() ? "" : " in " + site)];
+    // With CUDA call stacks (nsys --cudabacktrace), the code that made the call too.
+    const std::string from =
+        t.api.stack.empty() || t.api.stack[a] == kNoStack ? std::string() : stack_call_site(t, t.api.stack[a]);
+    Site& s = sites[owner][fmt::format("{}{}{}", pytorch::api_base_name(t.str(name)), site.empty() ? "" : " in " + site,
+                                       from.empty() ? "" : " from " + from)];
     ++s.calls;
     s.blocked = sat_add(s.blocked, sat_sub(t.api.end[a], t.api.start[a]));
     s.bubble = sat_add(s.bubble, bubble);
@@ -123,14 +128,11 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const Trace& t = ctx.trace();
   const OsCallTable& os = t.os_calls;
   if (os.size() == 0) return;
-  // The API table holds millions of calls from a handful of threads, mostly in runs of one thread.
-  std::unordered_set<int64_t> launchers;
-  for (size_t a = 0; a < t.api.size(); ++a) {
-    if (a == 0 || t.api.global_tid[a] != t.api.global_tid[a - 1]) launchers.insert(t.api.global_tid[a]);
-  }
+  const std::unordered_set<int64_t> launchers = launching_threads(t);
   struct Wait {
     int64_t calls = 0, wait_ns = 0, idle_ns = 0;
     OsWait kind = OsWait::kNone;
+    std::map<StackId, int64_t> idle_by_stack;  // with OS call stacks (nsys --osrt-backtrace-*)
   };
   struct OwnerWaits {
     IntervalSet busy;
@@ -165,6 +167,7 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
     call.wait_ns = sat_add(call.wait_ns, sat_sub(os.end[i], os.start[i]));
     // The GPU's idle time inside the call, counted inside the time basis only.
     const Interval span{os.start[i], os.end[i]};
+    const int64_t idle_before = call.idle_ns;
     for (const Interval& g : idle_within(w.busy, {span})) {
       for (const Interval& win : w.windows) {
         const Interval part{std::max(g.start, win.start), std::min(g.end, win.end)};
@@ -174,6 +177,7 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
         w.idle.push_back(part);
       }
     }
+    if (!os.stack.empty() && os.stack[i] != kNoStack) call.idle_by_stack[os.stack[i]] += call.idle_ns - idle_before;
   }
   for (auto& [owner, w] : owners) {
     if (w.by_call.empty()) continue;
@@ -182,8 +186,18 @@ void host_waits(Context& ctx, const Params& p, std::vector<Finding>& out) {
     for (const auto& [name, c] : w.by_call) {
       waited = sat_add(waited, c.wait_ns);
       const char* what = c.kind == OsWait::kLock ? "lock wait" : c.kind == OsWait::kIo ? "I/O or poll" : "sleep";
-      f.offenders.push_back(
-          {name, c.calls, c.idle_ns, fmt::format("{}; waited {} in all", what, human_duration(c.wait_ns))});
+      // The call stack that idled the GPU longest says where the waits come from.
+      std::string from;
+      int64_t most = -1;
+      for (const auto& [stack, idle] : c.idle_by_stack) {
+        if (idle <= most) continue;
+        const std::string site = stack_call_site(t, stack);
+        if (site.empty()) continue;
+        most = idle, from = site;
+      }
+      f.offenders.push_back({name, c.calls, c.idle_ns,
+                             fmt::format("{}; waited {} in all{}", what, human_duration(c.wait_ns),
+                                         from.empty() ? "" : "; from " + from)});
     }
     // Waits on several threads at once leave the GPU idle once.
     f.savings_ns = IntervalSet::busy_union(w.idle).total();

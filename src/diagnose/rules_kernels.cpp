@@ -7,8 +7,10 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
+#include "analysis/gpu_metrics.h"
 #include "analysis/pytorch/tb_overview.h"
 #include "diagnose/rule_support.h"
 #include "diagnose/rules.h"
@@ -252,12 +254,14 @@ void layout_overhead(Context& ctx, const Params& p, std::vector<Finding>& out) {
 void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const Trace& t = ctx.trace();
   const KernelTable& k = t.kernels;
+  std::optional<std::vector<MetricSeries>> metrics;
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
     if (!has_tensor_cores(ctx, u.device)) continue;
     const int64_t total = kernel_time(u);
     if (total <= 0) continue;
     int64_t matrix = 0, tensor_core = 0;
     std::map<StrId, Offender> slow;
+    std::vector<Interval> simt_runs;  // the matrix kernels without tensor cores
     for (const pytorch::GpuWorkItem& it : u.items) {
       if (it.kind != pytorch::WorkKind::kKernel) continue;
       const std::string_view name = t.str(k.name[it.row]);
@@ -272,10 +276,17 @@ void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& ou
       o.name = clipped_name(name);
       ++o.count;
       o.total_ns = sat_add(o.total_ns, sat_sub(it.end, it.start));
+      simt_runs.push_back(it.interval());
     }
     if (share_of(matrix, total) < p.get("min_gemm_share")) continue;
     const double tc_share = share_of(tensor_core, matrix);
     if (tc_share > p.get("max_tc_share")) continue;
+    // Where the GPU sampled its tensor cores (GPU metrics), what they did while those kernels ran
+    // decides: busy, and the kernel names misled; idle, and the finding is certain.
+    if (!metrics) metrics = gpu_metric_series(t);
+    const double measured =
+        metric_mean_within(*metrics, u.device, MetricKind::kTensorActive, IntervalSet::busy_union(simt_runs));
+    if (measured > p.get("max_tensor_active")) continue;
     Finding f;
     f.scope = ctx.unit_label(u);
     const int64_t simt = sat_sub(matrix, tensor_core);
@@ -290,6 +301,11 @@ void tensor_cores_unused(Context& ctx, const Params& p, std::vector<Finding>& ou
     f.figures = {{"matrix_kernel_ns", static_cast<double>(matrix), "ns"},
                  {"matrix_share_of_kernels", share_of(matrix, total), "fraction"},
                  {"tensor_core_share", tc_share, "fraction"}};
+    if (measured >= 0) {
+      f.title += fmt::format("; the GPU measured Tensor Active {} while they ran", human_percent(measured / 100.0));
+      f.confidence = 0.9;
+      f.figures.push_back({"tensor_active_pct", measured, "%"});
+    }
     f.remedy =
         "The GPU has tensor cores but the GEMMs and convolutions run in FP32 on the CUDA cores. Train "
         "with automatic mixed precision (torch.autocast(\"cuda\", dtype=torch.bfloat16)), or allow TF32 "

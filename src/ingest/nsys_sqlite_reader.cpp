@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -94,9 +95,18 @@ const std::map<std::string, std::vector<const char*>, std::less<>> kRequiredColu
     {"SCHED_EVENTS", {"start", "globalTid"}},
     {"COMPOSITE_EVENTS", {"start", "globalTid"}},
     {"SAMPLING_CALLCHAINS", {"id", "symbol", "module", "stackDepth"}},
+    {"OSRT_CALLCHAINS", {"id", "symbol", "module", "stackDepth"}},
+    {"CUDA_CALLCHAINS", {"id", "symbol", "module", "stackDepth"}},
+    {"GPU_METRICS", {"timestamp", "typeId", "metricId", "value"}},
+    {"TARGET_INFO_GPU_METRICS", {"typeId", "metricId", "metricName"}},
     {"StringIds", {"id", "value"}},
     {"OPENMP_EVENT_KIND_", {"start", "end"}},  // every OPENMP_EVENT_KIND_<kind> table
 };
+
+// A callchain id kept in a stack column until its chains are read (Loader::load_callchains).
+StackId chain_id(int64_t v) {
+  return v == kNone || v < 0 || v > std::numeric_limits<StackId>::max() ? kNoStack : static_cast<StackId>(v);
+}
 
 StrId raw_id(int64_t v) {
   return v == kNone || v < 0 || v >= static_cast<int64_t>(kNoStr) ? kNoStr : static_cast<StrId>(v);
@@ -401,7 +411,7 @@ class Loader {
     Fields in;
     const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
                 correlation_id = in("correlationId"), name_id = in("nameId"), return_value = in("returnValue"),
-                event_class = in("eventClass");
+                event_class = in("eventClass"), callchain_id = in("callchainId");
     return scan(
         "CUPTI_ACTIVITY_KIND_RUNTIME", in,
         [&](const auto& s) {
@@ -414,6 +424,7 @@ class Loader {
           a.return_value.push_back(s.int64_or(return_value, kNone));
           int64_t cls = s.int64_or(event_class, 0);
           a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
+          a.stack.push_back(chain_id(s.int64_or(callchain_id, kNone)));
         },
         [&](size_t n) {
           a = ApiTable{};
@@ -425,7 +436,8 @@ class Loader {
     auto& o = trace_.os_calls;
     Fields in;
     const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId"),
-                return_value = in("returnValue"), event_class = in("eventClass"), nesting_level = in("nestingLevel");
+                return_value = in("returnValue"), event_class = in("eventClass"), nesting_level = in("nestingLevel"),
+                callchain_id = in("callchainId");
     return scan(
         "OSRT_API", in,
         [&](const auto& s) {
@@ -437,6 +449,7 @@ class Loader {
           o.return_value.push_back(s.int64_or(return_value, kNone));
           o.event_class.push_back(static_cast<int32_t>(s.int64_or(event_class, 27)));
           o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(nesting_level, 0)));
+          o.stack.push_back(chain_id(s.int64_or(callchain_id, kNone)));
         },
         [&](size_t n) {
           o = OsCallTable{};
@@ -485,26 +498,46 @@ class Loader {
             sample_ids.reserve(n);
           }));
     }
-    // Their call stacks: one row per frame, depth 0 the leaf.
-    StackRows rows(trace_.stacks);
-    {
-      Fields in;
-      const Field id = in("id"), symbol = in("symbol"), module = in("module"), kernel_mode = in("kernelMode"),
-                  unresolved = in("unresolved"), depth = in("stackDepth");
-      TRACEDOC_RETURN_IF_ERROR(scan("SAMPLING_CALLCHAINS", in, [&](const auto& s) {
-        StackFrame f;
-        f.symbol = raw_id(s.int64_or(symbol, kNone));
-        f.module = raw_id(s.int64_or(module, kNone));
-        f.flags = static_cast<uint8_t>((s.int64_or(kernel_mode, 0) > 0 ? StackFrame::kKernelMode : 0) |
-                                       (s.int64_or(unresolved, 0) > 0 ? StackFrame::kUnresolved : 0));
-        rows.add(s.int64_or(id, kNone), s.int64_or(depth, 0), f);
-      }));
-    }
-    const std::vector<std::pair<int64_t, StackId>> built = rows.build();
+    // Their call stacks.
+    TRACEDOC_ASSIGN_OR_RETURN(const auto built, read_callchains("SAMPLING_CALLCHAINS"));
     c.stack.resize(c.time.size(), kNoStack);
     if (!built.empty()) {
       for (size_t i = 0; i < sample_ids.size(); ++i) c.stack[i] = stack_of(built, sample_ids[i]);
     }
+    return Status::Ok();
+  }
+
+  // A *_CALLCHAINS table's stacks into Trace::stacks, by the id its events refer to: one row per
+  // frame, depth 0 the leaf; names stay raw StringIds ids until remapped. Runs on one thread at a
+  // time (the stacks are shared).
+  Result<std::vector<std::pair<int64_t, StackId>>> read_callchains(const std::string& table) {
+    StackRows rows(trace_.stacks);
+    Fields in;
+    const Field id = in("id"), symbol = in("symbol"), module = in("module"), kernel_mode = in("kernelMode"),
+                unresolved = in("unresolved"), depth = in("stackDepth");
+    TRACEDOC_RETURN_IF_ERROR(scan(table, in, [&](const auto& s) {
+      StackFrame f;
+      f.symbol = raw_id(s.int64_or(symbol, kNone));
+      f.module = raw_id(s.int64_or(module, kNone));
+      f.flags = static_cast<uint8_t>((s.int64_or(kernel_mode, 0) > 0 ? StackFrame::kKernelMode : 0) |
+                                     (s.int64_or(unresolved, 0) > 0 ? StackFrame::kUnresolved : 0));
+      rows.add(s.int64_or(id, kNone), s.int64_or(depth, 0), f);
+    }));
+    return rows.build();
+  }
+
+  // The stacks of the OS runtime calls (OSRT_CALLCHAINS) or CUDA API calls (CUDA_CALLCHAINS):
+  // `column` holds each call's callchain id until then, and is emptied (the column is optional)
+  // when the export has no such table or no call has a chain.
+  Status load_callchains(const std::string& table, std::vector<StackId>& column) {
+    const bool any = std::any_of(column.begin(), column.end(), [](StackId s) { return s != kNoStack; });
+    if (!trace_.source.has_table(table) || !any) {
+      column.clear();
+      column.shrink_to_fit();
+      return Status::Ok();
+    }
+    TRACEDOC_ASSIGN_OR_RETURN(const auto built, read_callchains(table));
+    for (StackId& s : column) s = s == kNoStack ? kNoStack : stack_of(built, s);
     return Status::Ok();
   }
 
@@ -721,6 +754,65 @@ class Loader {
     return Status::Ok();
   }
 
+  // GPU hardware metrics. The string pool is the host chain's while the tables load, so the
+  // metric names are collected here and interned after (gpu_metric_names): until then `metric`
+  // holds an index into them. A sample's GPU is the low byte of its typeId, as nsys's own recipes
+  // read it.
+  Status load_gpu_metrics() {
+    // Per typeId, the name index of each metricId (kNoStr: none).
+    std::map<int64_t, std::vector<StrId>> names_of_type;
+    {
+      Fields in;
+      const Field type_id = in("typeId"), metric_id = in("metricId"), metric_name = in("metricName");
+      TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU_METRICS", in, [&](const auto& s) {
+        const int64_t metric = s.int64_or(metric_id, -1);
+        if (s.is_null(metric_name) || metric < 0 || metric > 0xFFFF) return;
+        const std::string_view name = s.text(metric_name);
+        auto it = std::find(gpu_metric_names_.begin(), gpu_metric_names_.end(), name);
+        if (it == gpu_metric_names_.end()) it = gpu_metric_names_.insert(it, std::string(name));
+        std::vector<StrId>& names = names_of_type[s.int64_or(type_id, kNone)];
+        if (names.size() <= static_cast<size_t>(metric)) names.resize(static_cast<size_t>(metric) + 1, kNoStr);
+        names[static_cast<size_t>(metric)] = static_cast<StrId>(it - gpu_metric_names_.begin());
+      }));
+    }
+    auto& g = trace_.gpu_metrics;
+    Fields in;
+    const Field timestamp = in("timestamp"), type_id = in("typeId"), metric_id = in("metricId"), value = in("value");
+    int64_t last_type = kNone;
+    const std::vector<StrId>* names = nullptr;
+    return scan(
+        "GPU_METRICS", in,
+        [&](const auto& s) {
+          if (!s.is_number(timestamp)) {
+            ++untimed_;
+            return;
+          }
+          const int64_t type = s.int64_or(type_id, kNone);
+          if (type != last_type || names == nullptr) {
+            const auto it = names_of_type.find(type);
+            names = it == names_of_type.end() ? nullptr : &it->second;
+            last_type = type;
+          }
+          const int64_t metric = s.int64_or(metric_id, -1);
+          if (names == nullptr || metric < 0 || static_cast<size_t>(metric) >= names->size() ||
+              (*names)[static_cast<size_t>(metric)] == kNoStr) {
+            ++unnamed_metrics_;
+            return;
+          }
+          g.time.push_back(s.int64(timestamp));
+          g.device.push_back(static_cast<int32_t>(type & 0xFF));
+          g.metric.push_back((*names)[static_cast<size_t>(metric)]);
+          g.value.push_back(s.int64_or(value, kNone));
+        },
+        [&](size_t n) {
+          g = GpuMetricTable{};
+          g.reserve(n);
+          unnamed_metrics_ = 0;
+        });
+  }
+  const std::vector<std::string>& gpu_metric_names() const { return gpu_metric_names_; }
+  int64_t unnamed_metrics() const { return unnamed_metrics_; }
+
   // NVTX rows need the string table (inline texts are interned), so they load after StringIds.
   // NVTX_EVENTS, the largest host table of most exports. With split_scans, its leaf pages are read
   // in parts at once on the task pool, each part writing its rows where they go in the table (the
@@ -923,6 +1015,8 @@ class Loader {
   size_t split_parts_ = 1;
   int64_t wrong_type_ = 0;
   int64_t untimed_ = 0;
+  int64_t unnamed_metrics_ = 0;
+  std::vector<std::string> gpu_metric_names_;  // load_gpu_metrics: the names `metric` indexes
 
   // Whether an interval row has both times. nsys declares them NOT NULL; a row without them (NULL,
   // or text: a damaged file) is dropped and counted, as JSON events without a usable timestamp
@@ -1014,7 +1108,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
       {kLoadMemcpy, &Loader::load_memcpy}, {kLoadMemset, &Loader::load_memset},
       {kLoadSyncs, &Loader::load_syncs},   {kLoadGraphsAndEvents, &Loader::load_graphs_and_events},
       {kLoadMemory, &Loader::load_memory}, {kLoadUnifiedMemory, &Loader::load_unified_memory},
-      {kLoadOpenMp, &Loader::load_openmp},
+      {kLoadOpenMp, &Loader::load_openmp}, {kLoadGpuMetrics, &Loader::load_gpu_metrics},
   };
   constexpr size_t kJobs = 1 + std::size(kGpuSide);
   const bool parallel = options.parallel && thread_count() > 1;
@@ -1029,6 +1123,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::array<Status, kJobs> statuses;
   std::array<int64_t, kJobs> wrong_type{}, untimed{};
+  std::vector<std::string> gpu_metric_names;
+  int64_t unnamed_metrics = 0;
   auto host_chain = [&] {
     job_times[0].first = since_start();
     Status st = main_loader.load_metadata();
@@ -1038,6 +1134,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_os_calls();
     if (st.ok() && (want & kLoadOverhead)) st = main_loader.load_overhead();
     if (st.ok() && (want & kLoadCpuSched)) st = main_loader.load_cpu_sched();
+    if (st.ok() && (want & kLoadOsCalls)) st = main_loader.load_callchains("OSRT_CALLCHAINS", trace.os_calls.stack);
     if (st.ok()) st = main_loader.load_small_tables(ids);
     if (st.ok()) st = MemoryBudget::check(path);
     statuses[0] = st;
@@ -1063,6 +1160,8 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     if (st.ok()) st = MemoryBudget::check(path);
     statuses[1 + j] = st;
     wrong_type[1 + j] = loader.wrong_type(), untimed[1 + j] = loader.untimed();
+    if (job.bit == kLoadGpuMetrics)
+      gpu_metric_names = loader.gpu_metric_names(), unnamed_metrics = loader.unnamed_metrics();
     job_times[1 + j].second = since_start();
   };
   if (parallel) {
@@ -1087,11 +1186,21 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   }
   for (size_t j = 0; j < kJobs; ++j)
     trace.warnings.bad_values += wrong_type[j], trace.warnings.missing_times += untimed[j];
+  // The CUDA calls' stacks, now that the host chain is done with the stacks.
+  if (want & kLoadApi) {
+    if (Status st = main_loader.load_callchains("CUDA_CALLCHAINS", trace.api.stack); !st.ok()) return explain(st);
+  }
 
   for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name, &trace.api.name,
                     &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
     trace.warnings.unknown_string_ids += ids.remap(*col);
   }
+  trace.warnings.unknown_string_ids += trace.stacks.map_names([&](StrId raw) { return ids.map(raw); });
+  // The GPU metrics' names, now that the pool is free.
+  std::vector<StrId> metric_ids;
+  for (const std::string& name : gpu_metric_names) metric_ids.push_back(trace.strings.intern(name));
+  for (StrId& m : trace.gpu_metrics.metric) m = metric_ids[m];
+  trace.warnings.unnamed_metrics += unnamed_metrics;
 
   count_reversed_rows(trace);
   return trace;

@@ -47,6 +47,23 @@ class CallStacks {
   size_t stack_count() const { return offsets_.size() - 1; }
   size_t bytes() const;
 
+  // Rewrites every frame's symbol and module through `map` (a reader's raw string ids to the
+  // pool's, kNoStr for an id it cannot resolve); returns how many it could not resolve.
+  template <typename F>
+  int64_t map_names(F&& map) {
+    int64_t unknown = 0;
+    frame_index_.clear();
+    for (uint32_t i = 0; i < frames_.size(); ++i) {
+      for (StrId* name : {&frames_[i].symbol, &frames_[i].module}) {
+        if (*name == kNoStr) continue;
+        *name = map(*name);
+        unknown += *name == kNoStr;
+      }
+      frame_index_.try_emplace(frames_[i], i);
+    }
+    return unknown;
+  }
+
  private:
   std::vector<StackFrame> frames_;
   std::map<StackFrame, uint32_t> frame_index_;

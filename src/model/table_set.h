@@ -21,10 +21,11 @@ enum NsysTables : uint32_t {
   kLoadOpenMp = 1u << 10,           // every OPENMP_EVENT_KIND_* table
   kLoadCpuSched = 1u << 11,         // SCHED_EVENTS and COMPOSITE_EVENTS (thread switches, CPU samples)
   kLoadGraphsAndEvents = 1u << 12,  // CUPTI_ACTIVITY_KIND_GRAPH_TRACE and CUPTI_ACTIVITY_KIND_CUDA_EVENT
+  kLoadGpuMetrics = 1u << 13,       // GPU_METRICS with TARGET_INFO_GPU_METRICS
   // Opt-in bits, left out of kLoadAll: tables that only some reports read and that cost memory on
   // the largest traces. A default read (OpenOptions{}, `tracedoc summary`, the benchmarks) never
   // stores them; only a report that declares the bit (python_func_sum) does. New bits for ordinary
-  // tables go below these, from 1u << 12 up, and are in kLoadAll by construction.
+  // tables go below these, from 1u << 14 up, and are in kLoadAll by construction.
   kLoadPythonFunctions = 1u << 31,   // PyTorch traces: python_function events (with_stack=True)
   kLoadAll = ~kLoadPythonFunctions,  // every table but the opt-in ones
 };

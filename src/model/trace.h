@@ -135,7 +135,8 @@ enum class ApiClass : uint8_t { kCudaRuntime = 0, kCudaDriver = 1, kOther = 2 };
   X(correlation, int64_t, kValue, kNoValue, "links it to the GPU work it launched")                          \
   X(return_value, int64_t, kValue, kNoValue, "what it returned")                                             \
   X(name, StrId, kString, kNoStr, "the function, as recorded, version suffix kept (cudaLaunchKernel_v7000)") \
-  X(api_class, uint8_t, kValue, kNoKind, "runtime, driver or other (ApiClass)")
+  X(api_class, uint8_t, kValue, kNoKind, "runtime, driver or other (ApiClass)")                              \
+  X(stack, int32_t, kOptionalValue, kNoStack, "its call stack (Trace::stacks; nsys --cudabacktrace), if recorded")
 struct ApiTable {
   TRACEDOC_TABLE(ApiTable, TRACEDOC_API_COLUMNS)
 };
@@ -166,14 +167,15 @@ struct RangeTable {
 };
 
 // Operating-system runtime calls (pthread, poll, ioctl, ...).
-#define TRACEDOC_OS_CALL_COLUMNS(X)                              \
-  X(start, TimeNs, kTime, kNoTime, "when the call began")        \
-  X(end, TimeNs, kTime, kNoTime, "when it returned")             \
-  X(global_tid, int64_t, kOwner, kNoValue, "the calling thread") \
-  X(return_value, int64_t, kValue, kNoValue, "what it returned") \
-  X(name, StrId, kString, kNoStr, "the function")                \
-  X(event_class, int32_t, kValue, kNoInt32, "nsys event class")  \
-  X(nesting_level, int32_t, kValue, kNoInt32, "calls it was made inside of")
+#define TRACEDOC_OS_CALL_COLUMNS(X)                                          \
+  X(start, TimeNs, kTime, kNoTime, "when the call began")                    \
+  X(end, TimeNs, kTime, kNoTime, "when it returned")                         \
+  X(global_tid, int64_t, kOwner, kNoValue, "the calling thread")             \
+  X(return_value, int64_t, kValue, kNoValue, "what it returned")             \
+  X(name, StrId, kString, kNoStr, "the function")                            \
+  X(event_class, int32_t, kValue, kNoInt32, "nsys event class")              \
+  X(nesting_level, int32_t, kValue, kNoInt32, "calls it was made inside of") \
+  X(stack, int32_t, kOptionalValue, kNoStack, "its call stack (Trace::stacks; nsys --osrt-backtrace-*), if recorded")
 struct OsCallTable {
   TRACEDOC_TABLE(OsCallTable, TRACEDOC_OS_CALL_COLUMNS)
 };
@@ -198,6 +200,19 @@ struct SchedTable {
   X(stack, int32_t, kValue, kNoStack, "its call stack (Trace::stacks), -1 when none was recorded")
 struct CpuSampleTable {
   TRACEDOC_TABLE(CpuSampleTable, TRACEDOC_CPU_SAMPLE_COLUMNS)
+};
+
+// GPU hardware metrics sampled by nsys (`--gpu-metrics-devices`; GPU_METRICS, named by
+// TARGET_INFO_GPU_METRICS): one row per metric per sample. A value describes the sampling period
+// that starts at its time (analysis/gpu_metrics.h). Names differ across GPU generations and nsys
+// versions ("SM Active", "SMs Active [Throughput %]"); they are kept as recorded.
+#define TRACEDOC_GPU_METRIC_COLUMNS(X)                                                    \
+  X(time, TimeNs, kTime, kNoTime, "the start of the sampling period the value describes") \
+  X(device, int32_t, kValue, kNoInt32, "the GPU")                                         \
+  X(metric, StrId, kString, kNoStr, "the metric, as nsys names it")                       \
+  X(value, int64_t, kValue, kNoValue, "its value: percent of peak, Hz or a rate, by the metric")
+struct GpuMetricTable {
+  TRACEDOC_TABLE(GpuMetricTable, TRACEDOC_GPU_METRIC_COLUMNS)
 };
 
 // CUDA synchronization activity (event / stream / context syncs seen on the GPU side).
@@ -375,10 +390,11 @@ struct ReadWarnings {
   int64_t oversized_events = 0;    // JSON events (or top-level members) over KinetoReadOptions::max_unit_bytes: skipped
   int64_t bad_values = 0;  // nsys rows with a value of the wrong type (text in an integer column): read as absent
   int64_t unknown_string_ids = 0;  // nsys name ids with no StringIds row: read as unnamed
+  int64_t unnamed_metrics = 0;     // GPU_METRICS rows whose metric TARGET_INFO_GPU_METRICS does not name: dropped
   bool operator==(const ReadWarnings&) const = default;
   bool any() const {
     return negative_durations || absurd_durations || missing_times || unusable_durations || oversized_events ||
-           bad_values || unknown_string_ids;
+           bad_values || unknown_string_ids || unnamed_metrics;
   }
 };
 
@@ -395,7 +411,8 @@ struct Trace {
   OsCallTable os_calls;
   SchedTable sched;
   CpuSampleTable cpu_samples;
-  CallStacks stacks;  // the CPU samples' call stacks
+  CallStacks stacks;  // call stacks of the CPU samples, OS runtime calls and CUDA API calls
+  GpuMetricTable gpu_metrics;
   SyncTable syncs;
   CudaEventTable cuda_events;
   GraphTraceTable graph_traces;
@@ -490,6 +507,8 @@ void for_each_trace_table(F&& f) {
       TableInfo{"sched", kAsRecorded}, [](auto& t) -> auto& { return t.sched; });
   f(
       TableInfo{"cpu_samples", kAsRecorded}, [](auto& t) -> auto& { return t.cpu_samples; });
+  f(
+      TableInfo{"gpu_metrics", kAsRecorded}, [](auto& t) -> auto& { return t.gpu_metrics; });
   f(
       TableInfo{"um_migrations", kAsRecorded}, [](auto& t) -> auto& { return t.unified_memory.migrations; });
   f(

@@ -198,6 +198,14 @@ void write_lod(Json& j, const view::ViewModel& vm) {
     j.field("max_time", m.max_time == kNoTime ? -1.0 : rel(m.max_time, vm.timeline.start));
     j.column("peak", m.peak);
   });
+  j.objects("metrics", lod.metrics, [&](const view::MetricLane& m) {
+    j.field("label", m.label);
+    j.field("unit", m.unit);
+    j.field("group", static_cast<int64_t>(m.group));
+    j.field("device", static_cast<int64_t>(m.device));
+    j.field("max", m.max);
+    j.column("mean", m.mean);
+  });
 }
 
 void write_panels(Json& j, const view::ViewModel& vm) {

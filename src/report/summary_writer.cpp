@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,40 @@ void kernel_json(JsonObject& o, const NamedTotal& t) {
 
 namespace {
 
+// "SM active 82.3%, tensor active 13.5%": the figures a GPU has, in % of peak.
+std::string metric_figures(std::initializer_list<std::pair<const char*, double>> figures) {
+  std::string out;
+  for (const auto& [name, v] : figures) {
+    if (!std::isfinite(v)) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, percent(v));
+  }
+  return out;
+}
+
+std::string gpu_metrics_lines(const std::vector<GpuMetricsDevice>& devices) {
+  std::string out = "\nGPU metrics (sampled by the GPU)\n";
+  for (const GpuMetricsDevice& d : devices) {
+    const double khz = d.period_ns > 0 ? 1e6 / static_cast<double>(d.period_ns) : 0;
+    out += fmt::format("  GPU {}: {} sampled at {:.1f} kHz\n", d.device, human_duration(d.sampled_ns), khz);
+    const std::string busy = metric_figures({{"SM active", d.sm_active},
+                                             {"SM issue", d.sm_issue},
+                                             {"tensor active", d.tensor_active},
+                                             {"warps in flight", d.warps_in_flight},
+                                             {"DRAM read", d.dram_read},
+                                             {"DRAM write", d.dram_write}});
+    if (d.kernel_ns > 0 && !busy.empty()) {
+      out += fmt::format("    while kernels ran ({}): {}", human_duration(d.kernel_ns), busy);
+      if (std::isfinite(d.sm_active))
+        out += fmt::format("; {} of it under 50% SM active", human_duration(d.low_sm_active_ns));
+      out += "\n";
+    }
+    const std::string link = metric_figures({{"PCIe RX", d.pcie_rx}, {"PCIe TX", d.pcie_tx}});
+    if (d.copy_ns > 0 && !link.empty())
+      out += fmt::format("    while copies ran ({}): {} of the link's peak\n", human_duration(d.copy_ns), link);
+  }
+  return out;
+}
+
 // "    CPU samples (1,649): Python interpreter 45.5%, PyTorch 35.8%, unresolved 6.7%": the three
 // largest classes of what the thread was doing when sampled.
 std::string sample_classes_line(const ThreadSummary& t) {
@@ -210,6 +245,7 @@ std::string summary_text(const TraceSummary& s) {
     for (const NcuKernelSummary& k : s.ncu->kernels)
       out += fmt::format("  {}\n    {}\n", clip_text(k.name, 70), ncu_answers_line(k.answers));
   }
+  if (!s.gpu_metrics.empty()) out += gpu_metrics_lines(s.gpu_metrics);
   if (!s.copies.empty()) {
     out += "\nCopies\n";
     for (const CopySummary& c : s.copies) {
@@ -367,6 +403,25 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
         k.field("summary", ncu_answers_line(a));
       });
       n.close();
+    }
+    if (!s.gpu_metrics.empty()) {
+      json_array(o, "gpu_metrics", s.gpu_metrics, [](JsonObject& g, const GpuMetricsDevice& v) {
+        g.field("device", static_cast<int64_t>(v.device));
+        g.field("samples", v.samples);
+        g.field("period_ns", v.period_ns);
+        g.field("sampled_ns", v.sampled_ns);
+        g.field("kernel_ns", v.kernel_ns);
+        g.field("copy_ns", v.copy_ns);
+        g.field("sm_active_pct", v.sm_active);
+        g.field("sm_issue_pct", v.sm_issue);
+        g.field("tensor_active_pct", v.tensor_active);
+        g.field("warps_in_flight_pct", v.warps_in_flight);
+        g.field("dram_read_pct", v.dram_read);
+        g.field("dram_write_pct", v.dram_write);
+        g.field("pcie_rx_pct", v.pcie_rx);
+        g.field("pcie_tx_pct", v.pcie_tx);
+        g.field("low_sm_active_kernel_ns", v.low_sm_active_ns);
+      });
     }
     json_array(o, "copies", s.copies, [](JsonObject& c, const CopySummary& v) {
       c.field("direction", v.direction);

@@ -8,6 +8,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/gpu_memory.h"
+#include "analysis/gpu_metrics.h"
 #include "analysis/intervals.h"
 
 namespace tracedoc::view {
@@ -160,6 +161,29 @@ MemoryLane memory_lane(const MemorySeries& s, const Buckets& b) {
   return lane;
 }
 
+MetricLane metric_lane(const MetricSeries& s, const Buckets& b) {
+  MetricLane lane;
+  lane.device = s.device;
+  std::vector<double> sum(b.count, 0), weight(b.count, 0);
+  int64_t top = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const Interval p = s.period_of(i);
+    top = std::max(top, s.value[i]);
+    const uint32_t first = b.index_of(p.start), last = b.index_of(p.end);
+    for (uint32_t k = first; k <= last && k < b.count; ++k) {
+      const double from = std::max(static_cast<double>(p.start), b.begin_of(k));
+      const double to = std::min(static_cast<double>(p.end), b.begin_of(k + 1));
+      if (to <= from) continue;
+      sum[k] += static_cast<double>(s.value[i]) * (to - from);
+      weight[k] += to - from;
+    }
+  }
+  lane.mean.assign(b.count, -1);
+  for (uint32_t k = 0; k < b.count; ++k)
+    if (weight[k] > 0) lane.mean[k] = sum[k] / weight[k];
+  return lane;
+}
+
 // Raw events of [start, end): those starting inside plus those open at `start`.
 void select_window(const Timeline& tl, TimeNs start, TimeNs end, RawSelection& raw) {
   raw.items.assign(tl.tracks.size(), {});
@@ -246,6 +270,14 @@ Lod build_lod(const Trace& trace, const Timeline& tl, const pytorch::GpuWork& wo
     lane.label = rank >= 0 ? fmt::format("rank {} GPU {} memory", rank, s.device)
                            : fmt::format("pid {} GPU {} memory", pid_of(s.global_pid), s.device);
     lod.memory.push_back(std::move(lane));
+  }
+  for (const MetricSeries& s : gpu_metric_series(trace)) {
+    if (s.kind == MetricKind::kOther || s.size() == 0) continue;
+    MetricLane lane = metric_lane(s, b);
+    lane.unit = metric_unit(trace.str(s.metric));
+    lane.label = fmt::format("GPU {} {}", s.device, trace.str(s.metric));
+    lane.max = lane.unit == "%" ? 100.0 : static_cast<double>(*std::max_element(s.value.begin(), s.value.end()));
+    lod.metrics.push_back(std::move(lane));
   }
   lod.raw = choose_raw(tl, options);
   return lod;

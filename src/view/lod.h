@@ -12,8 +12,9 @@
 //    start by default) up to where the budget ends, plus the events already open at the window's
 //    start (the parents of nested rows). Zoomed into that window the page draws single events;
 //    elsewhere it draws the buckets.
-//  * Lanes: per GPU the share of each bucket with GPU work (union over streams), and per device
-//    with memory events the highest memory allocated in each bucket.
+//  * Lanes: per GPU the share of each bucket with GPU work (union over streams), per device
+//    with memory events the highest memory allocated in each bucket, and per sampled GPU metric
+//    its time-weighted mean in each bucket.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +65,17 @@ struct MemoryLane {
   TimeNs max_time = kNoTime;
 };
 
+// A GPU metric the GPU sampled (analysis/gpu_metrics.h: SM active, SM issue, tensor active, warps
+// in flight, DRAM and PCIe throughput): its time-weighted mean in each bucket.
+struct MetricLane {
+  std::string label;  // "GPU 0 SM Active"
+  std::string unit;   // "%", "MHz", ...
+  int32_t device = 0;
+  uint32_t group = 0;        // the group of the first process with work on the GPU
+  std::vector<double> mean;  // every bucket: -1 where nothing was sampled
+  double max = 0;            // the lane's full scale: 100 for percentages, else the largest value
+};
+
 struct RawSelection {
   TimeNs start = 0, end = 0;  // the window drawn exactly (absolute trace time)
   bool complete = true;       // every event of the trace is embedded
@@ -78,6 +90,7 @@ struct Lod {
   std::vector<LodRow> rows;
   std::vector<UtilizationLane> utilization;
   std::vector<MemoryLane> memory;
+  std::vector<MetricLane> metrics;
   RawSelection raw;
   int64_t cells() const;
 };

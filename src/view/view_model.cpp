@@ -115,6 +115,8 @@ void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewMod
   for (UtilizationLane& u : vm.lod.utilization)
     u.group = lane_group(vm.timeline, pytorch, u.global_pid, u.device, false);
   for (MemoryLane& m : vm.lod.memory) m.group = lane_group(vm.timeline, pytorch, m.global_pid, m.device, true);
+  // A GPU's counters belong to no one process: the first group with work on it shows them.
+  for (MetricLane& m : vm.lod.metrics) m.group = lane_group(vm.timeline, pytorch, kNoValue, m.device, true);
   if (options.findings) vm.findings = diagnose::diagnose(ctx, options.diagnose).findings;
   if (const StepSet* steps = ctx.steps()) vm.step_source = step_source_name(steps->source);
   vm.steps = step_bars(ctx);

@@ -63,6 +63,8 @@
   }
   const utilization = data.utilization.map((u) => ({ label: u.label, group: u.group, share: u.share, busy: u16(u.busy) }));
   const memory = data.memory.map((m) => ({ label: m.label, group: m.group, max: m.max, maxTime: m.max_time, peak: f64(m.peak) }));
+  // GPU metrics the GPU sampled: time-weighted mean per bucket, -1 where nothing was sampled.
+  const metrics = (data.metrics || []).map((m) => ({ label: m.label, unit: m.unit, group: m.group, max: m.max, mean: f64(m.mean) }));
   const raw = data.raw;
 
   // A coarser level: pairs of buckets merged (covered share averaged, the colour of the busier).
@@ -97,6 +99,7 @@
       y += HEADER;
       for (const u of utilization) if (u.group === g) { lanes.push({ type: "util", y, h: LANE, util: u, label: u.label + " utilization" }); y += LANE; }
       for (const m of memory) if (m.group === g) { lanes.push({ type: "mem", y, h: MEM, mem: m, label: m.label }); y += MEM; }
+      for (const m of metrics) if (m.group === g) { lanes.push({ type: "metric", y, h: LANE, metric: m, label: m.label }); y += LANE; }
       for (const t of tracks) {
         if (t.group !== g) continue;
         for (let r = 0; r < t.rows; r++) {
@@ -303,6 +306,29 @@
     if (started) { ctx.stroke(); }
   }
 
+  // A sampled GPU metric: bars of each bucket's mean over the lane's full scale, coarser buckets
+  // averaged over the samples' buckets when zoomed out.
+  function drawMetric(m, y, h) {
+    if (!(m.max > 0)) return;
+    const k = plotW() / (view.t1 - view.t0);
+    const nsPerPx = (view.t1 - view.t0) / plotW();
+    const step = Math.max(1, Math.floor(nsPerPx / bucketNs));
+    ctx.fillStyle = "#59a14f";
+    ctx.globalAlpha = 0.8;
+    const first = Math.max(0, Math.floor(view.t0 / bucketNs)), last = Math.min(lodBuckets - 1, Math.ceil(view.t1 / bucketNs));
+    for (let b = first - (first % step); b <= last; b += step) {
+      let sum = 0, n = 0;
+      for (let j = b; j < b + step && j < lodBuckets; j++) if (m.mean[j] >= 0) { sum += m.mean[j]; n++; }
+      if (!n) continue;
+      const share = Math.min(1, sum / n / m.max);
+      if (share <= 0) continue;
+      const x0 = Math.max(GUTTER, GUTTER + (b * bucketNs - view.t0) * k), x1 = Math.min(width, GUTTER + ((b + step) * bucketNs - view.t0) * k);
+      if (x1 <= x0) continue;
+      ctx.fillRect(x0, y + h - 1 - share * (h - 3), Math.max(1, x1 - x0), share * (h - 3));
+    }
+    ctx.globalAlpha = 1;
+  }
+
   function niceStep(ns) {
     const p = Math.pow(10, Math.floor(Math.log10(ns)));
     for (const m of [1, 2, 5, 10]) if (m * p >= ns) return m * p;
@@ -358,6 +384,7 @@
       ctx.beginPath(); ctx.rect(GUTTER, y, width - GUTTER, lane.h); ctx.clip();
       if (lane.type === "util") drawUtil(lane.util, y, lane.h);
       else if (lane.type === "mem") drawMem(lane.mem, y, lane.h);
+      else if (lane.type === "metric") drawMetric(lane.metric, y, lane.h);
       else {
         const tr = lane.track, r = lane.row;
         let drewRaw = false;
@@ -541,6 +568,10 @@
     if (lane && lane.type === "util") {
       const b = Math.floor(tOf(e.offsetX) / bucketNs);
       if (b >= 0 && b < lodBuckets) { showTooltip(lane.label + "\n" + ((100 * lane.util.busy[b]) / 65535).toFixed(1) + "% busy at " + fmtDur(b * bucketNs) + "\nwhole run " + (100 * lane.util.share).toFixed(1) + "%", e.offsetX, e.offsetY); return; }
+    }
+    if (lane && lane.type === "metric") {
+      const b = Math.floor(tOf(e.offsetX) / bucketNs);
+      if (b >= 0 && b < lodBuckets && lane.metric.mean[b] >= 0) { showTooltip(lane.label + "\n" + lane.metric.mean[b].toFixed(1) + " " + lane.metric.unit + " at " + fmtDur(b * bucketNs) + " (mean of the samples in the bucket)", e.offsetX, e.offsetY); return; }
     }
     if (lane && lane.type === "mem") {
       const b = Math.floor(tOf(e.offsetX) / bucketNs);
@@ -745,6 +776,11 @@
     setWindow, stats, state, tracks: () => tracks.length, data: () => ({ events: data.events, raw: data.raw, findings: data.findings.length }),
     drawNow() { pending = false; draw(); return Object.assign({}, stats); },
     eventBox(track, index) { return eventBox(tracks[track], index); },
+    // Where a lane is drawn (canvas px, scrolled), by its label; null when there is none.
+    laneBox(label) {
+      const l = lanes.find((x) => x.label === label);
+      return l ? { x: GUTTER, y: l.y - view.scrollY, w: plotW(), h: l.h } : null;
+    },
     ready: true,
   };
   document.body.dataset.ready = "1";
