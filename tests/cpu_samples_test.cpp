@@ -252,20 +252,6 @@ TEST(CpuSamples, TheSummaryGivesEachThreadsClasses) {
   EXPECT_NE(json.out.find("\"cpu_samples\": {\n            \"Python interpreter\": 688,"), std::string::npos);
 }
 
-// Runs a query and returns its single integer.
-int64_t sql_count(const std::string& path, const std::string& query) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(("file:" + path + "?mode=ro&immutable=1").c_str(), &db,
-                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr),
-            SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, query.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  const int64_t n = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return n;
-}
-
 TEST(CpuSamples, TheCallTreeEqualsADirectSqlOverTheCallchains) {
   if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
   const std::string path = (nsys_traces_dir() / "ai-profiler/baseline_nvtx.sqlite").string();
@@ -341,12 +327,12 @@ TEST(CpuSamples, DuringARangeOrAStepKeepsTheSamplesInside) {
   const std::string path = (nsys_traces_dir() / "ai-profiler/baseline_nvtx.sqlite").string();
   // The samples of a process taken inside its ranges of a name (NVTX from PyTorch's emit_nvtx), in SQL.
   const auto in_ranges = [&](const std::string& condition) {
-    return sql_count(path,
-                     "WITH r AS MATERIALIZED (SELECT n.start AS s, n.end AS e, n.globalTid / 16777216 AS p FROM "
-                     "NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId WHERE n.end IS NOT NULL AND " +
-                         condition +
-                         ") SELECT count(*) FROM COMPOSITE_EVENTS c WHERE EXISTS (SELECT 1 FROM r WHERE r.s <= c.start "
-                         "AND c.start < r.e AND r.p = c.globalTid / 16777216)");
+    return sql_int(path,
+                   "WITH r AS MATERIALIZED (SELECT n.start AS s, n.end AS e, n.globalTid / 16777216 AS p FROM "
+                   "NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId WHERE n.end IS NOT NULL AND " +
+                       condition +
+                       ") SELECT count(*) FROM COMPOSITE_EVENTS c WHERE EXISTS (SELECT 1 FROM r WHERE r.s <= c.start "
+                       "AND c.start < r.e AND r.p = c.globalTid / 16777216)");
   };
   const int64_t expected = in_ranges("coalesce(n.text, t.value) = 'aten::mm'");
   ASSERT_EQ(expected, 10);
@@ -446,8 +432,8 @@ TEST(CpuSamples, OsAndCudaCallsKeepTheirCallStacks) {
     ASSERT_EQ(stacks.size(), os ? t.os_calls.size() : t.api.size());
     const int64_t with_stack = std::count_if(stacks.begin(), stacks.end(), [](int32_t s) { return s != kNoStack; });
     EXPECT_EQ(with_stack,
-              sql_count(path, std::string("SELECT count(*) FROM ") + c.events + " e WHERE EXISTS (SELECT 1 FROM " +
-                                  c.chains + " k WHERE k.id = e.callchainId)"));
+              sql_int(path, std::string("SELECT count(*) FROM ") + c.events + " e WHERE EXISTS (SELECT 1 FROM " +
+                                c.chains + " k WHERE k.id = e.callchainId)"));
     EXPECT_GT(with_stack, 500);
     // Leaf and root names, summed as a checksum of string ids in SQL and here.
     int64_t leaf_chars = 0;
@@ -456,12 +442,11 @@ TEST(CpuSamples, OsAndCudaCallsKeepTheirCallStacks) {
       leaf_chars += static_cast<int64_t>(t.str(t.stacks.frame(t.stacks.stack(s).front()).symbol).size());
       leaf_chars += static_cast<int64_t>(t.str(t.stacks.frame(t.stacks.stack(s).back()).symbol).size());
     }
-    EXPECT_EQ(
-        leaf_chars,
-        sql_count(path, std::string("SELECT sum(length(s.value)) FROM ") + c.events + " e JOIN " + c.chains +
-                            " k ON k.id = e.callchainId JOIN StringIds s ON s.id = k.symbol WHERE k.stackDepth = 0 "
-                            "OR k.stackDepth = (SELECT max(stackDepth) FROM " +
-                            c.chains + " m WHERE m.id = k.id)"));
+    EXPECT_EQ(leaf_chars,
+              sql_int(path, std::string("SELECT sum(length(s.value)) FROM ") + c.events + " e JOIN " + c.chains +
+                                " k ON k.id = e.callchainId JOIN StringIds s ON s.id = k.symbol WHERE k.stackDepth = 0 "
+                                "OR k.stackDepth = (SELECT max(stackDepth) FROM " +
+                                c.chains + " m WHERE m.id = k.id)"));
   }
   // An export without call stacks leaves the columns empty (they are optional).
   const Trace& none = load_nsys((nsys_traces_dir() / "cs336/jsun012_result.sqlite").string());
@@ -488,6 +473,46 @@ TEST(CpuSamples, OsAndCudaCallsKeepTheirCallStacks) {
                           "(libtorch_cuda_cu.so) — host blocked 1.09 ms"),
             std::string::npos)
       << sync.out;
+}
+
+TEST(CpuSamples, PerStepClassesAndTheFlameGraph) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  const std::string path = (nsys_traces_dir() / "ai-profiler/baseline_nvtx.sqlite").string();
+  // Per step: each thread's samples inside the step's CPU window, by class; summed over the steps
+  // they are the samples during=steps keeps.
+  const CliRun per = tracedoc({"stats", "-r", "cpu_sample_class_sum:per=step", path, "-f", "csv"});
+  ASSERT_EQ(per.exit_code, 0) << per.err;
+  const auto rows = parse_csv(per.out);
+  ASSERT_GT(rows.size(), 10u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"PID", "Step", "TID", "Thread", "Class", "Samples", "Share (%)"}));
+  int64_t in_steps = 0;
+  for (size_t i = 1; i < rows.size(); ++i) in_steps += std::stoll(rows[i][5]);
+  const Trace& t = load_nsys(path);
+  ReportArgs args;
+  args.args = {"during=steps"};
+  const auto keep = samples_during("test", t, args);
+  ASSERT_TRUE(keep.ok());
+  EXPECT_EQ(in_steps, std::count((*keep)->begin(), (*keep)->end(), 1));
+  const CliRun bad = tracedoc({"stats", "-r", "cpu_sample_class_sum:per=rank", path, "-f", "csv"});
+  EXPECT_EQ(bad.exit_code, 2);
+
+  // The flame graph of the GPU-idle samples: one frame per tree node wider than half a pixel.
+  const fs::path svg = fs::temp_directory_path() / ("tracedoc-flame-" + std::to_string(::getpid()) + ".svg");
+  const CliRun flame = tracedoc({"view", path, "--flame", "gpu-idle", "-o", svg.string()});
+  ASSERT_EQ(flame.exit_code, 0) << flame.err;
+  const std::string picture = read_file(svg);
+  fs::remove(svg);
+  EXPECT_EQ(picture.rfind("<svg ", 0), 0u);
+  EXPECT_NE(picture.find("CPU samples of baseline_nvtx.sqlite: the launching threads while their GPUs idled"),
+            std::string::npos);
+  EXPECT_NE(picture.find("<title>_PyEval_EvalFrameDefault (/opt/conda/bin/python3.8)"), std::string::npos);
+  EXPECT_EQ(picture.find("<script"), std::string::npos);
+  // A trace without samples: exit 2, nothing written.
+  const std::string none = (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string();
+  const CliRun empty = tracedoc({"view", none, "--flame", "all", "-o", svg.string()});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("no CPU samples to draw"), std::string::npos) << empty.err;
+  EXPECT_FALSE(fs::exists(svg));
 }
 
 }  // namespace

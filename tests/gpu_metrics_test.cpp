@@ -169,7 +169,7 @@ TEST(GpuMetrics, TimeWeightedFiguresEqualADirectComputation) {
     ASSERT_EQ(ours.size(), s.rows.size());
     ASSERT_EQ(ours.period, s.period);
     MetricLevels all, in_kernels;
-    for (size_t i = 0; i < ours.size(); ++i) all.add(ours.value[i], ours.period_of(i).length());
+    all.add_series(ours);
     std::vector<Interval> busy_intervals;
     for (const auto& [lo, hi] : busy) busy_intervals.push_back({lo, hi});
     in_kernels.add_series(ours, IntervalSet::busy_union(busy_intervals));

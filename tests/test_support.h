@@ -126,6 +126,10 @@ double figure(const diagnose::Finding& f, const std::string& key);
 // trace per rank into a folder of its own: a rank directory (written once per test process).
 std::filesystem::path synth_rank_directory(const std::string& spec_name);
 
+// The first column of the first row of `query` on the SQLite file `path` (opened read-only) as an
+// integer: the independent computation a test compares with; -1 when the query returns no row.
+int64_t sql_int(const std::string& path, const std::string& query);
+
 // Runs SQL scripts, in order, into a fresh SQLite file in the temporary directory (as the sqlite3
 // shell would) and returns its path; `name` makes the file name unique per case. Used to build
 // synthetic nsys exports for cases no real export has.

@@ -84,6 +84,13 @@ IntervalSet AnalysisContext::owner_busy(int64_t owner) {
   return all;
 }
 
+IntervalSet AnalysisContext::owner_idle(int64_t owner) {
+  const IntervalSet busy = owner_busy(owner);
+  if (busy.empty()) return {};
+  const std::vector<Interval> windows = steps() ? windows_of(owner) : std::vector<Interval>{busy.span()};
+  return IntervalSet::busy_union(idle_within(busy, windows));
+}
+
 const NcuJoin& AnalysisContext::ncu_join() {
   if (!ncu_join_) ncu_join_ = join_ncu(trace_);
   return *ncu_join_;

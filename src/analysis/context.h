@@ -47,6 +47,9 @@ class AnalysisContext {
   const IntervalSet& busy(const pytorch::GpuUnit& unit);
   // The union of the work of every unit of an owner (all its devices).
   IntervalSet owner_busy(int64_t owner);
+  // The time none of an owner's GPUs works, inside its step windows (else between its first and
+  // last GPU work): what the rules about the host call GPU idle time. Empty without GPU work.
+  IntervalSet owner_idle(int64_t owner);
 
   // The Nsight Compute launches joined to the kernels (empty without Trace::ncu_reports), and the
   // answers of one launch, each derived once.

@@ -17,40 +17,6 @@ namespace tracedoc {
 
 namespace {
 
-// A call tree over function ids; node 0 is the unnamed root above every path.
-class CallTree {
- public:
-  struct Node {
-    int32_t function = -1;
-    int64_t total = 0;  // samples whose path passes through the node
-    int64_t self = 0;   // samples whose path ends at it
-    std::vector<int32_t> children;
-  };
-
-  CallTree() : nodes_(1) {}
-
-  // A path of functions, from the tree's root side, carrying `samples`.
-  void add(const std::vector<int32_t>& path, int64_t samples) {
-    int32_t at = 0;
-    for (int32_t function : path) {
-      auto [it, fresh] = child_.try_emplace({at, function}, static_cast<int32_t>(nodes_.size()));
-      if (fresh) {
-        nodes_.push_back(Node{function, 0, 0, {}});
-        nodes_[static_cast<size_t>(at)].children.push_back(it->second);
-      }
-      at = it->second;
-      nodes_[static_cast<size_t>(at)].total += samples;
-    }
-    nodes_[static_cast<size_t>(at)].self += samples;
-  }
-
-  const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
-
- private:
-  std::vector<Node> nodes_;
-  std::map<std::pair<int32_t, int32_t>, int32_t> child_;
-};
-
 Result<double> min_share_arg(const ReportArgs& args) {
   const std::optional<std::string> text = text_report_arg(args, "min");
   if (!text) return 0.5;
@@ -62,6 +28,59 @@ Result<double> min_share_arg(const ReportArgs& args) {
 }
 
 }  // namespace
+
+std::vector<int32_t> SampleTree::children_of(const Trace& trace, int32_t node) const {
+  std::vector<int32_t> out = nodes[static_cast<size_t>(node)].children;
+  std::stable_sort(out.begin(), out.end(), [&](int32_t a, int32_t b) {
+    const Node &x = nodes[static_cast<size_t>(a)], &y = nodes[static_cast<size_t>(b)];
+    const FunctionSamples &fx = functions[static_cast<size_t>(x.function)],
+                          &fy = functions[static_cast<size_t>(y.function)];
+    return std::tuple(-x.total, trace.str(fx.symbol), trace.str(fx.module)) <
+           std::tuple(-y.total, trace.str(fy.symbol), trace.str(fy.module));
+  });
+  return out;
+}
+
+SampleTree sample_tree(const Trace& trace, const CpuSampleFilter& filter, bool bottom_up, const NamePattern* root) {
+  const StackSamples counted = samples_per_stack(trace, filter);
+  SampleTree tree;
+  tree.samples = counted.samples;
+  tree.without_stack = counted.without_stack;
+  tree.nodes.resize(1);
+  FunctionIndex index(trace.stacks);
+  std::map<std::pair<int32_t, int32_t>, int32_t> child;  // (parent, function) -> node
+  std::vector<int32_t> path;
+  for (size_t s = 0; s < counted.per_stack.size(); ++s) {
+    const int64_t n = counted.per_stack[s];
+    if (n == 0) continue;
+    const std::span<const uint32_t> frames = trace.stacks.stack(static_cast<StackId>(s));  // leaf first
+    size_t outermost = frames.size();  // one past the frame the path starts at (top-down)
+    if (root != nullptr) {
+      while (outermost > 0 && !root->found_in(trace.str(trace.stacks.frame(frames[outermost - 1]).symbol))) --outermost;
+      if (outermost == 0) continue;  // no frame of the stack is under the root
+    }
+    path.clear();
+    if (bottom_up) {
+      for (uint32_t frame : frames) path.push_back(index.of(frame));
+    } else {
+      for (size_t i = outermost; i-- > 0;) path.push_back(index.of(frames[i]));
+    }
+    int32_t at = 0;
+    for (int32_t function : path) {
+      auto [it, fresh] = child.try_emplace({at, function}, static_cast<int32_t>(tree.nodes.size()));
+      if (fresh) {
+        tree.nodes.push_back({function, 0, 0, {}});
+        tree.nodes[static_cast<size_t>(at)].children.push_back(it->second);
+      }
+      at = it->second;
+      tree.nodes[static_cast<size_t>(at)].total += n;
+    }
+    tree.nodes[static_cast<size_t>(at)].self += n;
+    tree.nodes[0].total += n;
+  }
+  tree.functions = std::move(index.functions());
+  return tree;
+}
 
 Status cpu_sample_tree(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   constexpr std::string_view kReport = "cpu_sample_tree";
@@ -83,64 +102,35 @@ Status cpu_sample_tree(const Trace& trace, const ReportArgs& args, RowSink& sink
   if (!trace.source.has_table("COMPOSITE_EVENTS") || trace.cpu_samples.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
 
-  const StackSamples counted = samples_per_stack(trace, {tid, keep ? &*keep : nullptr});
-  FunctionIndex index(trace.stacks);
-  CallTree tree;
-  std::vector<int32_t> path;
-  for (size_t s = 0; s < counted.per_stack.size(); ++s) {
-    const int64_t n = counted.per_stack[s];
-    if (n == 0) continue;
-    const std::span<const uint32_t> frames = trace.stacks.stack(static_cast<StackId>(s));  // leaf first
-    size_t outermost = frames.size();  // one past the frame the path starts at (top-down)
-    if (root) {
-      while (outermost > 0 && !root->found_in(trace.str(trace.stacks.frame(frames[outermost - 1]).symbol))) --outermost;
-      if (outermost == 0) continue;  // no frame of the stack is under the root
-    }
-    path.clear();
-    if (bottom_up) {
-      for (uint32_t frame : frames) path.push_back(index.of(frame));
-    } else {
-      for (size_t i = outermost; i-- > 0;) path.push_back(index.of(frames[i]));
-    }
-    tree.add(path, n);
-  }
-  const std::vector<FunctionSamples>& functions = index.functions();
-
+  const SampleTree tree = sample_tree(trace, {tid, keep ? &*keep : nullptr}, bottom_up, root ? &*root : nullptr);
   sink.begin({{"Depth"}, {"Total", Unit::kRatioPct}, {"Total"}, {"Self"}, {"Function"}, {"Module"}});
   const auto shown = [&](int64_t samples) {
-    return samples > 0 && 100.0 * static_cast<double>(samples) >= min_share * static_cast<double>(counted.samples);
+    return samples > 0 && 100.0 * static_cast<double>(samples) >= min_share * static_cast<double>(tree.samples);
   };
   std::vector<Cell> row;
   // Depth first, children by samples (then name), from the root's children down.
   std::vector<std::pair<int32_t, int64_t>> stack;  // (node, depth)
   const auto push_children = [&](int32_t id, int64_t depth) {
-    std::vector<int32_t> children = tree.node(id).children;
-    std::stable_sort(children.begin(), children.end(), [&](int32_t a, int32_t b) {
-      const CallTree::Node &x = tree.node(a), &y = tree.node(b);
-      const FunctionSamples &fx = functions[static_cast<size_t>(x.function)],
-                            &fy = functions[static_cast<size_t>(y.function)];
-      return std::tuple(-x.total, trace.str(fx.symbol), trace.str(fx.module)) <
-             std::tuple(-y.total, trace.str(fy.symbol), trace.str(fy.module));
-    });
+    const std::vector<int32_t> children = tree.children_of(trace, id);
     for (size_t i = children.size(); i-- > 0;) stack.emplace_back(children[i], depth);
   };
   push_children(0, 0);
   while (!stack.empty()) {
     const auto [id, depth] = stack.back();
     stack.pop_back();
-    const CallTree::Node& node = tree.node(id);
+    const SampleTree::Node& node = tree.nodes[static_cast<size_t>(id)];
     if (!shown(node.total)) continue;
-    const FunctionSamples& f = functions[static_cast<size_t>(node.function)];
-    row = {Cell::integer(depth),     sample_share(node.total, counted.samples), Cell::integer(node.total),
-           Cell::integer(node.self), Cell::pooled(trace.str(f.symbol)),         Cell::pooled(trace.str(f.module))};
+    const FunctionSamples& f = tree.functions[static_cast<size_t>(node.function)];
+    row = {Cell::integer(depth),     sample_share(node.total, tree.samples), Cell::integer(node.total),
+           Cell::integer(node.self), Cell::pooled(trace.str(f.symbol)),      Cell::pooled(trace.str(f.module))};
     sink.row(row);
     if (max_depth < 0 || depth + 1 < max_depth) push_children(id, depth + 1);
   }
-  if (counted.without_stack > 0 && !root && shown(counted.without_stack)) {
+  if (tree.without_stack > 0 && !root && shown(tree.without_stack)) {
     row = {Cell::integer(0),
-           sample_share(counted.without_stack, counted.samples),
-           Cell::integer(counted.without_stack),
-           Cell::integer(counted.without_stack),
+           sample_share(tree.without_stack, tree.samples),
+           Cell::integer(tree.without_stack),
+           Cell::integer(tree.without_stack),
            Cell::text("[no call stack]"),
            Cell::null()};
     sink.row(row);

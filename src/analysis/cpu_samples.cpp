@@ -321,20 +321,33 @@ Status cpu_sample_sum(const Trace& trace, const ReportArgs& args, RowSink& sink)
   return Status::Ok();
 }
 
-std::map<int64_t, SampleClassCounts> sample_classes_by_thread(const Trace& trace, const CpuSampleFilter& filter) {
+namespace {
+
+// The kept samples' classes counted per key: key_of(sample row) gives it, nullopt leaves the
+// sample out.
+template <typename Key, typename KeyOf>
+std::map<Key, SampleClassCounts> classes_by(const Trace& trace, const CpuSampleFilter& filter, KeyOf key_of) {
   const CpuSampleTable& c = trace.cpu_samples;
-  std::map<int64_t, SampleClassCounts> out;
+  std::map<Key, SampleClassCounts> out;
   if (c.size() == 0) return out;
   const std::vector<SampleClass> classes = stack_classes(trace);
   for (size_t i = 0; i < c.size(); ++i) {
     if (filter.tid >= 0 && tid_of(c.global_tid[i]) != filter.tid) continue;
     if (filter.keep != nullptr && !(*filter.keep)[i]) continue;
+    const std::optional<Key> key = key_of(i);
+    if (!key) continue;
     const StackId s = c.stack.empty() ? kNoStack : c.stack[i];
     const SampleClass k =
         s >= 0 && static_cast<size_t>(s) < classes.size() ? classes[static_cast<size_t>(s)] : SampleClass::kNoStack;
-    ++out[c.global_tid[i]][static_cast<size_t>(k)];
+    ++out[*key][static_cast<size_t>(k)];
   }
   return out;
+}
+
+}  // namespace
+
+std::map<int64_t, SampleClassCounts> sample_classes_by_thread(const Trace& trace, const CpuSampleFilter& filter) {
+  return classes_by<int64_t>(trace, filter, [&](size_t i) { return std::optional(trace.cpu_samples.global_tid[i]); });
 }
 
 std::vector<SampleClass> classes_by_count(std::span<const int64_t> counts) {
@@ -348,14 +361,59 @@ std::vector<SampleClass> classes_by_count(std::span<const int64_t> counts) {
   return out;
 }
 
+namespace {
+
+// Per sample, the step (index into `steps`) whose CPU window of the sample's process holds it; -1
+// outside every step.
+std::vector<int32_t> step_of_samples(const Trace& trace, const std::vector<StepWindow>& steps) {
+  std::map<int64_t, std::vector<std::pair<Interval, int32_t>>> by_process;
+  for (size_t k = 0; k < steps.size(); ++k)
+    by_process[steps[k].global_pid].push_back({{steps[k].start, steps[k].end}, static_cast<int32_t>(k)});
+  for (auto& [pid, list] : by_process)
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
+  const CpuSampleTable& c = trace.cpu_samples;
+  std::vector<int32_t> out(c.size(), -1);
+  for (size_t i = 0; i < c.size(); ++i) {
+    const auto it = by_process.find(global_pid_of(c.global_tid[i]));
+    if (it == by_process.end()) continue;
+    const auto& list = it->second;
+    // The latest-starting window that began at or before the sample.
+    auto w = std::upper_bound(list.begin(), list.end(), c.time[i],
+                              [](TimeNs t, const auto& x) { return t < x.first.start; });
+    if (w != list.begin() && c.time[i] < std::prev(w)->first.end) out[i] = std::prev(w)->second;
+  }
+  return out;
+}
+
+}  // namespace
+
 Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
-  TRACEDOC_RETURN_IF_ERROR(check_report_args("cpu_sample_class_sum", args, {}, {"thread", "during"}));
-  TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg("cpu_sample_class_sum", args, "thread", -1));
-  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, samples_during("cpu_sample_class_sum", trace, args));
+  constexpr std::string_view kReport = "cpu_sample_class_sum";
+  TRACEDOC_RETURN_IF_ERROR(check_report_args(kReport, args, {"detect"}, {"thread", "during", "per", "marker"}));
+  TRACEDOC_ASSIGN_OR_RETURN(const int64_t tid, int_report_arg(kReport, args, "thread", -1));
+  TRACEDOC_ASSIGN_OR_RETURN(const auto keep, samples_during(kReport, trace, args));
+  const std::optional<std::string> per = text_report_arg(args, "per");
+  if (per && *per != "step") return UsageError(fmt::format("{}: per must be step, got '{}'", kReport, *per));
   const CpuSampleTable& c = trace.cpu_samples;
   if (!trace.source.has_table("COMPOSITE_EVENTS") || c.size() == 0)
     return no_data(trace, "does not contain CPU samples (nsys profile --sample=cpu).");
-  const std::map<int64_t, SampleClassCounts> threads = sample_classes_by_thread(trace, {tid, keep ? &*keep : nullptr});
+  // `:per=step`: each thread's samples per step (the CPU windows of analysis/steps.h).
+  std::vector<StepWindow> steps;
+  std::vector<int32_t> step_of;
+  if (per) {
+    TRACEDOC_ASSIGN_OR_RETURN(StepOptions options, step_options_from_args(args.args));
+    auto found = find_steps(trace, options);
+    if (!found.ok()) return no_data(trace, fmt::format("has no steps: {}", found.status().message()));
+    steps = std::move(found->steps);
+    step_of = step_of_samples(trace, steps);
+  }
+  using Group = std::pair<int32_t, int64_t>;  // (step or -1, thread)
+  const std::map<Group, SampleClassCounts> groups =
+      classes_by<Group>(trace, {tid, keep ? &*keep : nullptr}, [&](size_t i) -> std::optional<Group> {
+        const int32_t step = per ? step_of[i] : -1;
+        if (per && step < 0) return std::nullopt;
+        return Group{step, c.global_tid[i]};
+      });
   std::map<int64_t, std::string> names;
   for (const CpuThreadStats& t : cpu_thread_stats(trace)) names[t.global_tid] = t.name;
   const auto samples = [](const SampleClassCounts& counts) {
@@ -363,18 +421,33 @@ Status cpu_sample_class_sum(const Trace& trace, const ReportArgs& args, RowSink&
     for (int64_t x : counts) n += x;
     return n;
   };
-  std::vector<std::pair<int64_t, const SampleClassCounts*>> order;
-  for (const auto& [g, t] : threads) order.emplace_back(g, &t);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const auto& a, const auto& b) { return samples(*a.second) > samples(*b.second); });
-  sink.begin({{"PID"}, {"TID"}, {"Thread"}, {"Class"}, {"Samples"}, {"Share", Unit::kRatioPct}});
+  // Steps in time order; within one, threads by samples.
+  std::vector<std::pair<std::pair<int32_t, int64_t>, const SampleClassCounts*>> order;
+  for (const auto& [key, t] : groups) order.emplace_back(key, &t);
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    if (a.first.first != b.first.first) {
+      const TimeNs ta = a.first.first < 0 ? 0 : steps[static_cast<size_t>(a.first.first)].start;
+      const TimeNs tb = b.first.first < 0 ? 0 : steps[static_cast<size_t>(b.first.first)].start;
+      if (ta != tb) return ta < tb;
+      return a.first.first < b.first.first;
+    }
+    return samples(*a.second) > samples(*b.second);
+  });
+  std::vector<ColumnSpec> columns = {{"PID"}, {"TID"}, {"Thread"}, {"Class"}, {"Samples"}, {"Share", Unit::kRatioPct}};
+  if (per) columns.insert(columns.begin() + 1, ColumnSpec{"Step"});
+  sink.begin(columns);
   std::vector<Cell> row;
-  for (const auto& [g, t] : order) {
+  for (const auto& [key, t] : order) {
+    const int64_t g = key.second;
     const std::string& name = names[g];
     for (SampleClass k : classes_by_count(*t)) {
       const int64_t n = (*t)[static_cast<size_t>(k)];
       row = {Cell::integer(pid_of(g)),         Cell::integer(tid_of(g)), name.empty() ? Cell::null() : Cell::text(name),
              Cell::text(sample_class_name(k)), Cell::integer(n),         sample_share(n, samples(*t))};
+      if (per) {
+        const int64_t number = steps[static_cast<size_t>(key.first)].number;
+        row.insert(row.begin() + 1, number == kNoValue ? Cell::null() : Cell::integer(number));
+      }
       sink.row(row);
     }
   }

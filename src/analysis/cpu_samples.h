@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "analysis/report.h"
+#include "common/name_pattern.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -120,6 +121,27 @@ class FunctionIndex {
   std::map<std::pair<StrId, StrId>, int32_t> index_;
   std::vector<FunctionSamples> functions_;
 };
+
+// The call tree of the kept samples (cpu_sample_tree, the flame graph): top-down from the
+// threads' entry points, or bottom-up from the sampled functions to their callers; with `root`
+// (top-down), each stack starts at its outermost function whose name it finds, the stacks without
+// one left out. Built per distinct stack, weighted by its samples.
+struct SampleTree {
+  struct Node {
+    int32_t function = -1;  // into `functions`; -1 for node 0, the root above every path
+    int64_t total = 0;      // samples whose path passes through the node
+    int64_t self = 0;       // samples whose path ends at it
+    std::vector<int32_t> children;
+  };
+  std::vector<Node> nodes;
+  std::vector<FunctionSamples> functions;  // the FunctionIndex's (their counts unused)
+  int64_t samples = 0;                     // kept, those without a stack included
+  int64_t without_stack = 0;
+  // A node's children by samples, then name and module.
+  std::vector<int32_t> children_of(const Trace& trace, int32_t node) const;
+};
+SampleTree sample_tree(const Trace& trace, const CpuSampleFilter& filter, bool bottom_up,
+                       const NamePattern* root = nullptr);
 
 // A share of samples as the reports print it: percent, one decimal; NULL of nothing.
 Cell sample_share(int64_t part, int64_t whole);

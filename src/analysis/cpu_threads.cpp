@@ -90,7 +90,7 @@ std::map<int64_t, ThreadSwitches> thread_switches(const Trace& trace) {
       continue;
     }
     ThreadSwitches& t = out[tid];
-    TimeNs in = kNoTime;
+    TimeNs in = kNoTime, preempted_at = kNoTime;
     for (; k < order.size() && sched.global_tid[order[k]] == tid; ++k) {
       const uint32_t e = order[k];
       const TimeNs at = sched.time[e];
@@ -99,9 +99,12 @@ std::map<int64_t, ThreadSwitches> thread_switches(const Trace& trace) {
       t.last = t.last == kNoTime ? at : std::max(t.last, at);
       if (sched.sched_in[e]) {
         if (in == kNoTime) in = at, ++t.switches_in;
+        if (preempted_at != kNoTime) t.preempted.push_back({preempted_at, at});
+        preempted_at = kNoTime;
       } else if (in != kNoTime) {
         t.running.push_back({in, at});
         in = kNoTime;
+        if (sched.state[e] == 1) preempted_at = at;  // ENUM_SAMPLING_THREAD_STATE 1: still Running
       }
     }
   }

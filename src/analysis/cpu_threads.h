@@ -57,6 +57,9 @@ std::unordered_set<int64_t> launching_threads(const Trace& trace);
 // next switch off it, in time order, and how many switches in opened one.
 struct ThreadSwitches {
   std::vector<Interval> running;
+  // Off the CPU after a switch off in state Running (preempted: runnable, without a CPU), where
+  // nsys recorded the state (SCHED_EVENTS.threadState).
+  std::vector<Interval> preempted;
   int64_t switches_in = 0;
   TimeNs first = kNoTime, last = kNoTime;  // first and last switch
 };

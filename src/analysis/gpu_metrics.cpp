@@ -91,6 +91,10 @@ std::string metric_unit(std::string_view name) {
   return "%";
 }
 
+void MetricLevels::add_series(const MetricSeries& series) {
+  for (size_t i = 0; i < series.size(); ++i) add(series.value[i], series.period_of(i).length());
+}
+
 void MetricLevels::add_series(const MetricSeries& series, Interval within) {
   for (size_t i = series.first_after(within.start); i < series.size() && series.time[i] < within.end; ++i) {
     const Interval p = series.period_of(i);
@@ -224,7 +228,7 @@ std::vector<GpuMetricsDevice> gpu_metrics_by_device(const Trace& trace) {
       d.period_ns = s.period;
       const GpuWindows& w = windows.at(s.device);
       MetricLevels all, kernels, copies;
-      for (size_t i = 0; i < s.size(); ++i) all.add(s.value[i], s.period_of(i).length());
+      all.add_series(s);
       kernels.add_series(s, w.kernels);
       copies.add_series(s, w.copies);
       d.samples = static_cast<int64_t>(s.size());
@@ -299,7 +303,7 @@ Status gpu_metrics_sum(const Trace& trace, const ReportArgs& args, RowSink& sink
       for (const auto& [name, set] : kinds) {
         MetricLevels l;
         if (set == nullptr) {
-          for (size_t i = 0; i < s.size(); ++i) l.add(s.value[i], s.period_of(i).length());
+          l.add_series(s);
         } else {
           l.add_series(s, *set);
         }

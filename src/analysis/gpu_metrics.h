@@ -83,6 +83,8 @@ class MetricLevels {
   void add(int64_t value, int64_t ns) {
     if (ns > 0) levels_.emplace_back(value, ns);
   }
+  // Every sample of `series`, each for its period.
+  void add_series(const MetricSeries& series);
   // The samples of `series` inside `within`, each for the part of its period inside it.
   void add_series(const MetricSeries& series, Interval within);
   void add_series(const MetricSeries& series, const IntervalSet& within);

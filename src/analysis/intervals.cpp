@@ -229,4 +229,13 @@ std::vector<DepthChange> depth_over_time(std::span<const Interval> intervals) {
   return out;
 }
 
+std::vector<Interval> idle_within(const IntervalSet& busy, const std::vector<Interval>& windows) {
+  std::vector<Interval> out;
+  for (const Interval& w : windows) {
+    const IntervalSet idle = busy.clip(w).complement_within(w);
+    for (const Interval& g : idle.intervals()) out.push_back(g);
+  }
+  return out;
+}
+
 }  // namespace tracedoc

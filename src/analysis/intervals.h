@@ -64,6 +64,10 @@ class IntervalSet {
   std::vector<Interval> items_;
 };
 
+// The uncovered stretches of `busy` inside each window, window by window (in time order for
+// windows in time order): a GPU's idle time inside its steps.
+std::vector<Interval> idle_within(const IntervalSet& busy, const std::vector<Interval>& windows);
+
 // Covered time per bin: bins [origin + i*width, origin + (i+1)*width) for i in [0, count), the last
 // one ending at `limit` if that comes first. Linear in set size + count.
 std::vector<int64_t> binned_coverage(const IntervalSet& set, int64_t origin, int64_t width, size_t count,

@@ -7,6 +7,7 @@
 
 #include "analysis/cpu_samples.h"
 #include "analysis/gpu_metrics.h"
+#include "analysis/thread_schedule.h"
 #include "analysis/ncu_reports.h"
 #include "analysis/nsys_stats/cpu_thread_reports.h"
 #include "analysis/nsys_stats/kernel_exec_reports.h"
@@ -87,6 +88,9 @@ const std::vector<ReportDef>& all_reports() {
        cpu_sample_class_sum},
       {"cpu_sample_tree", "CPU Sample Call Tree", ReportKind::kSummary,
        kLoadCpuSched | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, cpu_sample_tree},
+      {"cpu_thread_sched_sum", "CPU Thread Scheduling Summary", ReportKind::kSummary,
+       kLoadCpuSched | kLoadOsCalls | kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges,
+       cpu_thread_sched_sum},
       {"cpu_thread_sum", "CPU Thread Summary", ReportKind::kSummary, kLoadCpuSched | kLoadOsCalls | kLoadApi,
        cpu_thread_sum},
       {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", ReportKind::kSummary,

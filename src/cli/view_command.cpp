@@ -4,6 +4,7 @@
 //   tracedoc view INPUT... -o OUT [-f html|svg] [--svg] [--colors critical|default|FILE]
 //                 [--window START/END] [--max-events N] [--width PX] [--rank N] [--no-findings]
 //                 [--config FILE] [--step-marker NAME] [--max-memory SIZE]
+//   tracedoc view INPUT --flame all|gpu-idle|steps|step#N|RANGE -o OUT.svg [--width PX]
 //
 // --window takes times from the start of the timeline (what the page's axis shows), in nsys's
 // --filter-time syntax ("1.2s/1.3s", "120ms/", "/5ms"). With several inputs, -o is a directory
@@ -22,12 +23,14 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "analysis/cpu_samples.h"
 #include "analysis/trace_filter.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
 #include "cli/shared_options.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "report/html_view_writer.h"
+#include "report/svg_flame_writer.h"
 #include "report/svg_timeline_writer.h"
 #include "view/view_model.h"
 
@@ -48,7 +51,31 @@ struct ViewCommandOptions {
   bool no_findings = false;
   std::string config, step_marker, max_memory;
   std::vector<std::string> ncu;
+  std::string flame;  // a flame graph of the CPU samples instead of the timeline: which samples
 };
+
+// The flame graph of one input's CPU samples (report/svg_flame_writer.h).
+Status write_flame(const Trace& trace, const std::string& input, const ViewCommandOptions& opt,
+                   const std::string& output) {
+  if (trace.cpu_samples.size() == 0)
+    return BadInput(fmt::format("{}: no CPU samples to draw (nsys profile --sample=cpu)", input));
+  ReportArgs args;
+  if (opt.flame != "all") args.args = {"during=" + opt.flame};
+  auto keep = samples_during("view --flame", trace, args);
+  if (!keep.ok()) {
+    if (keep.status().code() == ErrorCode::kNoData) return BadInput(std::string(keep.status().message()));
+    return keep.status();
+  }
+  const SampleTree tree = sample_tree(trace, {-1, *keep ? &**keep : nullptr}, false);
+  FlameOptions flame;
+  flame.width = opt.width;
+  const std::string when = opt.flame == "all"        ? "every sample"
+                           : opt.flame == "gpu-idle" ? "the launching threads while their GPUs idled"
+                           : opt.flame == "steps"    ? "inside the steps"
+                                                     : "during " + opt.flame;
+  flame.title = fmt::format("CPU samples of {}: {}", std::filesystem::path(input).filename().string(), when);
+  return write_text(output, render_flame_svg(trace, tree, flame));
+}
 
 std::string output_for(const ViewCommandOptions& opt, const std::string& input, const std::string& ext) {
   if (opt.inputs.size() == 1) return opt.output;
@@ -63,6 +90,12 @@ std::string output_for(const ViewCommandOptions& opt, const std::string& input, 
 
 int run_view(ViewCommandOptions opt) {
   if (opt.svg) opt.format = "svg";
+  if (!opt.flame.empty()) {
+    if (opt.format != "svg" && opt.format != "html") return fail(UsageError("view: --flame draws an SVG picture"));
+    if (!opt.window.empty())
+      return fail(UsageError("view: --flame takes its samples from its own argument (steps, step#N, a range name)"));
+    opt.format = "svg";
+  }
   if (opt.inputs.empty()) return fail(UsageError("view: at least one INPUT is required"));
   if (opt.output.empty() || opt.output == "-")
     return fail(UsageError("view: -o OUT is required (the page is written whole or not at all)"));
@@ -89,6 +122,10 @@ int run_view(ViewCommandOptions opt) {
       return fail(UsageError(fmt::format("view: {}: the output would replace the input", output)));
     auto trace = read_trace(input, opt.rank, opt.max_memory, kLoadAll);  // prints its own timing
     if (!trace.ok()) return fail(trace.status());
+    if (!opt.flame.empty()) {
+      if (Status st = write_flame(*trace, input, opt, output); !st.ok()) return fail(st);
+      continue;
+    }
     if (Status st = attach_ncu_reports(*trace, opt.ncu); !st.ok()) return fail(st);
     // TRACEDOC_TIMING=1 prints where the time goes on stderr.
     const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;
@@ -148,6 +185,9 @@ std::function<int()> add_view_command(CLI::App& app) {
   cmd->add_option("--config", opt->config, "diagnose's TOML configuration for the findings");
   add_step_marker_option(cmd, opt->step_marker, "Steps are these ranges (NAME* for a prefix)");
   add_ncu_option(cmd, opt->ncu);
+  cmd->add_option("--flame", opt->flame,
+                  "A flame graph of the CPU samples instead of the timeline (SVG): all, gpu-idle (the launching "
+                  "threads while their GPUs idle), steps, step#N, or a range name (NAME, NAME*)");
   add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_view(*opt); };
 }

@@ -15,16 +15,6 @@
 
 namespace tracedoc::diagnose {
 
-// The uncovered stretches of `busy` inside each window, in time order.
-inline std::vector<Interval> idle_within(const IntervalSet& busy, const std::vector<Interval>& windows) {
-  std::vector<Interval> out;
-  for (const Interval& w : windows) {
-    const IntervalSet idle = busy.clip(w).complement_within(w);
-    for (const Interval& g : idle.intervals()) out.push_back(g);
-  }
-  return out;
-}
-
 inline int64_t total_length(const std::vector<Interval>& v) {
   int64_t t = 0;
   for (const Interval& i : v) t = sat_add(t, i.length());

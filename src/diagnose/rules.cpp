@@ -66,6 +66,13 @@ std::vector<RuleDef> make_rules() {
        "dispatcher, allocation or data transforms delay the next launch",
        {{"min_share", 0.05, "GPU idle time with the launching thread on a CPU over the time basis"}},
        cpu_bound_during_idle},
+      {"oversubscribed_cpu",
+       "the threads that launch GPU work are off their CPU while the GPU idles without waiting for anything "
+       "traced: runnable, but other threads or processes hold the cores",
+       {{"min_share", 0.05,
+         "GPU idle time with a launching thread off its CPU outside any traced wait, over the "
+         "time basis"}},
+       oversubscribed_cpu},
       {"sm_underused",
        "GPU metrics: kernels run while most SMs are idle (SM Active low): too few blocks, tiny kernels, "
        "serialized work",

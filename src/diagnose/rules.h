@@ -83,6 +83,7 @@ void sync_stall(Context&, const Params&, std::vector<Finding>&);
 void host_waits(Context&, const Params&, std::vector<Finding>&);
 void cpu_bound_during_idle(Context&, const Params&, std::vector<Finding>&);
 void sm_underused(Context&, const Params&, std::vector<Finding>&);
+void oversubscribed_cpu(Context&, const Params&, std::vector<Finding>&);
 void long_tail(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
 void kernel_config(Context&, const Params&, std::vector<Finding>&);
 void layout_overhead(Context&, const Params&, std::vector<Finding>&);

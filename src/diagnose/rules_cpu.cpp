@@ -10,6 +10,7 @@
 
 #include "analysis/cpu_samples.h"
 #include "analysis/cpu_threads.h"
+#include "analysis/thread_schedule.h"
 #include "diagnose/rule_support.h"
 #include "diagnose/rules.h"
 
@@ -79,11 +80,7 @@ void cpu_bound_during_idle(Context& ctx, const Params& p, std::vector<Finding>& 
     auto it = owners.find(owner);
     if (it == owners.end()) {
       Owner o;
-      const IntervalSet busy = ctx.owner_busy(owner);
-      if (!busy.empty()) {
-        const std::vector<Interval> windows = ctx.steps() ? ctx.windows_of(owner) : std::vector<Interval>{busy.span()};
-        o.idle = IntervalSet::busy_union(idle_within(busy, windows));
-      }
+      o.idle = ctx.owner_idle(owner);
       it = owners.emplace(owner, std::move(o)).first;
     }
     return it->second.idle.empty() ? nullptr : &it->second;
@@ -158,6 +155,56 @@ void cpu_bound_during_idle(Context& ctx, const Params& p, std::vector<Finding>& 
     std::vector<Interval> ranges(during.intervals().begin(), during.intervals().end());
     f.ranges = longest_ranges(std::move(ranges), 3, f.scope, "GPU idle while the launching thread runs on the CPU");
     f.remedy = cpu_remedy(main);
+    out.push_back(std::move(f));
+  }
+}
+
+void oversubscribed_cpu(Context& ctx, const Params& p, std::vector<Finding>& out) {
+  const Trace& t = ctx.trace();
+  if (t.sched.size() == 0) return;
+  // Only where the waits were traced (or nsys recorded the state at each switch off): otherwise
+  // every stretch off the CPU would look like one without a CPU.
+  std::unordered_set<int64_t> traced;
+  for (int64_t tid : t.os_calls.global_tid) traced.insert(tid);
+  struct Owner {
+    std::vector<Interval> starved;  // the launching threads off their CPU outside any traced wait
+    bool states = false;            // from recorded states (preempted), not inferred
+    int64_t threads = 0;
+  };
+  std::map<int64_t, Owner> owners;
+  for (const ThreadSchedule& s : thread_schedules(t)) {
+    if (!s.launches_gpu_work) continue;
+    const bool states = !s.preempted.empty();
+    if (!states && !traced.count(s.global_tid)) continue;
+    Owner& o = owners[ctx.owner_of(s.global_tid)];
+    const IntervalSet off = states ? s.preempted : s.other_off_cpu();
+    o.starved.insert(o.starved.end(), off.intervals().begin(), off.intervals().end());
+    o.states = o.states || states;
+    ++o.threads;
+  }
+  for (auto& [owner, o] : owners) {
+    const IntervalSet idle = ctx.owner_idle(owner);
+    const IntervalSet during = IntervalSet::busy_union(o.starved).intersect(idle);
+    Finding f;
+    f.savings_ns = during.total();
+    rate(f, ctx, p.warning(), p.critical());
+    if (f.savings_ns == 0 || !gate_on_basis(f, ctx, 0, p.get("min_share"), true)) continue;
+    f.scope = ctx.owner_label(owner);
+    f.title = fmt::format(
+        "the thread launching GPU work waits for a CPU while the GPU idles: {} ({} of the {}) off its CPU {}",
+        human_duration(f.savings_ns), human_percent(f.savings_share), ctx.steps() ? "steps" : "run",
+        o.states ? "though still runnable (preempted)" : "outside any traced wait");
+    f.confidence = o.states ? 0.8 : 0.4;
+    f.figures = {{"gpu_idle_ns", static_cast<double>(idle.total()), "ns"},
+                 {"off_cpu_during_idle_ns", static_cast<double>(f.savings_ns), "ns"},
+                 {"launching_threads", static_cast<double>(o.threads), "count"}};
+    std::vector<Interval> ranges(during.intervals().begin(), during.intervals().end());
+    f.ranges = longest_ranges(std::move(ranges), 3, f.scope, "GPU idle while the launching thread waits for a CPU");
+    f.remedy =
+        "Other threads or processes hold the cores the training thread needs: the machine is oversubscribed. "
+        "Use fewer DataLoader workers than free cores (num_workers), cap the math libraries' threads in "
+        "every process (OMP_NUM_THREADS, MKL_NUM_THREADS, torch.set_num_threads), keep other jobs off the "
+        "node or pin them (taskset, numactl), and give each rank its own cores.";
     out.push_back(std::move(f));
   }
 }

@@ -267,23 +267,33 @@
     ctx.globalAlpha = 1;
   }
 
-  function drawUtil(u, y, h) {
+  // Bars of a per-bucket value (0..1; below 0 where nothing was measured), the buckets under one
+  // pixel averaged over those measured.
+  function drawBars(valueAt, color, y, h) {
     const k = plotW() / (view.t1 - view.t0);
     const nsPerPx = (view.t1 - view.t0) / plotW();
     const step = Math.max(1, Math.floor(nsPerPx / bucketNs));
-    ctx.fillStyle = "#4e79a7";
+    ctx.fillStyle = color;
     ctx.globalAlpha = 0.75;
     const first = Math.max(0, Math.floor(view.t0 / bucketNs)), last = Math.min(lodBuckets - 1, Math.ceil(view.t1 / bucketNs));
     for (let b = first - (first % step); b <= last; b += step) {
       let sum = 0, n = 0;
-      for (let j = b; j < b + step && j < lodBuckets; j++) { sum += u.busy[j]; n++; }
-      const share = n ? sum / n / 65535 : 0;
+      for (let j = b; j < b + step && j < lodBuckets; j++) {
+        const v = valueAt(j);
+        if (v >= 0) { sum += v; n++; }
+      }
+      const share = n ? Math.min(1, sum / n) : 0;
       if (share <= 0) continue;
       const x0 = Math.max(GUTTER, GUTTER + (b * bucketNs - view.t0) * k), x1 = Math.min(width, GUTTER + ((b + step) * bucketNs - view.t0) * k);
       if (x1 <= x0) continue;
       ctx.fillRect(x0, y + h - 1 - share * (h - 3), Math.max(1, x1 - x0), share * (h - 3));
     }
     ctx.globalAlpha = 1;
+  }
+  function drawUtil(u, y, h) { drawBars((j) => u.busy[j] / 65535, "#4e79a7", y, h); }
+  // A sampled GPU metric: each bucket's mean over the lane's full scale.
+  function drawMetric(m, y, h) {
+    if (m.max > 0) drawBars((j) => (m.mean[j] < 0 ? -1 : m.mean[j] / m.max), "#59a14f", y, h);
   }
 
   function drawMem(m, y, h) {
@@ -304,29 +314,6 @@
       ctx.lineTo(Math.min(width, GUTTER + ((b + 1) * bucketNs - view.t0) * k), yy);
     }
     if (started) { ctx.stroke(); }
-  }
-
-  // A sampled GPU metric: bars of each bucket's mean over the lane's full scale, coarser buckets
-  // averaged over the samples' buckets when zoomed out.
-  function drawMetric(m, y, h) {
-    if (!(m.max > 0)) return;
-    const k = plotW() / (view.t1 - view.t0);
-    const nsPerPx = (view.t1 - view.t0) / plotW();
-    const step = Math.max(1, Math.floor(nsPerPx / bucketNs));
-    ctx.fillStyle = "#59a14f";
-    ctx.globalAlpha = 0.8;
-    const first = Math.max(0, Math.floor(view.t0 / bucketNs)), last = Math.min(lodBuckets - 1, Math.ceil(view.t1 / bucketNs));
-    for (let b = first - (first % step); b <= last; b += step) {
-      let sum = 0, n = 0;
-      for (let j = b; j < b + step && j < lodBuckets; j++) if (m.mean[j] >= 0) { sum += m.mean[j]; n++; }
-      if (!n) continue;
-      const share = Math.min(1, sum / n / m.max);
-      if (share <= 0) continue;
-      const x0 = Math.max(GUTTER, GUTTER + (b * bucketNs - view.t0) * k), x1 = Math.min(width, GUTTER + ((b + step) * bucketNs - view.t0) * k);
-      if (x1 <= x0) continue;
-      ctx.fillRect(x0, y + h - 1 - share * (h - 3), Math.max(1, x1 - x0), share * (h - 3));
-    }
-    ctx.globalAlpha = 1;
   }
 
   function niceStep(ns) {
