@@ -252,6 +252,33 @@ TEST(GpuMetrics, TensorActiveConfirmsTensorCoresUnused) {
   fs::remove(config);
 }
 
+TEST(GpuMetrics, WarpsInFlightConfirmKernelConfig) {
+  if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
+  const fs::path config = fs::temp_directory_path() / ("tracedoc-kc-" + std::to_string(::getpid()) + ".toml");
+  const auto diagnose = [&](const std::string& rule_config) {
+    {
+      std::ofstream out(config);
+      out << "[diagnose]\nmin_savings_share = 0\nmin_savings_ns = 0\n[rules.kernel_config]\nmin_kernel_share = 0\n"
+          << rule_config;
+    }
+    return tracedoc({"diagnose", "--rules", "kernel_config", "--config", config.string(), metrics_export()});
+  };
+  // The NLL loss kernels launch blocks of one warp; the GPU sampled 2% warps in flight while they
+  // ran: confirmed, medium confidence.
+  const CliRun run = diagnose("");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("69x  void at::native::<unnamed>::nll_loss_forward_reduce_cuda_kernel_2d"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("32 threads per block: too few to fill an SM; warps in flight 2% as the GPU sampled them"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("confidence medium"), std::string::npos) << run.out;
+  // Were 1% enough to fill the SMs, the measurement would refute the small blocks.
+  const CliRun refuted = diagnose("max_warps_in_flight = 1\n");
+  EXPECT_NE(refuted.out.find("0 findings"), std::string::npos) << refuted.out;
+  fs::remove(config);
+}
+
 TEST(GpuMetrics, TheSummarySaysHowBusyTheHardwareWas) {
   if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
   const CliRun run = tracedoc({"summary", metrics_export()});

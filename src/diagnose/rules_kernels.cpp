@@ -124,6 +124,7 @@ void long_tail(const JobInputs& job, const Params& p, int64_t basis_ns, std::vec
 void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
   const Trace& t = ctx.trace();
   const KernelTable& k = t.kernels;
+  std::optional<std::vector<MetricSeries>> metrics;
   const bool occupancy = !k.est_occupancy.empty();
   for (const pytorch::GpuUnit& u : ctx.gpu_work().units) {
     const int64_t total = kernel_time(u);
@@ -132,6 +133,7 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
       int64_t count = 0, ns = 0;
       double occ_weighted = 0;
       int64_t occ_ns = 0;
+      std::vector<Interval> runs;
     };
     std::map<std::tuple<StrId, int32_t, int32_t, int32_t>, Group> groups;
     for (const pytorch::GpuWorkItem& it : u.items) {
@@ -139,13 +141,21 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
       Group& g = groups[{k.name[it.row], k.block_x[it.row], k.block_y[it.row], k.block_z[it.row]}];
       ++g.count;
       g.ns = sat_add(g.ns, sat_sub(it.end, it.start));
+      g.runs.push_back(it.interval());
       if (occupancy && !std::isnan(k.est_occupancy[it.row])) {
         g.occ_weighted += k.est_occupancy[it.row] * static_cast<double>(sat_sub(it.end, it.start));
         g.occ_ns += sat_sub(it.end, it.start);
       }
     }
+    // Where the GPU sampled its warps in flight (GPU metrics), they confirm or refute the guesses
+    // about small blocks and low occupancy; lanes idle in a partial warp are certain either way.
+    if (!metrics && t.gpu_metrics.size() > 0) metrics = gpu_metric_series(t);
+    const MetricSeries* warps = nullptr;
+    for (const MetricSeries& m : metrics ? *metrics : std::vector<MetricSeries>{}) {
+      if (m.device == u.device && m.kind == MetricKind::kWarpsInFlight) warps = &m;
+    }
     Finding f;
-    int64_t affected = 0;
+    int64_t affected = 0, measured = 0, confirmed = 0;
     for (const auto& [key, g] : groups) {
       if (share_of(g.ns, total) < p.get("min_kernel_share")) continue;
       const auto [name, bx, by, bz] = key;
@@ -164,6 +174,17 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
       const double occ = g.occ_ns > 0 ? g.occ_weighted / static_cast<double>(g.occ_ns) : -1;
       if (occ >= 0 && occ < p.get("low_occupancy")) why.push_back(fmt::format("est. achieved occupancy {:.0f}%", occ));
       if (why.empty()) continue;
+      if (warps != nullptr) {
+        MetricLevels in_flight;
+        for (const Interval& run : g.runs) in_flight.add_series(*warps, run);
+        if (!in_flight.empty()) {
+          const double pct = in_flight.mean();
+          if (waste == 0 && pct >= p.get("max_warps_in_flight")) continue;  // measured: the SMs were full
+          why.push_back(fmt::format("warps in flight {:.0f}% as the GPU sampled them", pct));
+          ++measured;
+          confirmed += pct < p.get("max_warps_in_flight") ? 1 : 0;
+        }
+      }
       std::string detail;
       for (size_t i = 0; i < why.size(); ++i) detail += (i ? "; " : "") + why[i];
       // Wasted lanes are saved outright; a small block or low occupancy is taken to cost a tenth of
@@ -180,7 +201,7 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
     f.title = fmt::format("kernel configuration: {} kernel{} with {} of the kernel time use the GPU poorly ({})",
                           f.offenders.size(), f.offenders.size() == 1 ? "" : "s",
                           human_percent(share_of(affected, total)), f.offenders.front().detail);
-    f.confidence = 0.4;
+    f.confidence = measured > 0 && confirmed == measured ? 0.7 : 0.4;
     f.figures = {{"affected_kernel_ns", static_cast<double>(affected), "ns"},
                  {"affected_share", share_of(affected, total), "fraction"}};
     f.remedy =
