@@ -55,6 +55,16 @@ TEST(ThreadSchedule, RunningBlockedAndTheRestAddUp) {
   EXPECT_NE(other.out.find("55072,55072,python,yes,5771356259,82.4,0.0,17.6,,681575984,67.3,0.0,32.7\n"),
             std::string::npos)
       << other.out;
+  // The summary says it under each launching thread.
+  const CliRun summary = tracedoc({"summary", cs336});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("    while its GPUs idled (682 ms): running 67.3%, blocked in waits 0.0%, off the CPU "
+                             "otherwise 32.7%\n"),
+            std::string::npos)
+      << summary.out;
+  const CliRun json = tracedoc({"summary", "-f", "json", path});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"idle_ns\": 12025195225,"), std::string::npos);
   const std::string none = (fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite").string();
   const CliRun skipped = tracedoc({"stats", "-r", "cpu_thread_sched_sum", none, "-f", "csv"});
   EXPECT_EQ(skipped.exit_code, 0);

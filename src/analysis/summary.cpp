@@ -9,7 +9,9 @@
 #include "analysis/checked_math.h"
 #include "analysis/copy_throughput.h"
 #include "analysis/cpu_samples.h"
+#include "analysis/context.h"
 #include "analysis/cpu_threads.h"
+#include "analysis/thread_schedule.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_memory.h"
 #include "analysis/host_link.h"
@@ -257,6 +259,22 @@ std::vector<ThreadSummary> thread_summaries(const Trace& trace) {
                                                       {}});
     if (const auto it = samples.find(t.global_tid); it != samples.end())
       s.sample_classes.assign(it->second.begin(), it->second.end());
+  }
+  // Where the GPU-launching threads were while their GPUs idled (thread switches only).
+  if (trace.sched.size() == 0) return out;
+  std::optional<AnalysisContext> ctx;
+  for (const ThreadSchedule& sched : thread_schedules(trace)) {
+    if (!sched.launches_gpu_work) continue;
+    for (ThreadSummary& s : out) {
+      if (make_global_tid(0, s.pid, s.tid) != (sched.global_tid & 0xFFFFFFFFFFFF)) continue;
+      if (!ctx) ctx.emplace(trace, StepOptions{});
+      const IntervalSet idle = ctx->owner_idle(ctx->owner_of(sched.global_tid)).clip(sched.span);
+      if (idle.empty()) continue;
+      s.gpu_idle_ns = idle.total();
+      s.idle_running_ns = sched.running.intersect(idle).total();
+      s.idle_blocked_ns = sched.blocked.intersect(idle).total();
+      s.idle_other_ns = sched.other_off_cpu().intersect(idle).total();
+    }
   }
   return out;
 }

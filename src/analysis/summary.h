@@ -120,6 +120,10 @@ struct ThreadSummary {
   // CPU samples (nsys --sample=cpu) per class of what the thread was doing (analysis/cpu_samples.h's
   // SampleClass, in its order); empty without samples.
   std::vector<int64_t> sample_classes;
+  // With thread switches, for a thread that launches GPU work: its process's GPU idle time in its
+  // span and, of it, the time running, blocked in a traced wait, and off the CPU otherwise
+  // (analysis/thread_schedule.h); gpu_idle_ns -1 otherwise.
+  int64_t gpu_idle_ns = -1, idle_running_ns = 0, idle_blocked_ns = 0, idle_other_ns = 0;
 };
 
 // Across ranks (two or more GPUs; analysis/cross_rank.h): each GPU's step time and work, the one

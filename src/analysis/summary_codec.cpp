@@ -31,7 +31,8 @@ void fields(F& f, DispatchSummary& d) {
 template <typename F>
 void fields(F& f, ThreadSummary& t) {
   f(t.pid), f(t.tid), f(t.name), f(t.main), f(t.span_ns), f(t.running_ns), f(t.lock_waits), f(t.lock_wait_ns);
-  f(t.sync_wait_ns), f(t.api_ns), f(t.sample_classes);
+  f(t.sync_wait_ns), f(t.api_ns), f(t.sample_classes), f(t.gpu_idle_ns), f(t.idle_running_ns), f(t.idle_blocked_ns);
+  f(t.idle_other_ns);
 }
 template <typename F>
 void fields(F& f, SummaryUnitPart& u) {
@@ -53,7 +54,7 @@ void fields(F& f, SummaryPart& p) {
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDSP", 4, "summary part"};
+constexpr part_codec::Format kFormat{"TDSP", 5, "summary part"};
 }  // namespace
 
 std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kFormat); }

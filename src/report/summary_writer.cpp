@@ -303,6 +303,14 @@ std::string summary_text(const TraceSummary& s) {
       line += fmt::format(" lock waits {} ({}), CUDA calls {} of which synchronizing {}", t.lock_waits,
                           human_duration(t.lock_wait_ns), human_duration(t.api_ns), human_duration(t.sync_wait_ns));
       out += line + "\n" + sample_classes_line(t);
+      if (t.gpu_idle_ns > 0) {
+        const auto pct = [&](int64_t ns) {
+          return percent(100.0 * static_cast<double>(ns) / static_cast<double>(t.gpu_idle_ns));
+        };
+        out += fmt::format("    while its GPUs idled ({}): running {}, blocked in waits {}, off the CPU otherwise {}\n",
+                           human_duration(t.gpu_idle_ns), pct(t.idle_running_ns), pct(t.idle_blocked_ns),
+                           pct(t.idle_other_ns));
+      }
     }
   }
   const FindingsSummary& f = s.findings;
@@ -444,6 +452,15 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       t.field("lock_wait_ns", v.lock_wait_ns);
       t.field("cuda_api_ns", v.api_ns);
       t.field("sync_wait_ns", v.sync_wait_ns);
+      if (v.gpu_idle_ns > 0) {
+        t.key("gpu_idle");
+        JsonObject g(t.out(), t.indent() + 2);
+        g.field("idle_ns", v.gpu_idle_ns);
+        g.field("running_ns", v.idle_running_ns);
+        g.field("blocked_ns", v.idle_blocked_ns);
+        g.field("other_off_cpu_ns", v.idle_other_ns);
+        g.close();
+      }
       if (!v.sample_classes.empty()) {
         t.key("cpu_samples");
         JsonObject c(t.out(), t.indent() + 2);
