@@ -759,27 +759,44 @@ class Loader {
   // holds an index into them. A sample's GPU is the low byte of its typeId, as nsys's own recipes
   // read it.
   Status load_gpu_metrics() {
-    // Per typeId, the name index of each metricId (kNoStr: none).
-    std::map<int64_t, std::vector<StrId>> names_of_type;
+    // Each (typeId, metricId)'s name, sorted: a table of the export's size (a hostile one cannot
+    // make it larger than its rows).
+    struct MetricName {
+      int64_t type, metric;
+      StrId name;  // index into gpu_metric_names_
+      auto key() const { return std::pair(type, metric); }
+    };
+    std::vector<MetricName> names;
     {
       Fields in;
       const Field type_id = in("typeId"), metric_id = in("metricId"), metric_name = in("metricName");
       TRACEDOC_RETURN_IF_ERROR(scan("TARGET_INFO_GPU_METRICS", in, [&](const auto& s) {
-        const int64_t metric = s.int64_or(metric_id, -1);
-        if (s.is_null(metric_name) || metric < 0 || metric > 0xFFFF) return;
+        if (s.is_null(metric_name)) return;
         const std::string_view name = s.text(metric_name);
         auto it = std::find(gpu_metric_names_.begin(), gpu_metric_names_.end(), name);
         if (it == gpu_metric_names_.end()) it = gpu_metric_names_.insert(it, std::string(name));
-        std::vector<StrId>& names = names_of_type[s.int64_or(type_id, kNone)];
-        if (names.size() <= static_cast<size_t>(metric)) names.resize(static_cast<size_t>(metric) + 1, kNoStr);
-        names[static_cast<size_t>(metric)] = static_cast<StrId>(it - gpu_metric_names_.begin());
+        names.push_back({s.int64_or(type_id, kNone), s.int64_or(metric_id, kNone),
+                         static_cast<StrId>(it - gpu_metric_names_.begin())});
       }));
     }
+    std::stable_sort(names.begin(), names.end(),
+                     [](const MetricName& a, const MetricName& b) { return a.key() < b.key(); });
+    // Rows come a sample at a time, metric after metric: the next name is usually the one after the last.
+    size_t hint = 0;
+    const auto name_of = [&](int64_t type, int64_t metric) -> StrId {
+      for (size_t at : {hint, hint + 1}) {
+        if (at < names.size() && names[at].type == type && names[at].metric == metric) return names[hint = at].name;
+      }
+      const auto it =
+          std::lower_bound(names.begin(), names.end(), std::pair(type, metric),
+                           [](const MetricName& n, const std::pair<int64_t, int64_t>& k) { return n.key() < k; });
+      if (it == names.end() || it->key() != std::pair(type, metric)) return kNoStr;
+      hint = static_cast<size_t>(it - names.begin());
+      return it->name;
+    };
     auto& g = trace_.gpu_metrics;
     Fields in;
     const Field timestamp = in("timestamp"), type_id = in("typeId"), metric_id = in("metricId"), value = in("value");
-    int64_t last_type = kNone;
-    const std::vector<StrId>* names = nullptr;
     return scan(
         "GPU_METRICS", in,
         [&](const auto& s) {
@@ -788,20 +805,14 @@ class Loader {
             return;
           }
           const int64_t type = s.int64_or(type_id, kNone);
-          if (type != last_type || names == nullptr) {
-            const auto it = names_of_type.find(type);
-            names = it == names_of_type.end() ? nullptr : &it->second;
-            last_type = type;
-          }
-          const int64_t metric = s.int64_or(metric_id, -1);
-          if (names == nullptr || metric < 0 || static_cast<size_t>(metric) >= names->size() ||
-              (*names)[static_cast<size_t>(metric)] == kNoStr) {
+          const StrId name = name_of(type, s.int64_or(metric_id, kNone));
+          if (name == kNoStr) {
             ++unnamed_metrics_;
             return;
           }
           g.time.push_back(s.int64(timestamp));
           g.device.push_back(static_cast<int32_t>(type & 0xFF));
-          g.metric.push_back((*names)[static_cast<size_t>(metric)]);
+          g.metric.push_back(name);
           g.value.push_back(s.int64_or(value, kNone));
         },
         [&](size_t n) {
