@@ -14,6 +14,7 @@
 #include "analysis/cpu_threads.h"
 #include "analysis/statistics.h"
 #include "analysis/steps.h"
+#include "common/human_units.h"
 
 namespace tracedoc {
 
@@ -93,9 +94,8 @@ std::string stack_call_site(const Trace& trace, StackId stack) {
     if (file.starts_with("libc.") || file.starts_with("libc-") || file.starts_with("libpthread") ||
         file.starts_with("ld-") || file.starts_with("libdl") || file.starts_with("librt") || file == "[vdso]")
       continue;
-    std::string symbol(trace.str(f.symbol));
-    if (symbol.size() > 100) symbol = symbol.substr(0, 99) + "…";  // template instantiations run to kilobytes
-    return fmt::format("{} ({})", symbol, file);
+    // Template instantiations run to kilobytes; clipped on a character boundary.
+    return fmt::format("{} ({})", clip_text(trace.str(f.symbol), 100), file);
   }
   return {};
 }
