@@ -151,8 +151,10 @@ void kernel_config(Context& ctx, const Params& p, std::vector<Finding>& out) {
     // about small blocks and low occupancy; lanes idle in a partial warp are certain either way.
     if (!metrics && t.gpu_metrics.size() > 0) metrics = gpu_metric_series(t);
     const MetricSeries* warps = nullptr;
-    for (const MetricSeries& m : metrics ? *metrics : std::vector<MetricSeries>{}) {
-      if (m.device == u.device && m.kind == MetricKind::kWarpsInFlight) warps = &m;
+    if (metrics) {
+      for (const MetricSeries& m : *metrics) {
+        if (m.device == u.device && m.kind == MetricKind::kWarpsInFlight) warps = &m;
+      }
     }
     Finding f;
     int64_t affected = 0, measured = 0, confirmed = 0;
