@@ -143,7 +143,7 @@ struct SampleTree {
 SampleTree sample_tree(const Trace& trace, const CpuSampleFilter& filter, bool bottom_up,
                        const NamePattern* root = nullptr);
 
-// A share of samples as the reports print it: percent, one decimal; NULL of nothing.
+// A share as the sample and scheduling reports print it: percent, one decimal; NULL of nothing.
 Cell sample_share(int64_t part, int64_t whole);
 
 // Where a stack's call was made from, for a finding's evidence: the frame nearest the leaf that is

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "analysis/context.h"
+#include "analysis/cpu_samples.h"
 #include "analysis/cpu_threads.h"
 #include "analysis/statistics.h"
 
@@ -52,15 +53,6 @@ std::vector<ThreadSchedule> thread_schedules(const Trace& trace) {
   return out;
 }
 
-namespace {
-
-Cell percent_of(int64_t part, int64_t whole) {
-  return whole > 0 ? Cell::real(sqlite_round(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1))
-                   : Cell::null();
-}
-
-}  // namespace
-
 Status cpu_thread_sched_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   constexpr std::string_view kReport = "cpu_thread_sched_sum";
   TRACEDOC_RETURN_IF_ERROR(check_report_args(kReport, args, {}, {"thread"}));
@@ -97,10 +89,10 @@ Status cpu_thread_sched_sum(const Trace& trace, const ReportArgs& args, RowSink&
            name.empty() ? Cell::null() : Cell::text(name),
            Cell::text(t.launches_gpu_work ? "yes" : "no"),
            Cell::integer(span),
-           percent_of(t.running.total(), span),
-           percent_of(t.blocked.total(), span),
-           percent_of(other.total(), span),
-           states ? percent_of(t.preempted.total(), span) : Cell::null()};
+           sample_share(t.running.total(), span),
+           sample_share(t.blocked.total(), span),
+           sample_share(other.total(), span),
+           states ? sample_share(t.preempted.total(), span) : Cell::null()};
     if (t.launches_gpu_work) {
       const int64_t owner = ctx.owner_of(t.global_tid);
       auto it = idle.find(owner);
@@ -108,9 +100,9 @@ Status cpu_thread_sched_sum(const Trace& trace, const ReportArgs& args, RowSink&
       const IntervalSet in_span = it->second.clip(t.span);
       const int64_t gpu_idle = in_span.total();
       row.push_back(gpu_idle > 0 ? Cell::integer(gpu_idle) : Cell::null());
-      row.push_back(percent_of(t.running.intersect(in_span).total(), gpu_idle));
-      row.push_back(percent_of(t.blocked.intersect(in_span).total(), gpu_idle));
-      row.push_back(percent_of(other.intersect(in_span).total(), gpu_idle));
+      row.push_back(sample_share(t.running.intersect(in_span).total(), gpu_idle));
+      row.push_back(sample_share(t.blocked.intersect(in_span).total(), gpu_idle));
+      row.push_back(sample_share(other.intersect(in_span).total(), gpu_idle));
     } else {
       for (int k = 0; k < 4; ++k) row.push_back(Cell::null());
     }
