@@ -2,7 +2,8 @@
 // and every process it starts, as an unprivileged user, and leaves one .tdcap file per process in
 // the output directory (ingest/capture_format.h), readable by every tracedoc command.
 //
-//   tracedoc capture [-o DIR] [--trace cuda,nvtx,osrt-lite] [--osrt-threshold NS]
+//   tracedoc capture [-o DIR] [--trace cuda,nvtx,osrt-lite] [--osrt-threshold NS] [--osrt-backtrace]
+//                    [--sample cpu|none] [--sampling-frequency HZ]
 //                    [--capture-range none|cudaProfilerApi|nvtx]
 //                    [--nvtx-capture RANGE[@DOMAIN]] [--delay S] [--duration S]
 //                    [--cuda-memory-usage true|false] [--cuda-graph-trace node|graph]
@@ -51,6 +52,9 @@ struct CaptureOptions {
   std::string cuda_memory = "false";
   std::string graph_trace = "node";
   int64_t osrt_threshold_ns = 1000;
+  bool osrt_backtrace = false;
+  std::string sample = "none";
+  int64_t sampling_hz = 1000;
   std::string export_format;
   bool force = false;
   std::vector<std::string> command;
@@ -119,6 +123,13 @@ int run_capture(const CaptureOptions& opt) {
   if (opt.cuda_memory != "true" && opt.cuda_memory != "false")
     return fail(UsageError("capture: --cuda-memory-usage must be true or false"));
   if (opt.osrt_threshold_ns < 0) return fail(UsageError("capture: --osrt-threshold must be 0 or more nanoseconds"));
+  if (opt.sample != "none" && opt.sample != "cpu" && opt.sample != "process-tree")
+    return fail(UsageError(fmt::format("capture: --sample must be cpu or none, not '{}'", opt.sample)));
+  const bool sampling = opt.sample != "none";
+  if (opt.sampling_hz < 100 || opt.sampling_hz > 8000)
+    return fail(UsageError("capture: --sampling-frequency must be from 100 to 8000 Hz (as nsys's)"));
+  if (opt.osrt_backtrace && !kinds.count("osrt-lite"))
+    return fail(UsageError("capture: --osrt-backtrace records the stacks of OS calls: it needs --trace osrt-lite"));
   if (opt.graph_trace != "node" && opt.graph_trace != "graph")
     return fail(UsageError("capture: --cuda-graph-trace must be node or graph"));
   if (!opt.export_format.empty() && opt.export_format != "sqlite")
@@ -162,15 +173,19 @@ int run_capture(const CaptureOptions& opt) {
     if (opt.capture_range == "cudaProfilerApi") ::setenv("TRACEDOC_CAPTURE_PROFILER_API", "1", 1);
     if (opt.cuda_memory == "true") ::setenv("TRACEDOC_CAPTURE_CUDA_MEMORY", "1", 1);
     if (opt.graph_trace == "graph") ::setenv("TRACEDOC_CAPTURE_GRAPH_TRACE", "1", 1);
-    if (kinds.count("osrt-lite")) {
-      // The OS-call interposers work only from a preloaded library; the injection paths above then
-      // load the same copy.
+    if (kinds.count("osrt-lite") || sampling) {
+      // The OS-call interposers work only from a preloaded library, and the sampler must start
+      // with the program; the injection paths above then load the same copy.
       const char* preload = std::getenv("LD_PRELOAD");
       const std::string value = preload != nullptr && *preload != 0 ? library + ":" + preload : library;
       ::setenv("LD_PRELOAD", value.c_str(), 1);
+    }
+    if (kinds.count("osrt-lite")) {
       ::setenv("TRACEDOC_CAPTURE_OSRT", "1", 1);
       ::setenv("TRACEDOC_CAPTURE_OSRT_THRESHOLD_NS", std::to_string(opt.osrt_threshold_ns).c_str(), 1);
+      if (opt.osrt_backtrace) ::setenv("TRACEDOC_CAPTURE_OSRT_BACKTRACE", "1", 1);
     }
+    if (sampling) ::setenv("TRACEDOC_CAPTURE_SAMPLE_HZ", std::to_string(opt.sampling_hz).c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -201,6 +216,7 @@ int run_capture(const CaptureOptions& opt) {
       trace->memcpys.size(), trace->memsets.size(), trace->api.size());
   if (trace->graph_traces.size() > 0) line += fmt::format(", {} graph launches", trace->graph_traces.size());
   if (kinds.count("osrt-lite")) line += fmt::format(", {} OS calls", trace->os_calls.size());
+  if (sampling) line += fmt::format(", {} CPU samples", trace->cpu_samples.size());
   if (trace->warnings.torn_frames) line += fmt::format(" ({} frame(s) cut short)", trace->warnings.torn_frames);
   std::fprintf(stderr, "%s\n", line.c_str());
   if (kinds.count("cuda") && trace->kernels.size() + trace->api.size() + trace->memcpys.size() == 0) {
@@ -228,6 +244,12 @@ std::function<int()> add_capture_command(CLI::App& app) {
   cmd->add_option("-t,--trace", opt->trace, "What to record: cuda, nvtx, osrt-lite (default cuda,nvtx)");
   cmd->add_option("--osrt-threshold", opt->osrt_threshold_ns,
                   "With osrt-lite: record OS calls that last at least this many nanoseconds (default 1000)");
+  cmd->add_flag("--osrt-backtrace", opt->osrt_backtrace,
+                "With osrt-lite: also record the call stack of each OS call recorded (OSRT_CALLCHAINS)");
+  cmd->add_option("-s,--sample", opt->sample,
+                  "cpu: sample every thread's call stack while it runs on a CPU (COMPOSITE_EVENTS); none (default)");
+  cmd->add_option("--sampling-frequency", opt->sampling_hz,
+                  "With --sample cpu: samples per second of a thread's CPU time, 100 to 8000 (default 1000)");
   cmd->add_option("--capture-range", opt->capture_range,
                   "none (default), cudaProfilerApi (cudaProfilerStart/Stop) or nvtx");
   cmd->add_option("--nvtx-capture", opt->nvtx_capture,

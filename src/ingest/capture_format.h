@@ -52,9 +52,15 @@ enum class RecordType : uint16_t {
   kCaptureRange = 29,  // i64 start, i64 end: the stretch the capture range recorded
   kCudaEvent = 30,     // CudaEventBody
   kGraphTrace = 31,    // GraphTraceBody
-  kOsCall = 32,        // OsCallBody
+  kOsCall = 32,        // OsCallBody, then its call stack when --osrt-backtrace recorded one (u64 pc*, leaf first)
   kOsThreadName = 33,  // i64 tid; name bytes: the kernel's name of the thread (/proc/self/task/T/comm)
+  kCpuSample = 34,     // i64 tid, i64 time, i32 cpu; u64 pc* (the call stack, leaf first: the interrupted pc,
+                       // then return addresses)
+  kModule = 35,        // u64 start, u64 end, u64 file offset; path bytes: an executable mapping of the process
 };
+
+// The deepest call stack a CPU sample or an OS call records (nsys's default depth is 128 too).
+inline constexpr int kMaxStackDepth = 128;
 
 // Fixed-layout bodies of the CUDA activity records (what the CUPTI records carry that tracedoc's
 // model keeps). Each body is described once, as a field list (type, name, default): the list makes

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ingest/capture_format.h"
+#include "ingest/elf_symbols.h"
 #include "ingest/kineto_events.h"
 #include "model/correlation_index.h"
 #include "model/table_sort.h"
@@ -32,7 +33,8 @@ constexpr int32_t kOsRuntimeEventClass = 27;  // TRACE_PROCESS_EVENT_OS_RUNTIME,
 // table by the session start once all files are in.
 class FileReader {
  public:
-  FileReader(Trace& trace, std::string path) : t_(trace), path_(std::move(path)) {}
+  FileReader(Trace& trace, std::string path, Symbolizer& symbols)
+      : t_(trace), path_(std::move(path)), symbols_(symbols) {}
 
   Status read(int64_t* process_start) {
     std::ifstream in(path_, std::ios::binary);
@@ -68,6 +70,10 @@ class FileReader {
     }
     close_open_ranges();
     add_threads();
+    name_stacks();
+    if (t_.source.has_table("COMPOSITE_EVENTS") &&
+        std::any_of(t_.cpu_samples.stack.begin(), t_.cpu_samples.stack.end(), [](StackId s) { return s != kNoStack; }))
+      t_.source.tables.insert("SAMPLING_CALLCHAINS");
     *process_start = start_;
     return Status::Ok();
   }
@@ -175,7 +181,37 @@ class FileReader {
       case RecordType::kDevice: add_device(capture::get_body<capture::DeviceBody>(r)); break;
       case RecordType::kCudaEvent: add_cuda_event(capture::get_body<capture::CudaEventBody>(r)); break;
       case RecordType::kGraphTrace: add_graph_trace(capture::get_body<capture::GraphTraceBody>(r)); break;
-      case RecordType::kOsCall: add_os_call(capture::get_body<capture::OsCallBody>(r)); break;
+      case RecordType::kOsCall: {
+        add_os_call(capture::get_body<capture::OsCallBody>(r));
+        t_.os_calls.stack.push_back(read_stack(r, t_.os_calls.stack));  // kNoStack without --osrt-backtrace
+        break;
+      }
+      case RecordType::kCpuSample: {
+        const int64_t tid = r.get<int64_t>(), time = r.get<int64_t>();
+        r.get<int32_t>();  // the CPU: not modelled
+        CpuSampleTable& c = t_.cpu_samples;
+        c.time.push_back(time), c.global_tid.push_back(tid_of(tid));
+        c.state.push_back(kRunningState), c.stack.push_back(read_stack(r, c.stack));
+        t_.source.tables.insert("COMPOSITE_EVENTS");
+        break;
+      }
+      case RecordType::kModule: {
+        MappedModule m;
+        m.start = r.get<uint64_t>(), m.end = r.get<uint64_t>(), m.offset = r.get<uint64_t>();
+        m.path = std::string(r.rest());
+        // A mapping replaced at the same address (a library unloaded, another loaded there) names
+        // the addresses from then on: the stacks are named once the whole file is read.
+        auto same_start =
+            std::find_if(modules_.begin(), modules_.end(), [&](const MappedModule& k) { return k.start == m.start; });
+        if (same_start != modules_.end()) {
+          *same_start = std::move(m);
+        } else {
+          modules_.insert(std::upper_bound(modules_.begin(), modules_.end(), m.start,
+                                           [](uint64_t a, const MappedModule& k) { return a < k.start; }),
+                          std::move(m));
+        }
+        break;
+      }
       case RecordType::kOverhead: {
         const int64_t tid = r.get<int64_t>(), start = r.get<int64_t>(), end = r.get<int64_t>();
         r.get<uint32_t>();
@@ -188,6 +224,46 @@ class FileReader {
       case RecordType::kCaptureRange: break;
       default: ++t_.warnings.unknown_events;  // a newer recorder's record: skipped by its size
     }
+  }
+
+  // The rest of a record as a call stack (u64 addresses, innermost first), kept as addresses until
+  // the file is read: the mappings that name them may be recorded after it. Returns kNoStack, which
+  // name_stacks replaces when the record has a stack.
+  StackId read_stack(BodyReader& r, std::vector<StackId>& column) {
+    const size_t begin = addresses_.size();
+    for (std::string_view rest = r.rest();
+         rest.size() >= 8 && addresses_.size() - begin < static_cast<size_t>(capture::kMaxStackDepth);
+         rest.remove_prefix(8)) {
+      BodyReader one(rest.substr(0, 8));
+      addresses_.push_back(one.get<uint64_t>());
+    }
+    if (addresses_.size() > begin) pending_stacks_.push_back({&column, column.size(), begin, addresses_.size()});
+    return kNoStack;
+  }
+
+  // Every stack of the file, named with the process's mappings (ingest/elf_symbols.h).
+  void name_stacks() {
+    std::map<std::pair<uint64_t, bool>, uint32_t> frames;  // (address, is a return address) -> frame id
+    std::vector<uint32_t> ids;
+    for (const PendingStack& p : pending_stacks_) {
+      ids.clear();
+      for (size_t i = p.begin; i < p.end; ++i) {
+        const bool return_address = i > p.begin;
+        auto [it, added] = frames.try_emplace({addresses_[i], return_address}, 0);
+        if (added) {
+          const Symbolizer::Frame f = symbols_.resolve(modules_, addresses_[i], return_address);
+          StackFrame frame;
+          frame.symbol = t_.strings.intern(f.symbol);
+          frame.module = t_.strings.intern(f.module);
+          frame.flags = f.resolved ? 0 : StackFrame::kUnresolved;
+          it->second = t_.stacks.intern_frame(frame);
+        }
+        ids.push_back(it->second);
+      }
+      (*p.column)[p.row] = t_.stacks.intern_stack(ids);
+    }
+    pending_stacks_.clear();
+    addresses_.clear();
   }
 
   size_t add_range(RangeKind kind, TimeNs start, TimeNs end, int64_t tid, StrId text, uint32_t domain,
@@ -304,8 +380,19 @@ class FileReader {
     t_.source.tables.insert("TARGET_INFO_GPU");
   }
 
+  // ENUM_SAMPLING_THREAD_STATE "Running": a CPU-time timer fires only while its thread runs.
+  static constexpr uint8_t kRunningState = 1;
+
   Trace& t_;
   std::string path_;
+  Symbolizer& symbols_;
+  std::vector<MappedModule> modules_;  // the process's executable mappings, by start
+  struct PendingStack {
+    std::vector<StackId>* column;  // where the named stack goes
+    size_t row, begin, end;        // addresses_[begin, end)
+  };
+  std::vector<PendingStack> pending_stacks_;
+  std::vector<uint64_t> addresses_;
   int64_t pid_ = kNoPid;
   int64_t start_ = std::numeric_limits<int64_t>::max();
   std::unordered_map<uint32_t, StrId> strings_;
@@ -331,7 +418,7 @@ void shift_times(Trace& t, TimeNs origin) {
   shift(origin, t.kernels.start, t.kernels.end, t.memcpys.start, t.memcpys.end, t.memsets.start, t.memsets.end,
         t.api.start, t.api.end, t.ranges.start, t.ranges.end, t.syncs.start, t.syncs.end, t.memory.time,
         t.overhead.start, t.overhead.end, t.cuda_events.time, t.graph_traces.start, t.graph_traces.end,
-        t.os_calls.start, t.os_calls.end);
+        t.os_calls.start, t.os_calls.end, t.cpu_samples.time);
 }
 
 // CUDA event records carry no host time: keep those whose cudaEventRecord call was captured (the
@@ -381,10 +468,17 @@ Result<Trace> read_capture(const std::string& path) {
   t.source.product_version = "tracedoc capture 1";
   t.source.tables.insert("StringIds");
   int64_t origin = std::numeric_limits<int64_t>::max();
+  Symbolizer symbols;
   for (const std::string& file : files) {
     int64_t start = 0;
-    if (Status st = FileReader(t, file).read(&start); !st.ok()) return st;
+    if (Status st = FileReader(t, file, symbols).read(&start); !st.ok()) return st;
     origin = std::min(origin, start);
+  }
+  // The OS calls' stacks are an optional column: kept only when --osrt-backtrace recorded some.
+  if (std::all_of(t.os_calls.stack.begin(), t.os_calls.stack.end(), [](StackId s) { return s == kNoStack; })) {
+    t.os_calls.stack.clear();
+  } else {
+    t.source.tables.insert("OSRT_CALLCHAINS");
   }
   if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
   // Whole seconds, as nsys's session start: times stay small and exact.
@@ -393,6 +487,9 @@ Result<Trace> read_capture(const std::string& path) {
   shift_times(t, origin);
   drop_uncaptured_events(t);
   sort_by_time(t);
+  // Samples arrive per process in the order the recorder drained them, threads interleaved: in time
+  // order, as nsys's COMPOSITE_EVENTS.
+  permute_rows(t.cpu_samples, stable_time_order(t.cpu_samples.time));
   return t;
 }
 

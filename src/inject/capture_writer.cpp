@@ -14,7 +14,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <string>
@@ -49,7 +51,10 @@ constexpr char kFlusherName[] = "tracedoc-rec";
 // not ours to choose): until then they only pass calls through.
 std::atomic<bool> g_ready{false};
 struct ReadyMark {
-  ReadyMark() { g_ready.store(true); }
+  ReadyMark() {
+    g_ready.store(true);
+    start_cpu_sampling();
+  }
 } g_ready_mark;
 
 // Per-thread cache of string ids, looked up without building a std::string; a miss goes to the
@@ -110,7 +115,8 @@ void install_signal_handlers() {
 void final_flush() {
   RecorderScope busy;
   CaptureWriter::get().record_thread_names();
-  run_final_flush_hooks();  // CUPTI: hand over the activity buffers still held
+  run_final_flush_hooks();  // CUPTI: hand over the activity buffers still held; the last CPU samples
+  CaptureWriter::get().record_new_modules();
   CaptureWriter::get().flush();
 }
 
@@ -134,6 +140,8 @@ void flusher_loop() {
       raise(sig);
       return;
     }
+    run_tick_hooks();
+    CaptureWriter::get().record_new_modules();
     if (tick % 10 == 0) {
       run_final_flush_hooks();
       CaptureWriter::get().record_thread_names();
@@ -367,6 +375,42 @@ void CaptureWriter::record_thread_names() noexcept {
   }
 }
 
+void CaptureWriter::record_new_modules() noexcept {
+  if (!enabled() || !modules_stale_.exchange(false)) return;
+  RecorderScope busy;
+  // The flusher and the exit path may both get here: the second skips.
+  static std::mutex modules_mutex;
+  std::unique_lock<std::mutex> modules_lock(modules_mutex, std::try_to_lock);
+  if (!modules_lock.owns_lock()) return;
+  static uint64_t generation = 0;
+  static auto* recorded = new std::map<uint64_t, std::string>();  // start -> path, recorded once each
+  if (generation != g_fork_generation.load()) recorded->clear(), generation = g_fork_generation.load();
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return;
+  try {
+    char line[4096];
+    while (std::fgets(line, sizeof(line), maps) != nullptr) {
+      unsigned long start = 0, end = 0, offset = 0;
+      char perms[8] = {};
+      int path_at = 0;
+      if (std::sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4) continue;
+      if (perms[2] != 'x') continue;
+      std::string path(line + path_at);
+      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+      auto [it, added] = recorded->try_emplace(start, path);
+      if (!added && it->second == path) continue;
+      it->second = path;
+      std::string body;
+      BodyWriter(body).put<uint64_t>(start).put<uint64_t>(end).put<uint64_t>(offset).bytes(path);
+      record(RecordType::kModule, body);
+    }
+  } catch (...) {
+    // Out of memory: the rest are recorded next time.
+    modules_stale_.store(true);
+  }
+  std::fclose(maps);
+}
+
 void CaptureWriter::flush() noexcept {
   if (!enabled()) return;
   RecorderScope busy;
@@ -449,20 +493,30 @@ void CaptureWriter::reopen_in_child() noexcept {
 namespace tracedoc::inject {
 
 namespace {
-std::atomic<FlushHook> g_hooks[4];
-}  // namespace
+using HookSlots = std::atomic<FlushHook>[4];
+HookSlots g_final_hooks, g_tick_hooks;
 
-void add_final_flush_hook(FlushHook hook) noexcept {
-  for (auto& slot : g_hooks) {
+void add_hook(HookSlots& slots, FlushHook hook) noexcept {
+  for (auto& slot : slots) {
     FlushHook empty = nullptr;
     if (slot.compare_exchange_strong(empty, hook)) return;
   }
 }
-
-void run_final_flush_hooks() noexcept {
-  for (auto& slot : g_hooks) {
+void run_hooks(HookSlots& slots) noexcept {
+  for (auto& slot : slots) {
     if (FlushHook h = slot.load()) h();
   }
+}
+}  // namespace
+
+void add_final_flush_hook(FlushHook hook) noexcept { add_hook(g_final_hooks, hook); }
+void run_final_flush_hooks() noexcept { run_hooks(g_final_hooks); }
+void add_tick_hook(FlushHook hook) noexcept { add_hook(g_tick_hooks, hook); }
+void run_tick_hooks() noexcept { run_hooks(g_tick_hooks); }
+int64_t recorder_thread_id() noexcept { return g_flusher_tid.load(); }
+void start_recorder_thread() noexcept {
+  RecorderScope busy;  // the thread is the recorder's: not sampled, its calls not recorded
+  if (CaptureWriter::get().enabled()) start_flusher();
 }
 
 }  // namespace tracedoc::inject

@@ -66,6 +66,11 @@ class CaptureWriter {
   uint32_t string_id(std::string_view text) noexcept;
   // Writes the buffer as a frame now.
   void flush() noexcept;
+  // Code addresses were recorded (CPU samples, OS-call stacks): the recorder's thread records the
+  // process's executable mappings that are new (/proc/self/maps) on its next wake-up and at exit,
+  // which the reader needs to name them.
+  void addresses_recorded() noexcept { modules_stale_.store(true, std::memory_order_relaxed); }
+  void record_new_modules() noexcept;
   // Records the kernel's names of the process's threads that are new or renamed since the last
   // call (/proc/self/task/T/comm): PyTorch's and CUDA's threads name themselves, not through NVTX.
   void record_thread_names() noexcept;
@@ -103,6 +108,7 @@ class CaptureWriter {
   // The capture range's bounds: INT64_MAX until it starts, then its start; its end likewise (set
   // on one thread, read on every thread that records).
   std::atomic<int64_t> range_start_{INT64_MAX}, range_end_{INT64_MAX};
+  std::atomic<bool> modules_stale_{false};
 };
 
 }  // namespace tracedoc::inject

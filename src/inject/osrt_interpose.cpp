@@ -15,6 +15,7 @@
 // (RTLD_NEXT), keeps errno as the real call left it, and is recorded only when it is the
 // application's: the recorder's own calls and its threads pass straight through (in_recorder()).
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -28,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
@@ -67,6 +69,30 @@ Fn next_definition(std::atomic<Fn>& slot, const char* name, const char* version 
   return fn;
 }
 
+// --osrt-backtrace: each recorded call also carries its call stack, as nsys's OSRT_CALLCHAINS.
+bool osrt_backtrace() noexcept {
+  static const bool on = env_int("TRACEDOC_CAPTURE_OSRT_BACKTRACE", 0) == 1;
+  return on;
+}
+
+// The caller's stack (return addresses, innermost first) after the recorder's own frames: the first
+// address is where the program called the OS function.
+void append_call_stack(capture::BodyWriter& out) noexcept {
+  RecorderScope busy;  // the first backtrace() loads the unwinder: its reads are not the program's
+  constexpr int kOwnFramesMax = 8;
+  void* frames[capture::kMaxStackDepth + kOwnFramesMax];
+  const int n = backtrace(frames, capture::kMaxStackDepth + kOwnFramesMax);
+  Dl_info self{};
+  static const void* own_base = dladdr(reinterpret_cast<void*>(&append_call_stack), &self) ? self.dli_fbase : nullptr;
+  int first = 0;
+  for (; first < std::min(n, kOwnFramesMax); ++first) {
+    Dl_info where{};
+    if (!dladdr(frames[first], &where) || where.dli_fbase != own_base) break;
+  }
+  for (int i = first; i < n && i - first < capture::kMaxStackDepth; ++i)
+    out.put<uint64_t>(reinterpret_cast<uintptr_t>(frames[i]));
+}
+
 // One call: start and end times around the real call, recorded when it lasted long enough.
 class OsCall {
  public:
@@ -99,6 +125,10 @@ class OsCall {
     body.clear();
     capture::BodyWriter bw(body);
     capture::put_body(bw, b);
+    if (osrt_backtrace()) {
+      append_call_stack(bw);
+      w.addresses_recorded();
+    }
     w.record(capture::RecordType::kOsCall, body);
   }
 

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,22 @@ CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass 
   nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL,
   argumentsId INTEGER NOT NULL);
 )SQL";
+// CPU samples (nsys --sample=cpu) and the call stacks of samples and OS calls: one row per frame,
+// stackDepth 0 the innermost.
+constexpr const char* kSampleSchema = R"SQL(
+CREATE TABLE ENUM_SAMPLING_THREAD_STATE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE COMPOSITE_EVENTS (id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,
+  threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);
+)SQL";
+constexpr const char* kCallchainColumns =
+    " (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, kernelMode INTEGER, thumbCode INTEGER,"
+    " unresolved INTEGER, specialEntry INTEGER, originalIP INTEGER, unwindMethod INTEGER,"
+    " stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth));";
+constexpr const char* kThreadStateEnum[] = {"Unknown",   "Running",     "Interruptible", "Uninterruptible",
+                                            "Stopped",   "Terminated",  "Unscheduled",   "Waiting",
+                                            "OSRuntime", "Initialized", "Transition"};
+// ENUM_STACK_UNWIND_METHOD's DWARF_EH: tracedoc's recorder unwinds with .eh_frame.
+constexpr int64_t kUnwindDwarfEh = 6;
 
 constexpr const char* kCopyEnumNames[] = {
     "CUDA_MEMCPY_KIND_UNKNOWN",  "CUDA_MEMCPY_KIND_HTOD",    "CUDA_MEMCPY_KIND_DTOH", "CUDA_MEMCPY_KIND_HTOA",
@@ -396,9 +414,39 @@ Status write_tables(const Trace& tr, sqlite3* db) {
       ok &= ins.run();
     }
   }
+  // One table's stacks, each under the id its event refers to.
+  const auto write_stack = [&](SqlInsert& ins, int64_t id, StackId stack) {
+    const auto frames = tr.stacks.stack(stack);
+    for (size_t depth = 0; depth < frames.size(); ++depth) {
+      const StackFrame& f = tr.stacks.frame(frames[depth]);
+      ins.i(id).i(f.symbol == kNoStr ? -1 : f.symbol).i(f.module == kNoStr ? -1 : f.module);
+      ins.i(f.kernel_mode() ? 1 : 0).i(0).i(f.unresolved() ? 1 : 0).i(0).null().i(kUnwindDwarfEh);
+      ok &= ins.i(static_cast<int64_t>(depth)).run();
+    }
+  };
+  if (const auto& c = tr.cpu_samples; table(c.size(), kSampleSchema)) {
+    SqlInsert states(db, "INSERT INTO ENUM_SAMPLING_THREAD_STATE VALUES (?,?,?)");
+    for (int64_t k = 0; k < static_cast<int64_t>(std::size(kThreadStateEnum)); ++k)
+      ok &= states.i(k).t(kThreadStateEnum[k]).t(k == 8 ? "OS runtime" : kThreadStateEnum[k]).run();
+    ok &= exec((std::string("CREATE TABLE SAMPLING_CALLCHAINS") + kCallchainColumns).c_str());
+    SqlInsert ins(db, "INSERT INTO COMPOSITE_EVENTS VALUES (?,?,NULL,?,?,0)");
+    SqlInsert chains(db, "INSERT INTO SAMPLING_CALLCHAINS VALUES (" + placeholders(10) + ")");
+    for (size_t r = 0; r < c.size(); ++r) {
+      const auto id = static_cast<int64_t>(r) + 1;
+      ok &= ins.i(id).i(at(c.time[r])).maybe(c.state[r], kNoKind).i(c.global_tid[r]).run();
+      write_stack(chains, id, c.stack[r]);
+    }
+  }
   if (const auto& o = tr.os_calls; table(o.size(), kOsrtSchema)) {
+    const bool stacks = !o.stack.empty();
+    if (stacks) ok &= exec((std::string("CREATE TABLE OSRT_CALLCHAINS") + kCallchainColumns).c_str());
+    std::optional<SqlInsert> chains;
+    if (stacks) chains.emplace(db, "INSERT INTO OSRT_CALLCHAINS VALUES (" + placeholders(10) + ")");
+    int64_t callchain = 0;  // 0: the call has no stack, as nsys writes it
     SqlInsert ins(db, "INSERT INTO OSRT_API VALUES (" + placeholders(9) + ")");
     for (size_t r = 0; r < o.size(); ++r) {
+      const bool has_stack = stacks && o.stack[r] != kNoStack;
+      if (has_stack) write_stack(*chains, ++callchain, o.stack[r]);
       ins.i(at(o.start[r]))
           .i(at(o.end[r]))
           .i(o.event_class[r])
@@ -406,7 +454,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
           .i(o.name[r])
           .i(o.return_value[r] == kNoValue ? 0 : o.return_value[r])
           .i(o.nesting_level[r])
-          .i(0)
+          .i(has_stack ? callchain : 0)
           .i(0);
       ok &= ins.run();
     }
