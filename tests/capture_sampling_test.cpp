@@ -179,6 +179,26 @@ TEST(CaptureSampling, OsCallStacksNameTheirCallSite) {
   EXPECT_EQ(*printed, direct.out);
 }
 
+// The capture names its addresses when the program ends, on the machine it ran on: rebuilding (here:
+// replacing) the program afterwards changes nothing in what the capture reads.
+TEST(CaptureSampling, NamesAreRecordedWhenTheProgramEnds) {
+  REQUIRE_INJECTION();
+  ScratchDir dir;
+  const fs::path program = dir.path() / "cpu_program";
+  fs::copy_file(kProgram, program);
+  const fs::path out = dir.path() / "run";
+  CliRun r = tracedoc(
+      {"capture", "-o", out.string(), "--trace", "none", "--sample", "cpu", "--", program.string(), "hot", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliRun before = tracedoc({"stats", "-r", "cpu_sample_sum", "-f", "csv", out.string()});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_NE(before.out.find(",hot::burn_cycles(long)," + program.string() + "\n"), std::string::npos) << before.out;
+  fs::remove(program);
+  fs::copy_file((kBin / "tracedoc_nvtx_program").string(), program);  // another program at the same path
+  CliRun after = tracedoc({"stats", "-r", "cpu_sample_sum", "-f", "csv", out.string()});
+  EXPECT_EQ(after.out, before.out);
+}
+
 TEST(CaptureSampling, BadSamplingOptionsAreUsageErrors) {
   ScratchDir dir;
   const std::string out = (dir.path() / "run").string();

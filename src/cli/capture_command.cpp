@@ -202,6 +202,9 @@ int run_capture(const CaptureOptions& opt) {
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
+  // Addresses are named now, while the binaries the program ran are the ones on disk.
+  if (auto named = symbolize_capture(dir); !named.ok())
+    std::fprintf(stderr, "tracedoc capture: %s (the stacks are named when read)\n", named.status().message().c_str());
   auto trace = read_capture(dir);
   if (!trace.ok()) {
     std::fprintf(stderr, "tracedoc capture: nothing was recorded in %s (%s)\n", dir.c_str(),

@@ -57,6 +57,8 @@ enum class RecordType : uint16_t {
   kCpuSample = 34,     // i64 tid, i64 time, i32 cpu; u64 pc* (the call stack, leaf first: the interrupted pc,
                        // then return addresses)
   kModule = 35,        // u64 start, u64 end, u64 file offset; path bytes: an executable mapping of the process
+  kSymbol = 36,        // u64 address, u8 return address (1) or interrupted pc (0), u8 resolved; symbol bytes,
+                       // NUL, module bytes: an address's name, appended by `tracedoc capture` once the program ended
 };
 
 // The deepest call stack a CPU sample or an OS call records (nsys's default depth is 128 too).

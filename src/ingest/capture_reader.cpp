@@ -1,5 +1,7 @@
 #include "ingest/capture_reader.h"
 
+#include <signal.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -36,7 +39,8 @@ class FileReader {
   FileReader(Trace& trace, std::string path, Symbolizer& symbols)
       : t_(trace), path_(std::move(path)), symbols_(symbols) {}
 
-  Status read(int64_t* process_start) {
+  // `name`: stacks are named now (read_capture); symbolize_capture leaves them as addresses.
+  Status read(int64_t* process_start, bool name = true) {
     std::ifstream in(path_, std::ios::binary);
     if (!in) return IoError(fmt::format("{}: {}", path_, std::strerror(errno)));
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -70,6 +74,7 @@ class FileReader {
     }
     close_open_ranges();
     add_threads();
+    if (!name) return Status::Ok();
     name_stacks();
     if (t_.source.has_table("COMPOSITE_EVENTS") &&
         std::any_of(t_.cpu_samples.stack.begin(), t_.cpu_samples.stack.end(), [](StackId s) { return s != kNoStack; }))
@@ -195,6 +200,16 @@ class FileReader {
         t_.source.tables.insert("COMPOSITE_EVENTS");
         break;
       }
+      case RecordType::kSymbol: {
+        const uint64_t pc = r.get<uint64_t>();
+        const bool return_address = r.get<uint8_t>() != 0, resolved = r.get<uint8_t>() != 0;
+        const std::string_view names = r.rest();
+        const size_t nul = names.find('\0');
+        if (nul == std::string_view::npos) break;
+        recorded_[{pc, return_address}] =
+            Symbolizer::Frame{std::string(names.substr(0, nul)), std::string(names.substr(nul + 1)), resolved};
+        break;
+      }
       case RecordType::kModule: {
         MappedModule m;
         m.start = r.get<uint64_t>(), m.end = r.get<uint64_t>(), m.offset = r.get<uint64_t>();
@@ -241,7 +256,42 @@ class FileReader {
     return kNoStack;
   }
 
-  // Every stack of the file, named with the process's mappings (ingest/elf_symbols.h).
+  // An address's name: as `tracedoc capture` recorded it, else from the ELF files now.
+  Symbolizer::Frame name_of(uint64_t pc, bool return_address) {
+    if (auto it = recorded_.find({pc, return_address}); it != recorded_.end()) return it->second;
+    return symbols_.resolve(modules_, pc, return_address);
+  }
+
+ public:
+  int64_t pid() const { return pid_; }
+  // The kSymbol records naming every distinct address of the file's stacks (read with name = false).
+  std::string symbol_records(int64_t* named) {
+    std::string payload, body;
+    std::set<std::pair<uint64_t, bool>> done;
+    for (const PendingStack& p : pending_stacks_) {
+      for (size_t i = p.begin; i < p.end; ++i) {
+        const bool return_address = i > p.begin;
+        if (!done.insert({addresses_[i], return_address}).second) continue;
+        const Symbolizer::Frame f = name_of(addresses_[i], return_address);
+        body.clear();
+        capture::BodyWriter(body)
+            .put<uint64_t>(addresses_[i])
+            .put<uint8_t>(return_address ? 1 : 0)
+            .put<uint8_t>(f.resolved ? 1 : 0)
+            .bytes(std::string_view(f.symbol).substr(0, kMaxName))
+            .bytes(std::string_view("\0", 1))
+            .bytes(std::string_view(f.module).substr(0, kMaxName));
+        capture::append_record(payload, RecordType::kSymbol, body);
+        ++*named;
+      }
+    }
+    return payload;
+  }
+
+ private:
+  static constexpr size_t kMaxName = 32000;  // two of them fit a record (u16 size)
+
+  // Every stack of the file, named (name_of).
   void name_stacks() {
     std::map<std::pair<uint64_t, bool>, uint32_t> frames;  // (address, is a return address) -> frame id
     std::vector<uint32_t> ids;
@@ -251,7 +301,7 @@ class FileReader {
         const bool return_address = i > p.begin;
         auto [it, added] = frames.try_emplace({addresses_[i], return_address}, 0);
         if (added) {
-          const Symbolizer::Frame f = symbols_.resolve(modules_, addresses_[i], return_address);
+          const Symbolizer::Frame f = name_of(addresses_[i], return_address);
           StackFrame frame;
           frame.symbol = t_.strings.intern(f.symbol);
           frame.module = t_.strings.intern(f.module);
@@ -386,7 +436,8 @@ class FileReader {
   Trace& t_;
   std::string path_;
   Symbolizer& symbols_;
-  std::vector<MappedModule> modules_;  // the process's executable mappings, by start
+  std::vector<MappedModule> modules_;                                // the process's executable mappings, by start
+  std::map<std::pair<uint64_t, bool>, Symbolizer::Frame> recorded_;  // kSymbol: (address, return) -> name
   struct PendingStack {
     std::vector<StackId>* column;  // where the named stack goes
     size_t row, begin, end;        // addresses_[begin, end)
@@ -456,6 +507,30 @@ bool looks_like_capture(const std::string& path) {
 }
 
 bool is_capture_directory(const std::string& path) { return !capture_files(path).empty(); }
+
+Result<int64_t> symbolize_capture(const std::string& path) {
+  std::error_code ec;
+  const std::vector<std::string> files =
+      fs::is_directory(path, ec) ? capture_files(path) : std::vector<std::string>{path};
+  Symbolizer symbols;
+  int64_t named = 0;
+  for (const std::string& file : files) {
+    Trace scratch;
+    FileReader reader(scratch, file, symbols);
+    int64_t start = 0;
+    if (Status st = reader.read(&start, false); !st.ok()) return st;
+    const std::string payload = reader.symbol_records(&named);
+    if (payload.empty()) continue;
+    if (scratch.warnings.torn_frames > 0) continue;  // a torn tail: a frame after it would not be read
+    // A process that outlived the command (a daemon it started) may still write its file.
+    if (reader.pid() > 0 && ::kill(static_cast<pid_t>(reader.pid()), 0) == 0) continue;
+    std::ofstream out(file, std::ios::binary | std::ios::app);
+    const std::string frame = capture::frame_of(payload);
+    if (!out.write(frame.data(), static_cast<std::streamsize>(frame.size())))
+      return IoError(fmt::format("{}: cannot append the symbols: {}", file, std::strerror(errno)));
+  }
+  return named;
+}
 
 Result<Trace> read_capture(const std::string& path) {
   std::error_code ec;

@@ -26,4 +26,12 @@ bool is_capture_directory(const std::string& path);
 
 Result<Trace> read_capture(const std::string& path);
 
+// Once the program has ended, on the machine it ran on: names every code address the capture's
+// files recorded (CPU samples' and OS calls' stacks) from the program's ELF files
+// (ingest/elf_symbols.h) and appends the names to each file as a frame of kSymbol records. A capture
+// then reads the same anywhere, and after the program's binaries are rebuilt; a file without them
+// (the capture command did not finish) is named from the ELF files when read. Returns how many
+// addresses were named.
+Result<int64_t> symbolize_capture(const std::string& path);
+
 }  // namespace tracedoc

@@ -110,9 +110,11 @@ class ElfFile {
       }
       if (f->functions_.empty()) f->read_functions(f->file_.bytes(), SHT_DYNSYM);
     }
-    // Stable: of several names for one address (aliases), the symbol table's first is kept.
-    std::stable_sort(f->functions_.begin(), f->functions_.end(),
-                     [](const Function& a, const Function& b) { return a.address < b.address; });
+    // Of several names for one address (aliases), the lookup takes the last: a plain name before a
+    // versioned one ("__libc_start_main@GLIBC_2.2.5"), a global before a local, else the table's last.
+    std::stable_sort(f->functions_.begin(), f->functions_.end(), [](const Function& a, const Function& b) {
+      return a.address != b.address ? a.address < b.address : a.preference < b.preference;
+    });
     return f;
   }
 
@@ -142,6 +144,7 @@ class ElfFile {
   struct Function {
     uint64_t address, size;
     std::string_view name;  // in the mapped file
+    int preference;         // among aliases: higher wins
   };
   explicit ElfFile(const std::string& path) : file_(path) {}
 
@@ -171,7 +174,11 @@ class ElfFile {
         if (sym->st_name >= names->sh_size || names->sh_offset + names->sh_size > b.size()) continue;
         const char* name = b.data() + names->sh_offset + sym->st_name;
         const size_t length = strnlen(name, names->sh_size - sym->st_name);
-        if (length > 0) functions_.push_back({sym->st_value, sym->st_size, std::string_view(name, length)});
+        if (length == 0) continue;
+        const std::string_view text(name, length);
+        const int bind = ELF64_ST_BIND(sym->st_info);
+        const int preference = (text.find('@') == std::string_view::npos ? 2 : 0) + (bind != STB_LOCAL ? 1 : 0);
+        functions_.push_back({sym->st_value, sym->st_size, text, preference});
       }
     }
     return functions_.size() > before;

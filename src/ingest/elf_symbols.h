@@ -1,7 +1,7 @@
 // Names for the code addresses a capture's CPU samples and OS-call stacks record: the function and
-// the binary each address lies in, read from the program's ELF files when the capture is read (the
+// the binary each address lies in, read from the program's ELF files once it has ended (the
 // recorder only writes addresses and the process's executable mappings, so the program pays nothing
-// for symbols).
+// for symbols; ingest/capture_reader.h's symbolize_capture).
 //
 // An address is found in the mapping that holds it (/proc/PID/maps as recorded: start, end, file
 // offset, path), turned into the file's own virtual address through the program header that loads
