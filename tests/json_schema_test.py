@@ -129,6 +129,18 @@ def check_view(label, path, tmp, extra=()):
             for lane in doc["metrics"]:
                 if len(base64.b64decode(lane["mean"])) != doc["lod"]["buckets"] * 8:
                     problems.append(f"metric {lane['label']}: not one value per bucket")
+            samples = doc["samples"]
+            n = samples["embedded"]
+            for key, size in (("track", 4), ("t", 8), ("stack", 4), ("idle", 1)):
+                if len(base64.b64decode(samples[key])) != n * size:
+                    problems.append(f"samples: column {key} does not hold {n} values")
+            stacks = len(base64.b64decode(samples["stack_class"]))
+            if len(base64.b64decode(samples["stack_offsets"])) != (stacks + 1) * 4:
+                problems.append("samples: stack_offsets does not hold one more value than there are stacks")
+            for lane in samples["lanes"]:
+                k = len(base64.b64decode(lane["b"])) // 2
+                if len(base64.b64decode(lane["count"])) != k * 4 or len(base64.b64decode(lane["cls"])) != k:
+                    problems.append(f"sample lane {lane['track']}: columns of unequal length")
             if sum(t["n"] for t in doc["tracks"]) != doc["raw"]["events"]:
                 problems.append("raw.events is not the sum of the tracks' embedded events")
     verdict("view", label, problems)
@@ -193,7 +205,8 @@ def main():
         mfu = os.path.join(t, "nsys/nsys-ai/mfu_2gpu_before.sqlite")
         resnet = os.path.join(t, "kineto/kineto/tb_plugin/samples/resnet50_num_workers_0")
         cpu_only = os.path.join(t, "torch113-cpu/cnn_fastdata.json")
-        for path in (mfu, resnet, cpu_only, os.path.join(hta, "control")):
+        sampled = os.path.join(t, "nsys/ai-profiler/baseline_nvtx.sqlite")
+        for path in (mfu, resnet, cpu_only, os.path.join(hta, "control"), sampled):
             name = os.path.relpath(path, t)
             check("summary", name, ["summary", path])
             check("diagnose", name, ["diagnose", path])

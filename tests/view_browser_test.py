@@ -34,6 +34,7 @@ VIEWPORT = (1400, 900)
 GUTTER = 230  # viewer.js: the label column left of the plot
 NSYS_TRACE = "nsys/nsys-ai/mfu_2gpu_before.sqlite"
 METRICS_TRACE = "nsys/ai-profiler/secondOptimization_gpu-metrics-3.0-4.5s.sqlite"
+SAMPLES_TRACE = "nsys/ai-profiler/baseline_nvtx.sqlite"
 TORCH_TRACE = "kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 HOSTILE_NAMES = ["<script>alert(1)</script>", "\"quoted' & <b>bold</b>", "</script><img src=x onerror=alert(2)>"]
 PIXEL_TOLERANCE = 40      # a pixel differs when a channel differs by more than this
@@ -525,6 +526,67 @@ def check_metric_lane(page, html, label):
     check_no_problems(page, label)
 
 
+def check_samples(page, binary, trace, html, label):
+    """CPU samples: a lane under every sampled thread, and the flame graph of the window, whose
+    samples and root functions equal SQL over COMPOSITE_EVENTS and SAMPLING_CALLCHAINS."""
+    check_load(page, html, label)
+    doc = data_of(page)
+    db = sqlite3.connect(f"file:{trace}?mode=ro&immutable=1", uri=True)
+    total = db.execute("SELECT count(*) FROM COMPOSITE_EVENTS").fetchone()[0]
+    threads = db.execute("SELECT count(DISTINCT globalTid) FROM COMPOSITE_EVENTS").fetchone()[0]
+    info = page.js("tracedoc.samples()")
+    check(info == {"total": total, "embedded": total, "lanes": threads},
+          f"{label}: every sample embedded, a sample lane per sampled thread ({total} samples, {threads} threads)",
+          repr(info))
+    # The whole run: the samples with a stack, rooted at each stack's outermost function.
+    roots = dict(db.execute(
+        "SELECT s.value, count(*) FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol "
+        "WHERE c.stackDepth = (SELECT max(stackDepth) FROM SAMPLING_CALLCHAINS d WHERE d.id = c.id) "
+        "GROUP BY s.value").fetchall())
+    with_stack = db.execute("SELECT count(DISTINCT id) FROM SAMPLING_CALLCHAINS").fetchone()[0]
+    page.js(f"tracedoc.setWindow(-1, {doc['span_ns'] + 1})")
+    flame = page.js("tracedoc.flame()")
+    got = {}  # by name: one function name may live in several modules
+    for r in flame["roots"]:
+        got[r["name"]] = got.get(r["name"], 0) + r["samples"]
+    check(flame["shown"] == total and flame["total"] == with_stack and got == roots,
+          f"{label}: the flame graph of the whole run has every sample, rooted as SQL roots them "
+          f"({len(roots)} roots, {flame['frames']} frames drawn)",
+          f"shown {flame['shown']} of {total}, {flame['total']} of {with_stack} with a stack; "
+          f"{sorted(got.items())[:5]} vs {sorted(roots.items())[:5]}")
+    # While the GPU was idle: the samples cpu_sample_class_sum:during=gpu-idle counts.
+    r = subprocess.run([binary, "stats", "-r", "cpu_sample_class_sum:during=gpu-idle", "-f", "csv", str(trace)],
+                       capture_output=True, text=True, timeout=120)
+    rows = [line.split(",") for line in r.stdout.strip().splitlines()[1:]]
+    idle = sum(int(row[4]) for row in rows if len(row) > 4)
+    page.js("tracedoc.setFlame({mode: 'idle', focus: []})")
+    flame = page.js("tracedoc.flame()")
+    check(idle > 0 and flame["shown"] == idle, f"{label}: while the GPU was idle: {idle} samples, as the report",
+          f"{flame['shown']} vs {idle}")
+    page.js("tracedoc.setFlame({mode: 'window', focus: []})")
+    # Hover and click a sample lane: its samples described, the flame graph then that thread's.
+    main_label = [t["label"] for t in doc["tracks"] if t["kind"] == "cpu"][0]
+    box = page.js("tracedoc.sampleLaneBox(0)")
+    canvas = page.rect("document.getElementById('timeline')")
+    tip = None
+    if box:
+        for frac in (0.5, 0.25, 0.75, 0.1, 0.9, 0.6, 0.4):
+            page.move(canvas["left"] + box["x"] + box["w"] * frac, canvas["top"] + box["y"] + box["h"] / 2)
+            tip = page.js("document.getElementById('tooltip').hidden ? null : document.getElementById('tooltip').textContent")
+            if tip and "CPU sample" in tip:
+                break
+    check(bool(tip) and "CPU sample" in tip and "flame graph" in tip,
+          f"{label}: hovering a thread's sample lane describes its samples", repr(tip))
+    if box:
+        page.click(canvas["left"] + box["x"] + box["w"] * 0.5, canvas["top"] + box["y"] + box["h"] / 2)
+        flame = page.js("tracedoc.flame()")
+        check(flame["track"] == box["track"] and 0 < flame["shown"] < total,
+              f"{label}: clicking the lane shows that thread's flame graph ({flame['shown']} samples)", repr(flame))
+    page.move(5, 5)
+    check(main_label != "", f"{label}: the main thread has a track ({main_label})")
+    check_no_problems(page, label)
+
+
 def check_search(page, doc, pattern, label):
     rx = re.compile(pattern, re.IGNORECASE)  # the viewer searches with new RegExp(text, "i")
     hit = [bool(rx.search(n)) for n in doc["names"]]
@@ -825,6 +887,10 @@ def main():
         if traces is not None and (traces / METRICS_TRACE).is_file():
             check_metric_lane(page, make_page(binary, traces / METRICS_TRACE, tmp / "metrics.html"),
                               "nsys " + Path(METRICS_TRACE).name)
+        if traces is not None and (traces / SAMPLES_TRACE).is_file():
+            check_samples(page, binary, traces / SAMPLES_TRACE,
+                          make_page(binary, traces / SAMPLES_TRACE, tmp / "samples.html"),
+                          "nsys " + Path(SAMPLES_TRACE).name)
         check_hostile(page, binary, tmp)
         check_firefox(binary, source, tmp)
     except Exception as e:  # a broken page or browser: report it as a failure, not a traceback only

@@ -9,6 +9,7 @@
 
 #include "analysis/critical_path.h"
 #include "analysis/context.h"
+#include "analysis/cpu_samples.h"
 #include "ingest/kineto_reader.h"
 #include "report/html_view_writer.h"
 #include "report/svg_timeline_writer.h"
@@ -228,6 +229,63 @@ TEST(ViewLod, RawBudgetEndsTheWindowWhereTheBudgetRunsOut) {
   }
   EXPECT_EQ(raw.events, open + inside);
   EXPECT_EQ(inside, 5000 - open);  // the window ends at the first event past the budget
+}
+
+// CPU samples on the page: every sample in its thread's lane (each sampled thread has a track), the
+// embedded ones in time order with their stacks equal to the model's, their GPU-idle flags those of
+// gpu_idle_samples; a budget keeps the first samples and ends the window there.
+TEST(ViewSamples, LanesCountEverySampleAndStacksMatchTheModel) {
+  const char* kSampled = "traces/nsys/ai-profiler/baseline_nvtx.sqlite";
+  REQUIRE_SHARED(kSampled);
+  const Trace& t = testing::load_nsys((shared_dir() / kSampled).string());
+  view::ViewOptions o;
+  o.findings = false;
+  const view::ViewModel vm = view::build_view(t, o);
+  const view::SampleView& s = vm.samples;
+  ASSERT_EQ(s.total, static_cast<int64_t>(t.cpu_samples.size()));
+  EXPECT_EQ(s.total, 16150);
+  std::set<int64_t> sampled(t.cpu_samples.global_tid.begin(), t.cpu_samples.global_tid.end());
+  EXPECT_EQ(s.lanes.size(), sampled.size());
+  int64_t in_lanes = 0;
+  for (const view::SampleLane& lane : s.lanes) {
+    EXPECT_EQ(vm.timeline.tracks[lane.track].kind, view::TrackKind::kCpuThread);
+    int64_t n = 0;
+    for (uint32_t c : lane.count) n += c;
+    EXPECT_EQ(n, lane.samples);
+    EXPECT_TRUE(std::is_sorted(lane.bucket.begin(), lane.bucket.end()));
+    in_lanes += n;
+  }
+  EXPECT_EQ(in_lanes, s.total);
+  ASSERT_TRUE(s.complete);
+  ASSERT_EQ(static_cast<int64_t>(s.time.size()), s.total);
+  EXPECT_TRUE(std::is_sorted(s.time.begin(), s.time.end()));
+  // Each embedded stack names the model's functions, innermost first (samples are in time order,
+  // as the model's are).
+  const std::vector<uint8_t> idle = gpu_idle_samples(t);
+  int64_t idle_count = 0;
+  for (size_t i = 0; i < s.time.size(); ++i) {
+    ASSERT_EQ(s.time[i], t.cpu_samples.time[i]);
+    idle_count += s.gpu_idle[i];
+    EXPECT_EQ(s.gpu_idle[i], idle[i]);
+    const auto frames = t.stacks.stack(t.cpu_samples.stack[i]);
+    if (frames.empty()) {
+      EXPECT_EQ(s.stack[i], view::SampleView::kNoEmbeddedStack);
+      continue;
+    }
+    const uint32_t st = s.stack[i];
+    ASSERT_EQ(s.stack_offsets[st + 1] - s.stack_offsets[st], frames.size());
+    for (size_t k = 0; k < frames.size(); ++k) {
+      const uint32_t fn = s.stack_functions[s.stack_offsets[st] + k];
+      EXPECT_EQ(s.strings[s.function_name[fn]], t.str(t.stacks.frame(frames[k]).symbol));
+    }
+  }
+  EXPECT_EQ(idle_count, 154);  // cpu_sample_class_sum:during=gpu-idle
+  o.lod.max_samples = 1000;
+  const view::ViewModel few = view::build_view(t, o);
+  EXPECT_FALSE(few.samples.complete);
+  ASSERT_EQ(few.samples.time.size(), 1000u);
+  EXPECT_EQ(few.samples.end, few.samples.time.back());
+  EXPECT_EQ(few.samples.total, 16150);
 }
 
 // Names from a trace are untrusted: in the page they are JSON text that cannot close the script

@@ -208,6 +208,49 @@ void write_lod(Json& j, const view::ViewModel& vm) {
   });
 }
 
+// CPU samples: the lanes under the threads (every sample, bucketed) and the embedded samples with
+// their stacks, for the flame graph (view/sample_view.h).
+void write_samples(Json& j, const view::ViewModel& vm) {
+  const view::SampleView& s = vm.samples;
+  const TimeNs origin = vm.timeline.start;
+  j.key("samples");
+  j.open('{');
+  j.field("total", s.total);
+  j.field("embedded", s.time.size());
+  j.flag("complete", s.complete);
+  j.field("start", rel(s.start, origin));
+  j.field("end", rel(s.end, origin));
+  j.key("classes");
+  j.open('[');
+  for (const std::string& c : s.classes) j.str(c);
+  j.close(']');
+  j.objects("lanes", s.lanes, [&](const view::SampleLane& l) {
+    j.field("track", static_cast<int64_t>(l.track));
+    j.field("samples", l.samples);
+    j.column("b", l.bucket);
+    j.column("count", l.count);
+    j.column("cls", l.cls);
+  });
+  j.key("strings");
+  j.open('[');
+  for (const std::string& text : s.strings) j.str(text);
+  j.close(']');
+  j.column("fn_name", s.function_name);
+  j.column("fn_module", s.function_module);
+  j.column("fn_class", s.function_class);
+  j.column("stack_offsets", s.stack_offsets);
+  j.column("stack_fns", s.stack_functions);
+  j.column("stack_class", s.stack_class);
+  std::vector<double> time;
+  time.reserve(s.time.size());
+  for (TimeNs t : s.time) time.push_back(rel(t, origin));
+  j.column("track", s.track);
+  j.column("t", time);
+  j.column("stack", s.stack);
+  j.column("idle", s.gpu_idle);
+  j.close('}');
+}
+
 void write_panels(Json& j, const view::ViewModel& vm) {
   const TimeNs origin = vm.timeline.start;
   const TraceSummary& s = vm.summary;
@@ -430,6 +473,7 @@ std::string render_view_data(const Trace& trace, const view::ViewModel& vm) {
   for (const std::string& d : details.texts()) j.str(d);
   j.close(']');
   write_lod(j, vm);
+  write_samples(j, vm);
   write_panels(j, vm);
   j.close('}');
   return out;

@@ -15,21 +15,6 @@ namespace tracedoc::view {
 
 namespace {
 
-// Maps times onto buckets of a span. Bucket positions are computed in double: they only decide
-// where the page draws a cell, never a time the page prints.
-struct Buckets {
-  TimeNs start = 0;
-  double width = 1;
-  uint32_t count = 1;
-  uint32_t index_of(TimeNs t) const {
-    const double b = std::floor((static_cast<double>(t) - static_cast<double>(start)) /
-                                width);  // no int64 overflow on hostile times
-    if (!(b >= 0)) return 0;             // also NaN: a width of NaN or infinity on hostile spans
-    return b >= count ? count - 1 : static_cast<uint32_t>(b);
-  }
-  double begin_of(uint32_t b) const { return static_cast<double>(start) + width * b; }
-};
-
 // The per-bucket accumulation of one row: covered time, starts, and up to three colours by time.
 struct Cell {
   double busy = 0;

@@ -17,6 +17,7 @@
 //    its time-weighted mean in each bucket.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,10 +28,26 @@
 
 namespace tracedoc::view {
 
+// Maps times onto buckets of a span. Bucket positions are computed in double: they only decide
+// where the page draws a cell, never a time the page prints.
+struct Buckets {
+  TimeNs start = 0;
+  double width = 1;
+  uint32_t count = 1;
+  uint32_t index_of(TimeNs t) const {
+    const double b = std::floor((static_cast<double>(t) - static_cast<double>(start)) /
+                                width);  // no int64 overflow on hostile times
+    if (!(b >= 0)) return 0;             // also NaN: a width of NaN or infinity on hostile spans
+    return b >= count ? count - 1 : static_cast<uint32_t>(b);
+  }
+  double begin_of(uint32_t b) const { return static_cast<double>(start) + width * b; }
+};
+
 struct LodOptions {
   uint32_t buckets = 8192;
-  size_t max_cells = 2'000'000;  // non-empty bucket cells over every row
-  int64_t max_events = 500'000;  // raw events embedded
+  size_t max_cells = 2'000'000;   // non-empty bucket cells over every row
+  int64_t max_events = 500'000;   // raw events embedded
+  int64_t max_samples = 250'000;  // raw CPU samples embedded (view/sample_view.h)
   // The raw window in ns from the timeline's start (what the page's axis shows); kNoTime: the
   // timeline's start / as far as the budget goes.
   TimeNs window_start = kNoTime;
@@ -93,6 +110,7 @@ struct Lod {
   std::vector<MetricLane> metrics;
   RawSelection raw;
   int64_t cells() const;
+  Buckets grid() const { return {start, bucket_ns, buckets}; }
 };
 
 // `labels[i]` names work.units[i] ("rank 0 GPU 0").

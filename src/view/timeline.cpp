@@ -228,6 +228,10 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     if (!usable(ops.start[i], ops.end[i])) continue;
     add(cpu_track(ops.global_tid[i]), ops.start[i], ops.end[i], i, names.of(ops.name[i]), Category::kOp);
   }
+  // Threads known only by their CPU samples get a track too: the page draws their samples there.
+  for (int64_t tid : trace.cpu_samples.global_tid) {
+    if (!cpu.contains(tid)) cpu_track(tid);
+  }
   if (options.os_calls) {
     const OsCallTable& os = trace.os_calls;
     for (uint32_t i = 0; i < os.size(); ++i) {
@@ -296,12 +300,16 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     }
   }
   bool first = true;
+  const auto cover = [&](TimeNs start, TimeNs end) {
+    tl.start = first ? start : std::min(tl.start, start);
+    tl.end = first ? end : std::max(tl.end, end);
+    first = false;
+  };
   for (const Track& t : tl.tracks) {
-    for (const TrackItem& item : t.items) {
-      tl.start = first ? item.start : std::min(tl.start, item.start);
-      tl.end = first ? item.end : std::max(tl.end, item.end);
-      first = false;
-    }
+    for (const TrackItem& item : t.items) cover(item.start, item.end);
+  }
+  for (TimeNs t : trace.cpu_samples.time) {
+    if (t != kNoTime) cover(t, t);
   }
   return tl;
 }

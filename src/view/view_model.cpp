@@ -107,6 +107,7 @@ void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewMod
   }
   vm.timeline = build_timeline(trace, vm.colors, vm.critical_computed ? &vm.critical : nullptr, options.timeline);
   vm.lod = build_lod(trace, vm.timeline, work, unit_labels, options.lod);
+  vm.samples = build_sample_view(trace, vm.timeline, vm.lod, options.lod.max_samples);
   vm.view_start =
       options.lod.window_start != kNoTime ? sat_add(vm.timeline.start, options.lod.window_start) : vm.timeline.start;
   vm.view_end =

@@ -1,8 +1,8 @@
 // Everything `tracedoc view` draws, computed from one trace: the coloured timeline with its levels
 // of detail (timeline.h, lod.h), the GPU critical path the `critical` colours use, and the report
-// panels beside it: summary figures, diagnose findings, the top kernels, each step's time split
-// into compute / communication / copies / other / idle, and GPU memory. report/html_view_writer
-// and report/svg_timeline_writer render it.
+// panels beside it: CPU samples (sample_view.h), summary figures, diagnose findings, the top kernels, each step's time
+// split into compute / communication / copies / other / idle, and GPU memory. report/html_view_writer and
+// report/svg_timeline_writer render it.
 #pragma once
 
 #include <array>
@@ -16,6 +16,7 @@
 #include "model/trace.h"
 #include "view/color_scheme.h"
 #include "view/lod.h"
+#include "view/sample_view.h"
 #include "view/timeline.h"
 
 namespace tracedoc::view {
@@ -47,6 +48,7 @@ struct ViewModel {
   ColorScheme colors;
   Timeline timeline;
   Lod lod;
+  SampleView samples;                   // CPU samples: lanes under the threads, stacks for the flame graph
   TimeNs view_start = 0, view_end = 0;  // what the page opens on: --window, else the whole run
   CriticalPath critical;                // empty flags when the scheme does not use it
   bool critical_computed = false;

@@ -66,6 +66,27 @@
   // GPU metrics the GPU sampled: time-weighted mean per bucket, -1 where nothing was sampled.
   const metrics = (data.metrics || []).map((m) => ({ label: m.label, unit: m.unit, group: m.group, max: m.max, mean: f64(m.mean) }));
   const raw = data.raw;
+  // CPU samples: a lane of ticks under each sampled thread (every sample, bucketed), and the
+  // samples of the embedded window with their stacks, for the flame graph.
+  const S = data.samples || { total: 0, embedded: 0, complete: true, start: 0, end: 0, classes: [], lanes: [], strings: [] };
+  const samples = {
+    total: S.total, n: S.embedded || 0, complete: S.complete, start: S.start, end: S.end, classes: S.classes, strings: S.strings,
+    fnName: S.fn_name ? u32(S.fn_name) : new Uint32Array(0), fnModule: S.fn_module ? u32(S.fn_module) : new Uint32Array(0),
+    fnClass: S.fn_class ? u8(S.fn_class) : new Uint8Array(0), stackOffsets: S.stack_offsets ? u32(S.stack_offsets) : new Uint32Array(1),
+    stackFns: S.stack_fns ? u32(S.stack_fns) : new Uint32Array(0), stackClass: S.stack_class ? u8(S.stack_class) : new Uint8Array(0),
+    track: S.track ? u32(S.track) : new Uint32Array(0), t: S.t ? f64(S.t) : new Float64Array(0),
+    stack: S.stack ? u32(S.stack) : new Uint32Array(0), idle: S.idle ? u8(S.idle) : new Uint8Array(0),
+  };
+  const NO_STACK = 0xFFFFFFFF;
+  // By SampleClass: Python, GIL, PyTorch, CUDA, allocation, numerics, data, profiler, kernel, other,
+  // unresolved, no stack.
+  const classColors = ["#3b6fb6", "#e15759", "#f28e2b", "#59a14f", "#edc948", "#b07aa1", "#9c755f", "#bab0ac", "#76b7b2", "#8aa6c1", "#d3d3d3", "#eeeeee"];
+  const classColor = (c) => classColors[c] || "#999999";
+  const sampleClass = (i) => (samples.stack[i] === NO_STACK ? 11 : samples.stackClass[samples.stack[i]]);
+  const sampleLanes = new Map();  // track -> {samples, levels, idx: the embedded samples of the thread}
+  for (const l of S.lanes || []) sampleLanes.set(l.track, { samples: l.samples, levels: [{ b: u16(l.b), count: u32(l.count), cls: u8(l.cls) }], idx: [] });
+  for (let i = 0; i < samples.n; i++) { const l = sampleLanes.get(samples.track[i]); if (l) l.idx.push(i); }
+  for (const l of sampleLanes.values()) l.idx = Uint32Array.from(l.idx);
 
   // A coarser level: pairs of buckets merged (covered share averaged, the colour of the busier).
   function level(lod, L) {
@@ -89,7 +110,7 @@
   }
 
   // ---- layout -------------------------------------------------------------------------------
-  const ROW = 16, LANE = 22, MEM = 30, HEADER = 18, AXIS = 26, GUTTER = 230;
+  const ROW = 16, LANE = 22, MEM = 30, HEADER = 18, AXIS = 26, GUTTER = 230, SAMPLES = 12;
   const lanes = [];  // {type, y, h, track?, row?, group?, util?, mem?}
   function layout() {
     lanes.length = 0;
@@ -106,6 +127,8 @@
           lanes.push({ type: "row", y, h: ROW, track: t, row: r, label: r === 0 ? t.label : "" });
           y += ROW;
         }
+        const sl = sampleLanes.get(t.index);
+        if (sl) { lanes.push({ type: "samples", y, h: SAMPLES, track: t, sl, label: "CPU samples (" + sl.samples.toLocaleString("en-US") + ")" }); y += SAMPLES; }
         y += 3;
       }
     });
@@ -116,7 +139,7 @@
   // ---- state --------------------------------------------------------------------------------
   const view = { t0: 0, t1: span, scrollY: 0 };
   const state = { selected: null, linked: [], bands: [], finding: -1, search: null, matches: [], match: -1, hover: null };
-  const stats = { frames: 0, drawnRects: 0, drawnEvents: 0, lodCells: 0, rawRows: 0, lodRows: 0, lastFrameMs: 0 };
+  const stats = { frames: 0, drawnRects: 0, drawnEvents: 0, lodCells: 0, rawRows: 0, lodRows: 0, drawnSamples: 0, lastFrameMs: 0 };
 
   const canvas = document.getElementById("timeline");
   const ctx = canvas.getContext("2d");
@@ -296,6 +319,75 @@
     if (m.max > 0) drawBars((j) => (m.mean[j] < 0 ? -1 : m.mean[j] / m.max), "#59a14f", y, h);
   }
 
+  // A coarser level of a sample lane: pairs of buckets merged (counts summed, the class of the fuller).
+  function sampleLevel(sl, L) {
+    while (sl.levels.length <= L) {
+      const fine = sl.levels[sl.levels.length - 1];
+      const b = [], count = [], cls = [];
+      for (let i = 0; i < fine.b.length; i++) {
+        const k = fine.b[i] >> 1, last = b.length - 1;
+        if (last >= 0 && b[last] === k) {
+          if (fine.count[i] > fine.count[i - 1]) cls[last] = fine.cls[i];
+          count[last] += fine.count[i];
+        } else { b.push(k); count.push(fine.count[i]); cls.push(fine.cls[i]); }
+      }
+      const lv = { b, count, cls, max: 0 };
+      for (const c of count) lv.max = Math.max(lv.max, c);
+      sl.levels.push(lv);
+    }
+    const lv = sl.levels[L];
+    if (lv.max === undefined) { lv.max = 0; for (const c of lv.count) lv.max = Math.max(lv.max, c); }
+    return lv;
+  }
+  const samplesCover = () => samples.complete || (view.t0 >= samples.start && view.t1 <= samples.end);
+  // The embedded samples of a thread inside [t0, t1]: [first, end) into its idx.
+  function sampleRange(idx, t0, t1) {
+    let lo = 0, hi = idx.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (samples.t[idx[m]] < t0) lo = m + 1; else hi = m; }
+    let a = lo; hi = idx.length;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (samples.t[idx[m]] <= t1) lo = m + 1; else hi = m; }
+    return [a, lo];
+  }
+  // Ticks: one per sample, coloured by what the CPU was doing (its class), where the embedded samples
+  // cover the view and are few enough for the pixels; else each bucket's count, its height relative
+  // to the lane's fullest bucket at that zoom.
+  function drawSamples(lane, y, h) {
+    const sl = lane.sl;
+    const k = plotW() / (view.t1 - view.t0);
+    if (samplesCover()) {
+      const [a, b] = sampleRange(sl.idx, view.t0, view.t1);
+      if (b - a <= plotW() * 3) {
+        let lastX = -1, lastClass = -1;
+        for (let q = a; q < b; q++) {
+          const i = sl.idx[q];
+          const x = Math.floor(GUTTER + (samples.t[i] - view.t0) * k), c = sampleClass(i);
+          if (x === lastX && c === lastClass) continue;
+          lastX = x; lastClass = c;
+          ctx.fillStyle = classColor(c);
+          ctx.fillRect(x, y + 1, 1.5, h - 2);
+          stats.drawnSamples++;
+        }
+        return;
+      }
+    }
+    const nsPerPx = (view.t1 - view.t0) / plotW();
+    let L = 0;
+    while (bucketNs * (1 << L) < nsPerPx && (1 << L) < lodBuckets) L++;
+    const lv = sampleLevel(sl, L), w = bucketNs * (1 << L);
+    const first = Math.max(0, Math.floor(view.t0 / w) - 1);
+    for (let q = 0; q < lv.b.length; q++) {
+      if (lv.b[q] < first) continue;
+      const t = lv.b[q] * w;
+      if (t > view.t1) break;
+      const x0 = Math.max(GUTTER, GUTTER + (t - view.t0) * k), x1 = Math.min(width, GUTTER + (t + w - view.t0) * k);
+      if (x1 <= x0) continue;
+      const bh = Math.max(2, (h - 2) * (lv.max ? lv.count[q] / lv.max : 0));
+      ctx.fillStyle = classColor(lv.cls[q]);
+      ctx.fillRect(x0, y + h - 1 - bh, Math.max(1, x1 - x0), bh);
+      stats.drawnSamples++;
+    }
+  }
+
   function drawMem(m, y, h) {
     if (!(m.max > 0)) return;
     const k = plotW() / (view.t1 - view.t0);
@@ -349,7 +441,7 @@
   function draw() {
     pending = false;
     const began = performance.now();
-    stats.drawnRects = 0; stats.drawnEvents = 0; stats.lodCells = 0; stats.rawRows = 0; stats.lodRows = 0;
+    stats.drawnRects = 0; stats.drawnEvents = 0; stats.lodCells = 0; stats.rawRows = 0; stats.lodRows = 0; stats.drawnSamples = 0;
     ctx.fillStyle = "#fbfbfc";
     ctx.fillRect(0, 0, width, height);
     ctx.font = "11px system-ui, sans-serif";
@@ -372,6 +464,7 @@
       if (lane.type === "util") drawUtil(lane.util, y, lane.h);
       else if (lane.type === "mem") drawMem(lane.mem, y, lane.h);
       else if (lane.type === "metric") drawMetric(lane.metric, y, lane.h);
+      else if (lane.type === "samples") drawSamples(lane, y, lane.h);
       else {
         const tr = lane.track, r = lane.row;
         let drewRaw = false;
@@ -394,6 +487,7 @@
     }
     drawOverlays();
     drawAxis();
+    scheduleFlame();
     stats.frames++;
     stats.lastFrameMs = performance.now() - began;
   }
@@ -474,6 +568,33 @@
     }
     return null;
   }
+  const fnLabel = (f) => samples.strings[samples.fnName[f]];
+  // The sample nearest the pointer (3 px), with its stack; else the bucket's count and class.
+  function describeSample(lane, x) {
+    const sl = lane.sl, t = tOf(x), tol = (3 * (view.t1 - view.t0)) / plotW();
+    if (samplesCover()) {
+      const [a, b] = sampleRange(sl.idx, t - tol, t + tol);
+      let best = -1;
+      for (let q = a; q < b; q++) if (best < 0 || Math.abs(samples.t[sl.idx[q]] - t) < Math.abs(samples.t[best] - t)) best = sl.idx[q];
+      if (best >= 0) {
+        const lines = ["CPU sample at " + fmtDur(samples.t[best]) + " · " + samples.classes[sampleClass(best)] + (samples.idle[best] ? " · GPU idle" : "")];
+        const st = samples.stack[best];
+        if (st === NO_STACK) lines.push("(no call stack recorded)");
+        else {
+          const a0 = samples.stackOffsets[st], a1 = samples.stackOffsets[st + 1];
+          for (let k = a0; k < Math.min(a1, a0 + 14); k++) lines.push((k === a0 ? "" : "  ") + fnLabel(samples.stackFns[k]));
+          if (a1 - a0 > 14) lines.push("  … " + (a1 - a0 - 14) + " more frames");
+        }
+        lines.push("click: this thread's flame graph");
+        return lines.join("\n");
+      }
+    }
+    const lv = sl.levels[0], bk = Math.floor(t / bucketNs);
+    for (let q = 0; q < lv.b.length; q++) {
+      if (lv.b[q] === bk) return lv.count[q] + " CPU samples " + fmtDur(bk * bucketNs) + " – " + fmtDur((bk + 1) * bucketNs) + ", mostly " + samples.classes[lv.cls[q]] + "\nclick: this thread's flame graph";
+    }
+    return "CPU samples of " + lane.track.label + "\nclick: this thread's flame graph";
+  }
   const tooltip = document.getElementById("tooltip");
   function showTooltip(text, x, y) {
     if (!text) { tooltip.hidden = true; return; }
@@ -531,7 +652,11 @@
     canvas.style.cursor = "grabbing";
   });
   window.addEventListener("mouseup", (e) => {
-    if (drag && !drag.moved && e.target === canvas) select(eventAt(e.offsetX, e.offsetY));
+    if (drag && !drag.moved && e.target === canvas) {
+      const lane = laneAt(e.offsetY);
+      if (lane && lane.type === "samples") setFlame({ track: lane.track.index, focus: [] });
+      else select(eventAt(e.offsetX, e.offsetY));
+    }
     drag = null;
     canvas.style.cursor = "grab";
   });
@@ -556,6 +681,7 @@
       const b = Math.floor(tOf(e.offsetX) / bucketNs);
       if (b >= 0 && b < lodBuckets) { showTooltip(lane.label + "\n" + ((100 * lane.util.busy[b]) / 65535).toFixed(1) + "% busy at " + fmtDur(b * bucketNs) + "\nwhole run " + (100 * lane.util.share).toFixed(1) + "%", e.offsetX, e.offsetY); return; }
     }
+    if (lane && lane.type === "samples" && e.offsetX >= GUTTER) { showTooltip(describeSample(lane, e.offsetX), e.offsetX, e.offsetY); return; }
     if (lane && lane.type === "metric") {
       const b = Math.floor(tOf(e.offsetX) / bucketNs);
       if (b >= 0 && b < lodBuckets && lane.metric.mean[b] >= 0) { showTooltip(lane.label + "\n" + lane.metric.mean[b].toFixed(1) + " " + lane.metric.unit + " at " + fmtDur(b * bucketNs) + " (mean of the samples in the bucket)", e.offsetX, e.offsetY); return; }
@@ -745,6 +871,157 @@
     c.addEventListener("click", (e) => { const t = (e.offsetX / c.getBoundingClientRect().width) * span; const w = view.t1 - view.t0; setWindow(t - w / 2, t + w / 2); });
   }
 
+  // ---- flame graph --------------------------------------------------------------------------
+  // The samples of the visible window (all of them, or those taken while their GPU was idle; of
+  // every thread or of one), as an icicle: callers above callees, widths by samples. Rebuilt when
+  // the window or the choice changes; a click on a frame shows only the samples through it.
+  const flame = { mode: "window", track: -1, focus: [], key: "", timer: 0, tree: null, rows: [], shown: 0 };
+  const flameCanvas = document.getElementById("flame"), flameInfo = document.getElementById("flame-info");
+  const flameNote = document.getElementById("flame-note"), flameThread = document.getElementById("flame-thread");
+  const flameMode = document.getElementById("flame-mode");
+  const FLAME_ROW = 15, FLAME_DEPTH = 48;
+  function flameSamples() {
+    const out = [];
+    const idx = flame.track >= 0 ? (sampleLanes.get(flame.track) || { idx: new Uint32Array(0) }).idx : null;
+    const t0 = view.t0, t1 = view.t1;
+    if (idx) {
+      const [a, b] = sampleRange(idx, t0, t1);
+      for (let q = a; q < b; q++) out.push(idx[q]);
+    } else {
+      let lo = 0, hi = samples.n;
+      while (lo < hi) { const m = (lo + hi) >> 1; if (samples.t[m] < t0) lo = m + 1; else hi = m; }
+      for (let i = lo; i < samples.n && samples.t[i] <= t1; i++) out.push(i);
+    }
+    return flame.mode === "idle" ? out.filter((i) => samples.idle[i]) : out;
+  }
+  function buildFlame() {
+    const root = { fn: -1, total: 0, self: 0, children: new Map(), depth: 0 };
+    const chosen = flameSamples();
+    const focus = flame.focus;
+    let maxDepth = 0;
+    for (const i of chosen) {
+      const st = samples.stack[i];
+      if (st === NO_STACK) continue;
+      const a0 = samples.stackOffsets[st], a1 = samples.stackOffsets[st + 1];
+      // Outermost first: the stack must pass through the focus path to count.
+      let k = a1 - 1, f = 0;
+      for (; f < focus.length && k >= a0; f++, k--) if (samples.stackFns[k] !== focus[f]) break;
+      if (f < focus.length) continue;
+      root.total++;
+      let node = root, depth = 0;
+      for (; k >= a0; k--) {
+        const fn = samples.stackFns[k];
+        let child = node.children.get(fn);
+        if (!child) { child = { fn, total: 0, self: 0, children: new Map(), depth: depth + 1 }; node.children.set(fn, child); }
+        child.total++;
+        node = child;
+        depth++;
+      }
+      node.self++;
+      maxDepth = Math.max(maxDepth, depth);
+    }
+    flame.tree = root;
+    flame.shown = chosen.length;
+    flame.depth = maxDepth;
+  }
+  function drawFlame() {
+    const w = flameCanvas.getBoundingClientRect().width || 380;
+    const depth = Math.min(flame.depth, FLAME_DEPTH);
+    const h = (depth + 1) * FLAME_ROW + 2;
+    flameCanvas.style.height = h + "px";
+    flameCanvas.width = Math.round(w * dpr); flameCanvas.height = Math.round(h * dpr);
+    const g = flameCanvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.font = "11px system-ui, sans-serif";
+    flame.rows = [];
+    const root = flame.tree;
+    if (!root || !root.total) return;
+    const scale = w / root.total;
+    const place = (node, x, d) => {
+      const nw = node.total * scale;
+      if (nw < 0.5 || d > FLAME_DEPTH) return;
+      const y = d * FLAME_ROW;
+      const label = node.fn < 0 ? (flame.focus.length ? "↑ " + fnLabel(flame.focus[flame.focus.length - 1]) : "all " + root.total.toLocaleString("en-US") + " samples") : fnLabel(node.fn);
+      g.fillStyle = node.fn < 0 ? "#d9dde3" : classColor(samples.fnClass[node.fn]);
+      g.fillRect(x, y, Math.max(0.5, nw - 0.5), FLAME_ROW - 1);
+      flame.rows.push({ x, w: nw, d, node });
+      if (nw > 30) {
+        g.fillStyle = "#1d1f23";
+        g.save(); g.beginPath(); g.rect(x, y, nw - 1, FLAME_ROW); g.clip();
+        g.fillText(label, x + 3, y + FLAME_ROW - 4);
+        g.restore();
+      }
+      const kids = Array.from(node.children.values()).sort((p, q) => q.total - p.total || fnLabel(p.fn).localeCompare(fnLabel(q.fn)));
+      let cx = x;
+      for (const c of kids) { place(c, cx, d + 1); cx += c.total * scale; }
+    };
+    place(root, 0, 0);
+  }
+  function flameKey() { return [view.t0, view.t1, flame.mode, flame.track, flame.focus.join(",")].join("|"); }
+  function refreshFlame() {
+    flame.timer = 0;
+    if (!samples.total) return;
+    flame.key = flameKey();
+    buildFlame();
+    drawFlame();
+    const who = flame.track >= 0 ? tracks[flame.track].label : "all threads";
+    flameThread.textContent = who;
+    flameThread.title = flame.track >= 0 ? "click: all threads" : "click a thread's sample lane for its own";
+    const partial = samplesCover() ? "" : " (samples embedded only for " + fmtDur(samples.start) + " – " + fmtDur(samples.end) + ")";
+    flameNote.textContent = flame.shown.toLocaleString("en-US") + " samples in the window" + (flame.mode === "idle" ? " while the GPU was idle" : "") +
+      (flame.tree.total < flame.shown ? ", " + (flame.shown - flame.tree.total).toLocaleString("en-US") + " of them without a stack or outside the focus" : "") + partial;
+  }
+  function scheduleFlame() {
+    if (!samples.total || flame.timer || flameKey() === flame.key) return;
+    flame.timer = setTimeout(refreshFlame, 120);
+  }
+  function setFlame(change) {
+    Object.assign(flame, change);
+    if (flame.timer) { clearTimeout(flame.timer); flame.timer = 0; }
+    refreshFlame();
+  }
+  function flameNodeAt(x, y) {
+    const d = Math.floor(y / FLAME_ROW);
+    for (const r of flame.rows) if (r.d === d && x >= r.x && x < r.x + r.w) return r.node;
+    return null;
+  }
+  // A node's path of functions from the root, for the focus.
+  function pathTo(target) {
+    const walk = (node, path) => {
+      if (node === target) return path;
+      for (const c of node.children.values()) { const p = walk(c, path.concat([c.fn])); if (p) return p; }
+      return null;
+    };
+    return walk(flame.tree, []);
+  }
+  if (!samples.total) {
+    document.getElementById("samples-section").hidden = true;
+  } else {
+    const legendBox = document.getElementById("sample-legend");
+    samples.classes.forEach((c, i) => {
+      const sp = el("span", undefined, "swatch");
+      const sw = el("i"); sw.style.background = classColor(i);
+      sp.appendChild(sw); sp.appendChild(document.createTextNode(c));
+      legendBox.appendChild(sp);
+    });
+    flameMode.addEventListener("change", () => setFlame({ mode: flameMode.value, focus: [] }));
+    flameThread.addEventListener("click", () => setFlame({ track: -1, focus: [] }));
+    flameCanvas.addEventListener("mousemove", (e) => {
+      const node = flameNodeAt(e.offsetX, e.offsetY);
+      if (!node || !flame.tree.total) { flameInfo.textContent = ""; return; }
+      if (node.fn < 0) { flameInfo.textContent = flame.focus.length ? "click: back to the callers" : root_text(); return; }
+      flameInfo.textContent = fnLabel(node.fn) + " — " + samples.strings[samples.fnModule[node.fn]] + "\n" + node.total.toLocaleString("en-US") + " samples (" +
+        ((100 * node.total) / flame.tree.total).toFixed(1) + "%), " + node.self.toLocaleString("en-US") + " in it · " + samples.classes[samples.fnClass[node.fn]];
+    });
+    const root_text = () => flame.tree.total.toLocaleString("en-US") + " samples with a stack";
+    flameCanvas.addEventListener("click", (e) => {
+      const node = flameNodeAt(e.offsetX, e.offsetY);
+      if (!node) return;
+      if (node.fn < 0) setFlame({ focus: flame.focus.slice(0, -1) });
+      else setFlame({ focus: flame.focus.concat(pathTo(node)) });
+    });
+  }
+
   // ---- start --------------------------------------------------------------------------------
   // A window in the address (#t0=..&t1=.., ns from the start) opens the page there.
   function fromHash() {
@@ -757,6 +1034,7 @@
   // The window the page was made for (--window), else the whole run.
   if (!fromHash()) setWindow(data.view.start, data.view.end > data.view.start ? data.view.end : span);
   updateWindowInfo();
+  if (samples.total) refreshFlame();  // at once: the first frame's flame graph is not left to a timer
   // What tests and scripts read: the window, what the last frame drew, the selection.
   window.tracedoc = {
     get window() { return { t0: view.t0, t1: view.t1 }; },
@@ -767,6 +1045,22 @@
     laneBox(label) {
       const l = lanes.find((x) => x.label === label);
       return l ? { x: GUTTER, y: l.y - view.scrollY, w: plotW(), h: l.h } : null;
+    },
+    // The flame graph as drawn: its samples and the root's children (name, samples), largest first.
+    flame() {
+      refreshFlame();
+      const kids = flame.tree ? Array.from(flame.tree.children.values()).sort((p, q) => q.total - p.total) : [];
+      return { mode: flame.mode, track: flame.track, shown: flame.shown, total: flame.tree ? flame.tree.total : 0, depth: flame.depth || 0,
+        roots: kids.map((c) => ({ name: fnLabel(c.fn), samples: c.total })), frames: flame.rows.length };
+    },
+    setFlame,
+    samples: () => ({ total: samples.total, embedded: samples.n, lanes: sampleLanes.size }),
+    // Where the k-th sample lane is drawn (canvas px, scrolled into view) and its thread's track.
+    sampleLaneBox(k) {
+      const l = lanes.filter((x) => x.type === "samples")[k];
+      if (!l) return null;
+      if (l.y - view.scrollY < AXIS || l.y - view.scrollY > height - 40) { view.scrollY = l.y - height / 3; clampScroll(); pending = false; draw(); }
+      return { x: GUTTER, y: l.y - view.scrollY, w: plotW(), h: l.h, track: l.track.index };
     },
     ready: true,
   };
