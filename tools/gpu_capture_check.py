@@ -15,7 +15,8 @@ two microbenchmarks (10,000 empty-kernel launches, with and without capture) for
 per-launch cost; a CUDA graph replayed 20 times, captured with --cuda-graph-trace=graph (20 graph
 launches expected) and =node (every replay's kernels, with their graph node ids); and a DataLoader
 with 2 worker processes under --trace osrt-lite (one file per process, the main thread's waits for
-its workers recorded). Two CUPTI clients cannot record one process at once, hence separate runs of the
+its workers recorded); and the loop again with --sample cpu and --osrt-backtrace (CPU samples naming
+libpython and libtorch frames, OS calls with stacks, the step slowdown with sampling). Two CUPTI clients cannot record one process at once, hence separate runs of the
 same loop. It checks that per profiled step the kernels (count and names), the copies (count,
 bytes, direction) and the NVTX step ranges agree between the capture and torch.profiler, prints
 the overhead figures (target: <= 2 us per kernel launch, <= 5% step time), writes everything to
@@ -184,6 +185,10 @@ def main():
              "--cuda-graph-trace", mode, "--", *me, "--child", "graphs", "--target", str(out / f"graphs-{mode}.json")])
     run([a.tracedoc, "capture", "-o", str(out / "loader"), "--force-overwrite", "--trace", "cuda,nvtx,osrt-lite", "--export", "sqlite",
          "--", *me, "--child", "loader", "--target", str(out / "loader.json")])
+    # The same loop with CPU samples and the stacks of its OS calls.
+    run([a.tracedoc, "capture", "-o", str(out / "sampled"), "--force-overwrite", "--sample", "cpu", "--trace",
+         "cuda,nvtx,osrt-lite", "--osrt-backtrace", "--export", "sqlite", "--", *me, "--child", "train-capture",
+         "--target", str(out / "sampled-run")])
 
     failures = []
     import sqlite3
@@ -206,6 +211,22 @@ def main():
         failures.append(f"DataLoader with 2 workers: {loader_files} capture files (the main process and 2 workers expected)")
     if os_calls == 0:
         failures.append("DataLoader under osrt-lite: no OS calls recorded")
+    sampled_db = sqlite3.connect(str(out / "sampled") + ".sqlite")
+    samples = count(sampled_db, "COMPOSITE_EVENTS")
+
+    def frames_in(module_like):
+        if not count(sampled_db, "SAMPLING_CALLCHAINS"):
+            return 0
+        return sampled_db.execute("SELECT count(*) FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.module "
+                                  "WHERE s.value LIKE ?", (module_like,)).fetchone()[0]
+    python_frames, torch_frames = frames_in("%python3%"), frames_in("%libtorch%")
+    osrt_stacks = count(sampled_db, "OSRT_CALLCHAINS")
+    if samples == 0:
+        failures.append("--sample cpu: no CPU samples recorded")
+    if python_frames == 0 or torch_frames == 0:
+        failures.append(f"--sample cpu: {python_frames} libpython and {torch_frames} libtorch frames (both expected)")
+    if osrt_stacks == 0:
+        failures.append("--osrt-backtrace: no OS-call stacks recorded")
     torch_steps, capture_steps, nvtx_steps = per_step(out / "torch.json", str(capture_dir) + ".sqlite")
     if nvtx_steps != STEPS:
         failures.append(f"NVTX step ranges: {nvtx_steps} recorded, {STEPS} pushed")
@@ -221,10 +242,14 @@ def main():
     plain = json.load(open(str(out / "plain") + ".times.json"))["step_s"][WARMUP:]
     captured = json.load(open(str(out / "capture-run") + ".times.json"))["step_s"][WARMUP:]
     slowdown = 100 * (sorted(captured)[len(captured) // 2] / sorted(plain)[len(plain) // 2] - 1)
+    sampled_steps = json.load(open(str(out / "sampled-run") + ".times.json"))["step_s"][WARMUP:]
+    sampled_slowdown = 100 * (sorted(sampled_steps)[len(sampled_steps) // 2] / sorted(plain)[len(plain) // 2] - 1)
     per_launch = (json.load(open(out / "launch-captured.json"))["per_launch_s"] - json.load(open(out / "launch-plain.json"))["per_launch_s"]) * 1e6
     figures = {"steps_compared": len(torch_steps), "step_slowdown_pct": slowdown, "capture_cost_per_launch_us": per_launch,
                "graph_launches": graph_launches, "graph_node_kernels": node_kernels, "loader_processes": loader_files,
-               "loader_os_calls": os_calls, "failures": failures}
+               "loader_os_calls": os_calls, "cpu_samples": samples, "libpython_frames": python_frames,
+               "libtorch_frames": torch_frames, "osrt_stack_frames": osrt_stacks,
+               "step_slowdown_sampled_pct": sampled_slowdown, "failures": failures}
     json.dump(figures, open(out / "figures.json", "w"), indent=2)
     print(json.dumps(figures, indent=2))
     if per_launch > 2:
