@@ -132,11 +132,17 @@ int main(int argc, char** argv) {
   }
   const fs::path dir = fs::temp_directory_path() / "tracedoc-bench-capture";
   fs::create_directories(dir);
-  auto captured = [&](std::vector<std::string> args) {
-    std::vector<std::string> full = {
-        tracedoc, "capture", "-o", (dir / "capture").string(), "--force-overwrite", "--trace", "nvtx", "--", program};
-    full.insert(full.end(), args.begin(), args.end());
+  // tracedoc capture OPTIONS -- COMMAND...: every variant writes the same scratch capture.
+  const auto capture = [&](std::vector<std::string> options, const std::vector<std::string>& command) {
+    std::vector<std::string> full = {tracedoc, "capture", "-o", (dir / "capture").string(), "--force-overwrite"};
+    full.insert(full.end(), options.begin(), options.end());
+    full.push_back("--");
+    full.insert(full.end(), command.begin(), command.end());
     return full;
+  };
+  auto captured = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), program);
+    return capture({"--trace", "nvtx"}, args);
   };
   const double bare = best({program, "bench", "2000000"}, "ns_per_range", runs, dir);
   const double recorded = best(captured({"bench", "2000000"}), "ns_per_range", runs, dir);
@@ -147,19 +153,7 @@ int main(int argc, char** argv) {
   std::printf("2 ms step with 100 ranges: %.3f ms without a tool, %.3f ms recorded: %+.2f%%\n", step / 1e6,
               step_recorded / 1e6, 100.0 * (step_recorded - step) / step);
   auto osrt = [&](const std::string& threshold) {
-    return std::vector<std::string>{tracedoc,
-                                    "capture",
-                                    "-o",
-                                    (dir / "capture").string(),
-                                    "--force-overwrite",
-                                    "--trace",
-                                    "osrt-lite",
-                                    "--osrt-threshold",
-                                    threshold,
-                                    "--",
-                                    program,
-                                    "syscalls",
-                                    "2000000"};
+    return capture({"--trace", "osrt-lite", "--osrt-threshold", threshold}, {program, "syscalls", "2000000"});
   };
   const double call = best({program, "syscalls", "2000000"}, "ns_per_call", runs, dir);
   const double passed = best(osrt("1000"), "ns_per_call", runs, dir);
@@ -173,21 +167,7 @@ int main(int argc, char** argv) {
   const std::string cpu_program = (build / "tracedoc_cpu_program").string();
   if (fs::exists(cpu_program)) {
     const auto sampled_at = [&](const std::string& hz) {
-      return std::vector<std::string>{tracedoc,
-                                      "capture",
-                                      "-o",
-                                      (dir / "capture").string(),
-                                      "--force-overwrite",
-                                      "--trace",
-                                      "none",
-                                      "--sample",
-                                      "cpu",
-                                      "--sampling-frequency",
-                                      hz,
-                                      "--",
-                                      cpu_program,
-                                      "bench",
-                                      "500"};
+      return capture({"--trace", "none", "--sample", "cpu", "--sampling-frequency", hz}, {cpu_program, "bench", "500"});
     };
     // The machine's speed drifts between runs (a VM's neighbours): the variants take turns, each
     // keeping its best. The kernel's share: the same work, signalled at 1 kHz by a perf event and a
