@@ -63,6 +63,9 @@ Trace small_trace() {
   o.sequence_number = {kNoValue};
   o.fwd_thread_id = {kNoValue};
   o.input_dims = {t.strings.intern("[[2, 3], []]")};
+  o.input_types = {t.strings.intern("[\"float\", \"Scalar\"]")};
+  o.concrete_inputs = {t.strings.intern("[\"\", \"2\"]")};
+  o.flops = {24};
   auto& a = t.api;
   a.start = {1010000};
   a.end = {1015123};
@@ -120,6 +123,9 @@ TEST(KinetoWriter, SmallTraceReadsBackTheSame) {
   EXPECT_EQ(b.str(b.pytorch.ops.name[0]), "aten::\"weird\"\\name\n");
   EXPECT_EQ(b.pytorch.ops.end[0], 1050001);
   EXPECT_EQ(b.str(b.pytorch.ops.input_dims[0]), "[[2, 3], []]");
+  EXPECT_EQ(b.str(b.pytorch.ops.input_types[0]), "[\"float\", \"Scalar\"]");
+  EXPECT_EQ(b.str(b.pytorch.ops.concrete_inputs[0]), "[\"\", \"2\"]");
+  EXPECT_EQ(b.pytorch.ops.flops[0], 24);
   EXPECT_EQ(b.pytorch.ops.sequence_number[0], kNoValue);
   ASSERT_EQ(b.kernels.size(), 1u);
   EXPECT_EQ(b.kernels.end[0], 1020001);

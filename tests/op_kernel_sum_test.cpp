@@ -38,7 +38,8 @@ struct Builder {
     o.start.push_back(start), o.end.push_back(end), o.global_tid.push_back(gtid);
     o.name.push_back(trace.strings.intern(name));
     o.external_id.push_back(kNoValue), o.sequence_number.push_back(kNoValue), o.fwd_thread_id.push_back(fwd_thread);
-    o.input_dims.push_back(kNoStr);
+    o.input_dims.push_back(kNoStr), o.input_types.push_back(kNoStr), o.concrete_inputs.push_back(kNoStr);
+    o.flops.push_back(kNoValue);
   }
   void call(TimeNs start, TimeNs end, int64_t correlation, int64_t gtid = tid(1)) {
     auto& a = trace.api;

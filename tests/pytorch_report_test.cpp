@@ -45,6 +45,7 @@ struct TraceBuilder {
     o.sequence_number.push_back(kNoValue);
     o.fwd_thread_id.push_back(kNoValue);
     o.input_dims.push_back(dims.empty() ? kNoStr : trace.strings.intern(dims));
+    o.input_types.push_back(kNoStr), o.concrete_inputs.push_back(kNoStr), o.flops.push_back(kNoValue);
     return static_cast<uint32_t>(o.size() - 1);
   }
   uint32_t call(TimeNs start, TimeNs end, int64_t correlation, int64_t gtid = tid(1),

@@ -16,6 +16,7 @@
 #include "analysis/nsys_stats/summary_reports.h"
 #include "analysis/nsys_stats/trace_reports.h"
 #include "analysis/nsys_stats/um_openmp_reports.h"
+#include "analysis/pytorch/flops_reports.h"
 #include "analysis/pytorch/gpu_breakdown_reports.h"
 #include "analysis/pytorch/op_kernel_sum.h"
 #include "analysis/pytorch/pytorch_reports.h"
@@ -147,6 +148,9 @@ const std::vector<ReportDef>& all_reports() {
       // op_dispatch_sum: framework CPU time per operator outside CUDA calls, against the GPU time it launched.
       {"op_dispatch_sum", "PyTorch Framework Dispatch Summary", ReportKind::kSummary,
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::op_dispatch_sum},
+      // op_flops_sum[:peak=TFLOPS][:bandwidth=GBPS]: FLOPs, bytes and % of peak per operator and shape.
+      {"op_flops_sum", "PyTorch Operator FLOPs and Roofline Summary", ReportKind::kSummary,
+       kLoadApi | kLoadKernels | kLoadRanges, pytorch::op_flops_sum},
       {"op_kernel_sum", "PyTorch Operator/Kernel Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadRanges,
        pytorch::op_kernel_sum},
       {"op_sum", "PyTorch Operator Summary", ReportKind::kSummary,
@@ -159,6 +163,8 @@ const std::vector<ReportDef>& all_reports() {
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_sum},
       {"queue_length_trace", "Launch Queue Length over Time", ReportKind::kTrace,
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges | kLoadSyncs, pytorch::queue_length_trace},
+      {"step_mfu_sum", "PyTorch Step MFU Summary", ReportKind::kSummary, kLoadApi | kLoadKernels | kLoadRanges,
+       pytorch::step_mfu_sum},
       {"step_sum", "PyTorch Step Summary", ReportKind::kSummary,
        kLoadApi | kLoadKernels | kLoadMemcpy | kLoadMemset | kLoadRanges, pytorch::step_sum},
       // The TensorBoard profiler plugin's Overview (PyTorch traces; `:plugin` = the plugin's own definitions).

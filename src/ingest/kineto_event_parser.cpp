@@ -55,6 +55,8 @@ void read_args(Cursor& c, RawEvent& e) {
         }
         if (is(key, "bytes") || is(key, "Bytes"))
           target = &e.bytes;
+        else if (is(key, "flops"))
+          target = &e.flops;
         else if (is(key, "dtype"))
           target = &e.dtype;
         break;
@@ -78,6 +80,8 @@ void read_args(Cursor& c, RawEvent& e) {
       case 10:
         if (is(key, "Input Dims"))
           target = &e.input_dims;
+        else if (is(key, "Input type"))
+          target = &e.input_types;
         else if (is(key, "Group size"))
           target = &e.group_size;
         break;
@@ -112,6 +116,8 @@ void read_args(Cursor& c, RawEvent& e) {
           target = &e.total_allocated;
         else if (is(key, "Collective name"))
           target = &e.collective;
+        else if (is(key, "Concrete Inputs"))
+          target = &e.concrete_inputs;
         break;
       case 16:
         if (is(key, "Python parent id")) target = &e.python_parent_id;  // null for the outermost call

@@ -425,7 +425,13 @@ void TraceBuilder::add_op(const RawEvent& e, TimeNs start, TimeNs end) {
   o.external_id.push_back(int_or(e.external_id, kNoValue));
   o.sequence_number.push_back(int_or(e.sequence_number, kNoValue));
   o.fwd_thread_id.push_back(int_or(e.fwd_thread_id, kNoValue));
-  o.input_dims.push_back(e.input_dims.present ? t_.strings.intern(json::compact(e.input_dims.text, scratch_)) : kNoStr);
+  const auto compact = [&](const Value& v) {
+    return v.present ? t_.strings.intern(json::compact(v.text, scratch_)) : kNoStr;
+  };
+  o.input_dims.push_back(compact(e.input_dims));
+  o.input_types.push_back(compact(e.input_types));
+  o.concrete_inputs.push_back(compact(e.concrete_inputs));
+  o.flops.push_back(int_or(e.flops, kNoValue));
 }
 
 void TraceBuilder::add_range(const RawEvent& e, TimeNs start, TimeNs end) {

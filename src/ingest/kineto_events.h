@@ -30,6 +30,7 @@ struct RawEvent {
   // args
   Value correlation, external_id, device, stream, context, bytes, registers, shared_memory;
   Value sequence_number, fwd_thread_id, input_dims;  // input_dims: the array's raw text
+  Value input_types, concrete_inputs, flops;         // arrays' raw text; flops: with_flops=True
   Value total_allocated, total_reserved, addr, device_type, device_id;
   Value collective, dtype, in_nelems, out_nelems, group_size, group_name;
   Value graph_node_id, arg_name;      // arg_name: args.name of metadata events
@@ -77,6 +78,9 @@ inline constexpr Value RawEvent::*kRawEventValues[] = {
     &RawEvent::sequence_number,
     &RawEvent::fwd_thread_id,
     &RawEvent::input_dims,
+    &RawEvent::input_types,
+    &RawEvent::concrete_inputs,
+    &RawEvent::flops,
     &RawEvent::total_allocated,
     &RawEvent::total_reserved,
     &RawEvent::addr,

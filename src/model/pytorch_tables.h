@@ -14,15 +14,18 @@
 namespace tracedoc {
 
 // Framework operators (`cpu_op` events: aten::*, autograd nodes, optimizer ops), one row each.
-#define TRACEDOC_OP_COLUMNS(X)                                                         \
-  X(start, TimeNs, kTime, kNoTime, "when the operator began")                          \
-  X(end, TimeNs, kTime, kNoTime, "when it returned")                                   \
-  X(global_tid, int64_t, kOwner, kNoValue, "the thread")                               \
-  X(name, StrId, kString, kNoStr, "the operator (aten::mm, autograd::engine::...)")    \
-  X(external_id, int64_t, kValue, kNoValue, "args \"External id\"")                    \
-  X(sequence_number, int64_t, kValue, kNoValue, "autograd sequence number")            \
-  X(fwd_thread_id, int64_t, kValue, kNoValue, "backward ops: the forward op's thread") \
-  X(input_dims, StrId, kString, kNoStr, "args \"Input Dims\" as compact JSON text")
+#define TRACEDOC_OP_COLUMNS(X)                                                                \
+  X(start, TimeNs, kTime, kNoTime, "when the operator began")                                 \
+  X(end, TimeNs, kTime, kNoTime, "when it returned")                                          \
+  X(global_tid, int64_t, kOwner, kNoValue, "the thread")                                      \
+  X(name, StrId, kString, kNoStr, "the operator (aten::mm, autograd::engine::...)")           \
+  X(external_id, int64_t, kValue, kNoValue, "args \"External id\"")                           \
+  X(sequence_number, int64_t, kValue, kNoValue, "autograd sequence number")                   \
+  X(fwd_thread_id, int64_t, kValue, kNoValue, "backward ops: the forward op's thread")        \
+  X(input_dims, StrId, kString, kNoStr, "args \"Input Dims\" as compact JSON text")           \
+  X(input_types, StrId, kString, kNoStr, "args \"Input type\" as compact JSON text")          \
+  X(concrete_inputs, StrId, kString, kNoStr, "args \"Concrete Inputs\" as compact JSON text") \
+  X(flops, int64_t, kValue, kNoValue, "args \"flops\" (with_flops=True), when the trace has it")
 struct OpTable {
   TRACEDOC_TABLE(OpTable, TRACEDOC_OP_COLUMNS)
 };

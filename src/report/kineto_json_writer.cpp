@@ -217,7 +217,11 @@ void Writer::ops() {
     maybe("External id", o.external_id[i]);
     maybe("Sequence number", o.sequence_number[i]);
     maybe("Fwd thread id", o.fwd_thread_id[i]);
-    if (o.input_dims[i] != kNoStr) o_.key("Input Dims").raw(t_.str(o.input_dims[i]));  // already compact JSON
+    // Already compact JSON text.
+    if (o.input_dims[i] != kNoStr) o_.key("Input Dims").raw(t_.str(o.input_dims[i]));
+    if (o.input_types[i] != kNoStr) o_.key("Input type").raw(t_.str(o.input_types[i]));
+    if (o.concrete_inputs[i] != kNoStr) o_.key("Concrete Inputs").raw(t_.str(o.concrete_inputs[i]));
+    maybe("flops", o.flops[i]);
     o_.raw("}}");
   }
 }

@@ -70,6 +70,7 @@ uint32_t Timeline::begin_op(CpuThread& th, std::string_view name, std::string_vi
   o.sequence_number.push_back(sequence_number);
   o.fwd_thread_id.push_back(fwd_thread_id);
   o.input_dims.push_back(input_dims.empty() ? kNoStr : t_.strings.intern(input_dims));
+  o.input_types.push_back(kNoStr), o.concrete_inputs.push_back(kNoStr), o.flops.push_back(kNoValue);
   th.now += rng_.jitter(4000, 300);  // dispatch: argument parsing, dispatcher, output allocation
   return row;
 }

@@ -1,0 +1,101 @@
+#include "analysis/gpu_peaks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <span>
+#include <string>
+
+namespace tracedoc {
+
+namespace {
+
+using pytorch::Dtype;
+
+// Dense TFLOP/s by Dtype (unknown, fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8) and GB/s. Tensor
+// (matrix) units where the type has them: FP64 on A100/H100/MI2xx/MI300 is the FP64 tensor/matrix
+// rate, which DGEMM reaches. Vendors quote sparse (2:4) rates with an asterisk; these are the dense
+// ones (half). 0: the datasheet gives no such rate. docs/flops.md cites each datasheet.
+struct Entry {
+  std::string_view pattern;  // matched case-insensitively as a substring of the device name
+  int64_t min_memory_gb;     // the entry applies from this much memory (0: any)
+  GpuPeaks peaks;
+};
+
+constexpr double kNa = 0;
+
+// clang-format off
+constexpr Entry kTable[] = {
+    //  pattern            mem   name                  fp64   fp32   tf32    fp16    bf16    fp8     fp4     int8    GB/s
+    {"GB200",            0, {"GB200 (NVL72, per GPU)", {kNa, 45.0, kNa, 1250, 2500, 2500, 5000, 10000, 5000}, 8000}},
+    {"B200",             0, {"B200 (HGX, per GPU)",    {kNa, 37.0, kNa, 1100, 2250, 2250, 4500, 9000, 4500}, 8000}},
+    {"H200",             0, {"H200 SXM 141GB",         {kNa, 66.9, 66.9, 494.7, 989.4, 989.4, 1978.9, kNa, 1978.9}, 4800}},
+    {"H100 NVL",         0, {"H100 NVL 94GB",          {kNa, 60.0, 60.0, 417.5, 835.5, 835.5, 1670.5, kNa, 1670.5}, 3900}},
+    {"H100 PCIe",        0, {"H100 PCIe 80GB",         {kNa, 51.2, 51.2, 378.0, 756.5, 756.5, 1513.0, kNa, 1513.0}, 2000}},
+    {"H100",             0, {"H100 SXM5 80GB",         {kNa, 66.9, 66.9, 494.7, 989.4, 989.4, 1978.9, kNa, 1978.9}, 3350}},
+    {"A100 80GB PCIe",   0, {"A100 PCIe 80GB",         {kNa, 19.5, 19.5, 156.0, 312.0, 312.0, kNa, kNa, 624.0}, 1935}},
+    {"A100-PCIE",        0, {"A100 PCIe 40GB",         {kNa, 19.5, 19.5, 156.0, 312.0, 312.0, kNa, kNa, 624.0}, 1555}},
+    {"A100",            60, {"A100 SXM4 80GB",         {kNa, 19.5, 19.5, 156.0, 312.0, 312.0, kNa, kNa, 624.0}, 2039}},
+    {"A100",             0, {"A100 SXM4 40GB",         {kNa, 19.5, 19.5, 156.0, 312.0, 312.0, kNa, kNa, 624.0}, 1555}},
+    {"L40S",             0, {"L40S",                   {kNa, kNa, 91.6, 183.0, 362.0, 362.0, 733.0, kNa, 733.0}, 864}},
+    {"L40",              0, {"L40",                    {kNa, kNa, 90.5, 90.5, 181.0, 181.0, 362.0, kNa, 362.0}, 864}},
+    {"L4",               0, {"L4",                     {kNa, kNa, 30.3, 60.0, 121.0, 121.0, 242.0, kNa, 242.0}, 300}},
+    {"V100-PCIE",        0, {"V100 PCIe",              {kNa, 7.0, 14.0, kNa, 112.0, kNa, kNa, kNa, kNa}, 900}},
+    {"V100",             0, {"V100 SXM2",              {kNa, 7.8, 15.7, kNa, 125.0, kNa, kNa, kNa, kNa}, 900}},
+    {"RTX 4090",         0, {"GeForce RTX 4090",       {kNa, kNa, 82.6, 82.6, 165.2, 165.2, 330.3, kNa, 660.6}, 1008}},
+    {"RTX 3090",         0, {"GeForce RTX 3090",       {kNa, kNa, 35.6, 35.6, 71.0, 71.0, kNa, kNa, 284.0}, 936}},
+    {"RTX 3080",         0, {"GeForce RTX 3080",       {kNa, kNa, 29.8, 29.8, 59.5, 59.5, kNa, kNa, 238.0}, 760}},
+    {"T4",               0, {"T4",                     {kNa, kNa, 8.1, kNa, 65.0, kNa, kNa, kNa, 130.0}, 320}},
+    {"GP100",            0, {"Quadro GP100",           {kNa, 5.2, 10.3, kNa, 20.7, kNa, kNa, kNa, kNa}, 717}},
+    {"MI325X",           0, {"Instinct MI325X",        {kNa, 163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, kNa, 2614.9}, 6000}},
+    {"MI300X",           0, {"Instinct MI300X",        {kNa, 163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, kNa, 2614.9}, 5300}},
+    {"MI250X",           0, {"Instinct MI250X",        {kNa, 95.7, 95.7, kNa, 383.0, 383.0, kNa, kNa, 383.0}, 3277}},
+    {"MI250",            0, {"Instinct MI250",         {kNa, 90.5, 90.5, kNa, 362.1, 362.1, kNa, kNa, 362.1}, 3277}},
+    {"MI210",            0, {"Instinct MI210",         {kNa, 45.3, 45.3, kNa, 181.0, 181.0, kNa, kNa, 181.0}, 1638}},
+};
+// clang-format on
+
+bool contains_case_insensitive(std::string_view text, std::string_view pattern) {
+  return std::search(text.begin(), text.end(), pattern.begin(), pattern.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         }) != text.end();
+}
+
+std::array<GpuPeaks, std::size(kTable)> all_peaks() {
+  std::array<GpuPeaks, std::size(kTable)> out{};
+  for (size_t i = 0; i < std::size(kTable); ++i) out[i] = kTable[i].peaks;
+  return out;
+}
+
+}  // namespace
+
+double GpuPeaks::peak_tflops(Dtype d) const {
+  // A type the GPU has no units for runs on the next wider one it has: fp4 as fp8, fp8 and bf16 as
+  // fp16, tf32 as fp32.
+  for (int hops = 0; hops < 4; ++hops) {
+    const double t = tflops[static_cast<size_t>(d)];
+    if (t > 0 || d == Dtype::kUnknown) return t;
+    switch (d) {
+      case Dtype::kFp4: d = Dtype::kFp8; break;
+      case Dtype::kFp8: d = Dtype::kFp16; break;
+      case Dtype::kBf16: d = Dtype::kFp16; break;
+      case Dtype::kTf32: d = Dtype::kFp32; break;
+      default: return 0;
+    }
+  }
+  return 0;
+}
+
+std::optional<GpuPeaks> gpu_peaks(std::string_view device_name, int64_t total_memory) {
+  for (const Entry& e : kTable) {
+    if (e.min_memory_gb > 0 && total_memory < e.min_memory_gb * (int64_t{1} << 30)) continue;
+    if (contains_case_insensitive(device_name, e.pattern)) return e.peaks;
+  }
+  return std::nullopt;
+}
+
+std::span<const GpuPeaks> known_gpu_peaks() {
+  static const auto peaks = all_peaks();
+  return peaks;
+}
+
+}  // namespace tracedoc

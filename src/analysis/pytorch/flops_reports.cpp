@@ -1,0 +1,246 @@
+#include "analysis/pytorch/flops_reports.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "analysis/checked_math.h"
+#include "analysis/statistics.h"
+
+namespace tracedoc::pytorch {
+
+namespace {
+
+Result<PeakOverrides> overrides_from(std::string_view report, const ReportArgs& args) {
+  PeakOverrides o;
+  for (auto [key, target] : {std::pair{"peak", &o.tflops}, std::pair{"bandwidth", &o.bandwidth_gbps}}) {
+    const std::optional<std::string> text = text_report_arg(args, key);
+    if (!text) continue;
+    char* end = nullptr;
+    *target = std::strtod(text->c_str(), &end);
+    if (end == text->c_str() || *end != 0 || !(*target > 0) || !std::isfinite(*target))
+      return UsageError(fmt::format("{}: {} must be a positive number, got '{}'", report, key, *text));
+  }
+  return o;
+}
+
+Cell ratio_pct(double part, double whole) {
+  return whole > 0 && std::isfinite(part) ? Cell::real(sqlite_round(part * 100.0 / whole, 1)) : Cell::null();
+}
+Cell rounded(double v, int digits) { return std::isfinite(v) ? Cell::real(sqlite_round(v, digits)) : Cell::null(); }
+
+}  // namespace
+
+FlopsAttribution attribute_flops(const Trace& trace, const OpLinks& links) {
+  FlopsAttribution a;
+  a.costs = op_costs(trace, links);
+  const size_t n = trace.pytorch.ops.size();
+  a.gpu_ns.assign(n, 0);
+  a.device.assign(n, -1);
+  const KernelTable& k = trace.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int32_t op = links.launching_op(GpuKind::kKernel, i);
+    if (op == kNoRow) continue;
+    const int32_t counted = a.costs.counted_by[static_cast<size_t>(op)];
+    if (counted == kNoRow) continue;
+    const auto c = static_cast<size_t>(counted);
+    a.gpu_ns[c] = sat_add(a.gpu_ns[c], sat_sub(k.end[i], k.start[i]));
+    if (a.device[c] < 0) a.device[c] = k.device[i];
+  }
+  return a;
+}
+
+std::map<int32_t, GpuPeaks> device_peaks(const Trace& trace, const PeakOverrides& overrides) {
+  std::map<int32_t, GpuPeaks> out;
+  for (const DeviceInfo& d : trace.devices) {
+    std::optional<GpuPeaks> p = gpu_peaks(trace.str(d.name), d.total_memory);
+    if (!p && overrides.tflops <= 0) continue;
+    if (!p) p = GpuPeaks{"--peak"};
+    if (overrides.tflops > 0) p->tflops.fill(overrides.tflops), p->tflops[0] = 0;
+    if (overrides.bandwidth_gbps > 0) p->bandwidth_gbps = overrides.bandwidth_gbps;
+    out.emplace(d.id, *p);
+  }
+  // A trace that names no devices: the overrides alone stand for its GPU 0.
+  if (trace.devices.empty() && overrides.tflops > 0) {
+    GpuPeaks p{"--peak"};
+    p.tflops.fill(overrides.tflops), p.tflops[0] = 0;
+    p.bandwidth_gbps = overrides.bandwidth_gbps;
+    out.emplace(0, p);
+  }
+  return out;
+}
+
+std::vector<StepFlops> step_flops(const Trace& trace, const StepSet& steps, const FlopsAttribution& flops,
+                                  const std::map<int32_t, GpuPeaks>& peaks) {
+  const OpTable& ops = trace.pytorch.ops;
+  std::vector<StepFlops> out(steps.steps.size());
+  // Steps of one process do not overlap: each operator goes to the step whose window holds its start.
+  std::vector<size_t> order(steps.steps.size());
+  for (size_t s = 0; s < order.size(); ++s) {
+    out[s].step = s;
+    out[s].wall = sat_sub(steps.steps[s].end, steps.steps[s].start);
+    order[s] = s;
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(steps.steps[a].global_pid, steps.steps[a].start) <
+           std::tie(steps.steps[b].global_pid, steps.steps[b].start);
+  });
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpCost& c = flops.costs.cost[i];
+    if (!c.known || !is_model_flops(c.kind) || flops.costs.counted_by[i] != static_cast<int32_t>(i)) continue;
+    const int64_t pid = global_pid_of(ops.global_tid[i]);
+    auto it =
+        std::upper_bound(order.begin(), order.end(), std::pair{pid, ops.start[i]}, [&](const auto& key, size_t s) {
+          return key < std::pair{steps.steps[s].global_pid, steps.steps[s].start};
+        });
+    if (it == order.begin()) continue;
+    const StepWindow& w = steps.steps[*std::prev(it)];
+    if (w.global_pid != pid || ops.start[i] > w.end) continue;
+    StepFlops& sf = out[*std::prev(it)];
+    sf.model_flops = sat_add(sf.model_flops, c.flops);
+    const auto peak = peaks.find(flops.device[i]);
+    const double tflops = peak == peaks.end() ? 0 : peak->second.peak_tflops(c.dtype);
+    if (tflops > 0)
+      sf.seconds_at_peak += static_cast<double>(c.flops) / (tflops * 1e12);
+    else
+      sf.peaks_known = false;
+  }
+  return out;
+}
+
+Status op_flops_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  TRACEDOC_RETURN_IF_ERROR(check_report_args("op_flops_sum", args, {}, {"peak", "bandwidth"}));
+  TRACEDOC_ASSIGN_OR_RETURN(const PeakOverrides overrides, overrides_from("op_flops_sum", args));
+  const OpTable& ops = trace.pytorch.ops;
+  if (ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  const OpLinks links = link_ops(trace);
+  const FlopsAttribution flops = attribute_flops(trace, links);
+  const std::map<int32_t, GpuPeaks> peaks = device_peaks(trace, overrides);
+
+  struct Group {
+    StrId name = kNoStr, dims = kNoStr;
+    Dtype dtype = Dtype::kUnknown;
+    FlopKind kind = FlopKind::kNone;
+    int32_t device = -1;
+    int64_t calls = 0, flops = 0, bytes = 0, gpu_ns = 0;
+  };
+  std::map<std::tuple<StrId, StrId, Dtype, int32_t>, Group> groups;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpCost& c = flops.costs.cost[i];
+    if (!c.known || flops.costs.counted_by[i] != static_cast<int32_t>(i)) continue;
+    if (!args.name_ok(trace.str(ops.name[i]))) continue;
+    Group& g = groups[{ops.name[i], ops.input_dims[i], c.dtype, flops.device[i]}];
+    g.name = ops.name[i], g.dims = ops.input_dims[i], g.dtype = c.dtype, g.kind = c.kind, g.device = flops.device[i];
+    ++g.calls;
+    g.flops = sat_add(g.flops, c.flops);
+    g.bytes = sat_add(g.bytes, c.bytes);
+    g.gpu_ns = sat_add(g.gpu_ns, flops.gpu_ns[i]);
+  }
+  if (groups.empty()) {
+    return no_data(trace, ops.input_dims.empty() || std::all_of(ops.input_dims.begin(), ops.input_dims.end(),
+                                                                [](StrId s) { return s == kNoStr; })
+                              ? "does not record operator shapes (profile with record_shapes=True)."
+                              : "has no operator whose shapes give its FLOPs.");
+  }
+  std::vector<const Group*> rows;
+  for (const auto& [key, g] : groups) rows.push_back(&g);
+  std::sort(rows.begin(), rows.end(), [&](const Group* a, const Group* b) {
+    if (a->flops != b->flops) return a->flops > b->flops;
+    if (a->gpu_ns != b->gpu_ns) return a->gpu_ns > b->gpu_ns;
+    return std::tie(a->name, a->dims, a->dtype) < std::tie(b->name, b->dims, b->dtype);
+  });
+  sink.begin({{"Kind", Unit::kNone},
+              {"Calls", Unit::kNone},
+              {"FLOPs", Unit::kNone},
+              {"Bytes", Unit::kNone},
+              {"GPU Time", Unit::kDurNs},
+              {"TFLOP/s", Unit::kNone},
+              {"GB/s", Unit::kNone},
+              {"FLOP/Byte", Unit::kNone},
+              {"Peak", Unit::kRatioPct},
+              {"Bandwidth", Unit::kRatioPct},
+              {"Bound", Unit::kNone},
+              {"Dtype", Unit::kNone},
+              {"Input Dims", Unit::kNone},
+              {"Operator", Unit::kNone}});
+  std::vector<Cell> row;
+  for (const Group* g : rows) {
+    const auto ns = static_cast<double>(g->gpu_ns);
+    const double tflops = g->gpu_ns > 0 ? static_cast<double>(g->flops) / ns / 1e3 : NAN;
+    const double gbps = g->gpu_ns > 0 ? static_cast<double>(g->bytes) / ns : NAN;
+    const double intensity = g->bytes > 0 ? static_cast<double>(g->flops) / static_cast<double>(g->bytes) : NAN;
+    const auto peak = peaks.find(g->device);
+    const double peak_tflops = peak == peaks.end() ? 0 : peak->second.peak_tflops(g->dtype);
+    const double bandwidth = peak == peaks.end() ? 0 : peak->second.bandwidth_gbps;
+    // The roofline's ridge: the intensity at which the memory feeds the units at their peak.
+    std::string_view bound;
+    if (peak_tflops > 0 && bandwidth > 0 && std::isfinite(intensity))
+      bound = intensity >= peak_tflops * 1e3 / bandwidth ? "compute" : "memory";
+    row.clear();
+    row.push_back(Cell::text(flop_kind_name(g->kind)));
+    row.push_back(Cell::integer(g->calls));
+    row.push_back(Cell::integer(g->flops));
+    row.push_back(Cell::integer(g->bytes));
+    row.push_back(Cell::integer(g->gpu_ns));
+    row.push_back(rounded(tflops, 3));
+    row.push_back(rounded(gbps, 1));
+    row.push_back(rounded(intensity, 2));
+    row.push_back(g->gpu_ns > 0 ? ratio_pct(tflops, peak_tflops) : Cell::null());
+    row.push_back(g->gpu_ns > 0 ? ratio_pct(gbps, bandwidth) : Cell::null());
+    row.push_back(bound.empty() ? Cell::null() : Cell::text(bound));
+    row.push_back(Cell::text(dtype_name(g->dtype)));
+    row.push_back(g->dims == kNoStr ? Cell::null() : Cell::pooled(trace.str(g->dims)));
+    row.push_back(Cell::pooled(trace.str(g->name)));
+    sink.row(row);
+  }
+  sink.end();
+  return Status::Ok();
+}
+
+Status step_mfu_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
+  ReportArgs step_args;
+  ReportArgs peak_args;
+  for (const std::string& a : args.args)
+    (a.starts_with("peak=") || a.starts_with("bandwidth=") ? peak_args : step_args).args.push_back(a);
+  TRACEDOC_ASSIGN_OR_RETURN(const PeakOverrides overrides, overrides_from("step_mfu_sum", peak_args));
+  TRACEDOC_ASSIGN_OR_RETURN(auto options, step_options_from_args(step_args.args));
+  if (trace.pytorch.ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  const OpLinks links = link_ops(trace);
+  auto found = find_steps(trace, options, &links.launches);
+  if (!found.ok()) {
+    if (found.status().code() != ErrorCode::kNoData) return found.status();
+    return no_data(trace, "has no steps (no ProfilerStep ranges, no --step-marker, nothing periodic).");
+  }
+  const FlopsAttribution flops = attribute_flops(trace, links);
+  const std::map<int32_t, GpuPeaks> peaks = device_peaks(trace, overrides);
+  const std::vector<StepFlops> per_step = step_flops(trace, *found, flops, peaks);
+  sink.begin({{"Rank", Unit::kNone},
+              {"Step", Unit::kNone},
+              {"Wall", Unit::kDurNs},
+              {"Model FLOPs", Unit::kNone},
+              {"TFLOP/s", Unit::kNone},
+              {"MFU", Unit::kRatioPct},
+              {"GPU", Unit::kNone}});
+  std::vector<Cell> row;
+  std::string gpu_names;
+  for (const auto& [device, p] : peaks) gpu_names += (gpu_names.empty() ? "" : ", ") + std::string(p.name);
+  for (const StepFlops& s : per_step) {
+    const StepWindow& w = found->steps[s.step];
+    const int64_t rank = trace.rank_of(w.global_pid);
+    row.clear();
+    row.push_back(rank >= 0 ? Cell::integer(rank) : Cell::null());
+    row.push_back(w.number == kNoValue ? Cell::integer(static_cast<int64_t>(s.step)) : Cell::integer(w.number));
+    row.push_back(Cell::integer(s.wall));
+    row.push_back(Cell::integer(s.model_flops));
+    row.push_back(rounded(s.tflops_per_s(), 3));
+    row.push_back(s.peaks_known && s.wall > 0 ? rounded(s.mfu_pct(), 2) : Cell::null());
+    row.push_back(gpu_names.empty() ? Cell::null() : Cell::text(gpu_names));
+    sink.row(row);
+  }
+  sink.end();
+  return Status::Ok();
+}
+
+}  // namespace tracedoc::pytorch
