@@ -128,6 +128,27 @@ TEST(GpuPeaks, DeviceNamesMatchTheMostSpecificEntry) {
   EXPECT_DOUBLE_EQ(gpu_peaks("Tesla T4")->peak_tflops(Dtype::kTf32), 8.1);
 }
 
+// ResNet-50 of 2021 (no Concrete Inputs): the forward convolutions cannot be counted, and each is
+// one unknown operator per chain (conv2d > convolution > _convolution > cudnn_convolution): 53 a
+// step, 6 steps; the backward convolutions are counted.
+TEST(OpFlops, ForwardConvolutionsWithoutStridesAreLeftOutAndCounted) {
+  const std::string path =
+      (testing::shared_dir() /
+       "traces/kineto/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+          .string();
+  if (testing::shared_dir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "../shared is absent";
+  const Trace& t = testing::load_kineto(path);
+  const pytorch::OpCosts costs = pytorch::op_costs(t, pytorch::link_ops(t));
+  EXPECT_EQ(costs.unknown, 53 * 6);
+  int64_t backward = 0;
+  for (size_t i = 0; i < t.pytorch.ops.size(); ++i) {
+    if (costs.counted_by[i] == static_cast<int32_t>(i) &&
+        t.str(t.pytorch.ops.name[i]) == "aten::cudnn_convolution_backward")
+      ++backward;
+  }
+  EXPECT_EQ(backward, 53 * 6);
+}
+
 // BERT-small on an H100 (TraceLens's test trace): the vocabulary projection is the largest matrix
 // multiply; step 6 holds 8,192,059,392 model FLOPs in 4.426 ms: 1.851 TFLOP/s, and at the H100's
 // 989.4 TFLOP/s BF16 peak an MFU of 8.192e9 / (4.426114e-3 s × 989.4e12) = 0.19% (docs/flops.md).

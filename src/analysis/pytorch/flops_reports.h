@@ -12,8 +12,10 @@
 //                 FLOPs / (wall time × peak)). Same arguments, and the step ones (`:marker=NAME`).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <optional>
 #include <vector>
 

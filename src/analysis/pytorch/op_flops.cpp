@@ -531,13 +531,23 @@ OpCosts op_costs(const Trace& trace, const OpLinks& links) {
       out.cost[i] = own[i];
     }
   }
-  // Children before parents: a formula whose shapes said too little and under which nothing counted.
+  // Children before parents: which operators have a counted one inside them.
   for (auto it = links.order.rbegin(); it != links.order.rend(); ++it) {
     const uint32_t i = *it;
-    const bool counted_here = out.counted_by[i] == static_cast<int32_t>(i) || descendant_counted[i];
-    if (own[i].kind != FlopKind::kNone && !own[i].known && !counted_here && out.counted_by[i] == kNoRow) ++out.unknown;
     const int32_t p = links.parent[i];
-    if (p != kNoRow && counted_here) descendant_counted[static_cast<size_t>(p)] = 1;
+    if (p != kNoRow && (out.counted_by[i] == static_cast<int32_t>(i) || descendant_counted[i]))
+      descendant_counted[static_cast<size_t>(p)] = 1;
+  }
+  // Parents before children: a chain whose formulas all lacked shapes (conv2d > convolution >
+  // cudnn_convolution) and under which nothing counted is one unknown operator, its outermost.
+  std::vector<uint8_t> unknown_above(ops.size(), 0);
+  for (uint32_t i : links.order) {
+    const int32_t p = links.parent[i];
+    const bool above = p != kNoRow && unknown_above[static_cast<size_t>(p)];
+    const bool unknown =
+        own[i].kind != FlopKind::kNone && !own[i].known && out.counted_by[i] == kNoRow && !descendant_counted[i];
+    if (unknown && !above) ++out.unknown;
+    unknown_above[i] = above || unknown;
   }
   return out;
 }
