@@ -84,10 +84,12 @@ void append_call_stack(capture::BodyWriter& out) noexcept {
   const int n = backtrace(frames, capture::kMaxStackDepth + kOwnFramesMax);
   Dl_info self{};
   static const void* own_base = dladdr(reinterpret_cast<void*>(&append_call_stack), &self) ? self.dli_fbase : nullptr;
+  // Past the last of the recorder's own frames among the first few (a sanitizer's backtrace
+  // interceptor may come before them).
   int first = 0;
-  for (; first < std::min(n, kOwnFramesMax); ++first) {
+  for (int i = 0; i < std::min(n, kOwnFramesMax); ++i) {
     Dl_info where{};
-    if (!dladdr(frames[first], &where) || where.dli_fbase != own_base) break;
+    if (dladdr(frames[i], &where) && where.dli_fbase == own_base) first = i + 1;
   }
   for (int i = first; i < n && i - first < capture::kMaxStackDepth; ++i)
     out.put<uint64_t>(reinterpret_cast<uintptr_t>(frames[i]));

@@ -47,12 +47,12 @@ namespace hot {
 // millisecond each), no system call and no clock read in between, so that every sample taken while
 // it runs lands in this function.
 __attribute__((noinline)) void burn_cycles(long millions) {
-  long x = 1;
+  unsigned long x = 1;  // unsigned: the generator wraps by design
   for (long i = 0; i < millions * 1'000'000L; ++i) {
-    x = x * 6364136223846793005L + 1442695040888963407L;
+    x = x * 6364136223846793005UL + 1442695040888963407UL;
     asm volatile("" : "+r"(x));  // each step is done: the compiler may not fold the loop
   }
-  g_sink = x;
+  g_sink = static_cast<long>(x);
 }
 
 __attribute__((noinline)) void train_step(long ms) {
