@@ -14,8 +14,8 @@ namespace {
 // Functions and stacks are embedded as the page needs them: the first sample that uses one adds it.
 class EmbeddedStacks {
  public:
-  EmbeddedStacks(const Trace& trace, SampleView& out)
-      : trace_(trace), out_(out), functions_(trace.stacks), classes_(stack_classes(trace)) {}
+  EmbeddedStacks(const Trace& trace, SampleView& out, const std::vector<SampleClass>& classes)
+      : trace_(trace), out_(out), functions_(trace.stacks), classes_(classes) {}
 
   uint32_t of(StackId stack) {
     if (stack == kNoStack) return SampleView::kNoEmbeddedStack;
@@ -50,7 +50,7 @@ class EmbeddedStacks {
   const Trace& trace_;
   SampleView& out_;
   FunctionIndex functions_;
-  std::vector<SampleClass> classes_;
+  const std::vector<SampleClass>& classes_;  // stack_classes(trace), computed once by the caller
   std::unordered_map<StackId, uint32_t> stacks_;
   std::unordered_map<StrId, uint32_t> strings_;
 };
@@ -108,7 +108,7 @@ SampleView build_sample_view(const Trace& trace, const Timeline& timeline, const
   out.start = lod.raw.start;
   out.end = lod.raw.end;
   const std::vector<uint8_t> idle = gpu_idle_samples(trace);
-  EmbeddedStacks stacks(trace, out);
+  EmbeddedStacks stacks(trace, out, classes);
   for (uint32_t i : order) {
     if (s.time[i] < lod.raw.start || s.time[i] > lod.raw.end) {
       out.complete = false;
