@@ -2,6 +2,7 @@
 // names, TOML and XML files written to a temporary folder, and the errors of bad files.
 #include "test_support.h"
 #include "view/color_scheme.h"
+#include "view/op_peaks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -302,6 +303,40 @@ TEST(ColorScheme, KernelsByTheirNsightComputeBound) {
   EXPECT_EQ(swatch(*xml, Category::kKernel, KernelBound::kCompute).rgb, 0x0000ffu);
   expect_load_error(dir, "badbound.toml", "[[rule]]\nbound = \"latency\"\ncolor = \"#123456\"\n",
                     {"rule 1: bound", "must be memory, compute or none, not 'latency'"});
+}
+
+TEST(ColorScheme, OperatorsByTheirShareOfTheRoof) {
+  const Result<ColorScheme> preset = ColorScheme::load("peak");
+  ASSERT_TRUE(preset.ok());
+  EXPECT_TRUE(preset->uses_peak_band());
+  EXPECT_FALSE(preset->uses_kernel_bound());
+  const auto swatch = [](const ColorScheme& s, Category c, PeakBand b) {
+    return s.palette().at(s.color_of(c, "aten::linear", false, KernelBound::kNone, b));
+  };
+  EXPECT_EQ(swatch(*preset, Category::kOp, PeakBand::kLow).rgb, 0xd73027u);
+  EXPECT_EQ(swatch(*preset, Category::kOp, PeakBand::kLow).label, "under 10% of its roof");
+  EXPECT_EQ(swatch(*preset, Category::kKernel, PeakBand::kFair).rgb, 0xfc8d59u);
+  EXPECT_EQ(swatch(*preset, Category::kKernel, PeakBand::kGood).rgb, 0x91cf60u);
+  EXPECT_EQ(swatch(*preset, Category::kOp, PeakBand::kHigh).label, "60% of its roof or more");
+  EXPECT_EQ(swatch(*preset, Category::kOp, PeakBand::kNone).label, "other operator");
+  EXPECT_EQ(swatch(*preset, Category::kApi, PeakBand::kLow).label, "other CUDA API");  // operators and kernels only
+  EXPECT_EQ(view::peak_band(0.099), PeakBand::kLow);
+  EXPECT_EQ(view::peak_band(0.29), PeakBand::kFair);
+  EXPECT_EQ(view::peak_band(0.30), PeakBand::kGood);
+  EXPECT_EQ(view::peak_band(0.60), PeakBand::kHigh);
+
+  tracedoc::testing::ScratchDir dir;
+  const Result<ColorScheme> file = ColorScheme::load(
+      dir.write("peak.toml", "preset = \"peak\"\n[[rule]]\ncategory = \"op\"\npeak = \"none\"\ncolor = \"#00ff00\"\n"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(swatch(*file, Category::kOp, PeakBand::kNone).rgb, 0x00ff00u);
+  EXPECT_EQ(swatch(*file, Category::kOp, PeakBand::kLow).rgb, 0xd73027u);
+  const Result<ColorScheme> xml = ColorScheme::load(dir.write(
+      "peak.xml", "<ColorPreferences><Rule category=\"kernel\" peak=\"high\" color=\"#0000ff\"/></ColorPreferences>"));
+  ASSERT_TRUE(xml.ok()) << xml.status().message();
+  EXPECT_EQ(swatch(*xml, Category::kKernel, PeakBand::kHigh).rgb, 0x0000ffu);
+  expect_load_error(dir, "badpeak.toml", "[[rule]]\npeak = \"fast\"\ncolor = \"#123456\"\n",
+                    {"rule 1: peak", "must be low, fair, good, high or none, not 'fast'"});
 }
 
 TEST(ColorScheme, XmlPreferences) {

@@ -32,13 +32,14 @@ std::vector<std::string> ids(const Diagnosis& d) {
 
 TEST(Diagnose, RegistryIsSortedAndEveryRuleHasItsThresholds) {
   const auto& rules = diagnose::all_rules();
-  ASSERT_EQ(rules.size(), 24u);
+  ASSERT_EQ(rules.size(), 26u);
   for (const char* id :
-       {"comb_pattern",       "dataloader_bound",      "long_tail",           "staircase_memory",  "sync_stall",
-        "memcpy_heavy",       "pageable_memcpy",       "launch_bound",        "kernel_config",     "exposed_comm",
-        "straggler",          "layout_overhead",       "tensor_cores_unused", "gpu_idle",          "host_waits",
-        "uncoalesced_access", "bank_conflicts",        "barrier_stalls",      "occupancy_limited", "memory_bound",
-        "compute_bound",      "cpu_bound_during_idle", "sm_underused",        "oversubscribed_cpu"}) {
+       {"comb_pattern",       "dataloader_bound",      "long_tail",           "staircase_memory",   "sync_stall",
+        "memcpy_heavy",       "pageable_memcpy",       "launch_bound",        "kernel_config",      "exposed_comm",
+        "straggler",          "layout_overhead",       "tensor_cores_unused", "gpu_idle",           "host_waits",
+        "uncoalesced_access", "bank_conflicts",        "barrier_stalls",      "occupancy_limited",  "memory_bound",
+        "compute_bound",      "cpu_bound_during_idle", "sm_underused",        "oversubscribed_cpu", "low_mfu",
+        "gemm_shape"}) {
     const diagnose::RuleDef* r = diagnose::find_rule(id);
     ASSERT_NE(r, nullptr) << id;
     EXPECT_NE(r->run == nullptr, r->run_on_job == nullptr) << r->id;  // one way to run, per rank or on the job

@@ -167,6 +167,42 @@ TEST(ViewTimeline, TwoGpuExportTracksAndNesting) {
   EXPECT_GT(vm.critical.operations, 0);
 }
 
+// BERT-small on an H100 (op_flops_sum's first row, tests/op_flops_test.cpp): the vocabulary
+// projection's 4.41 GFLOP and 40.1 MB in 41.28 µs take the memory 11.96 µs at 3,350 GB/s, 29.0% of
+// its time: "fair" under the peak preset, as the kernel it launched.
+TEST(ViewTimeline, OperatorsShowTheirFlopsAndThePeakPresetColoursThem) {
+  const char* kBert = "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+  REQUIRE_SHARED(kBert);
+  const Trace& t = testing::load_kineto((shared_dir() / kBert).string());
+  const view::OpPeaks peaks(t);
+  ASSERT_TRUE(peaks.any());
+  const Result<view::ColorScheme> colors = view::ColorScheme::load("peak");
+  ASSERT_TRUE(colors.ok());
+  const view::Timeline tl = view::build_timeline(t, *colors, nullptr);
+  const std::string dims = "[[1, 141, 512], [30522, 512], [30522]]";
+  bool found_op = false, found_kernel = false;
+  for (const view::Track& track : tl.tracks) {
+    for (const view::TrackItem& item : track.items) {
+      if (item.category == view::Category::kOp && t.str(t.pytorch.ops.input_dims[item.row]) == dims &&
+          t.str(t.pytorch.ops.name[item.row]) == "aten::linear") {
+        found_op = true;
+        EXPECT_EQ(
+            view::item_detail(t, item, nullptr, nullptr, &peaks),
+            "input dims " + dims +
+                " · 4.41 GFLOP, 40.1 MB · 107 TFLOP/s (10.8% of the bf16 peak) · memory-bound: 29.0% of its roof");
+        EXPECT_EQ(colors->palette().at(item.color).label, "10-30% of its roof");
+      }
+      if (item.category == view::Category::kKernel &&
+          peaks.kernel_line(item.row).starts_with("under aten::linear: 4.41 GFLOP")) {
+        found_kernel = true;
+        EXPECT_EQ(colors->palette().at(item.color).label, "10-30% of its roof");
+      }
+    }
+  }
+  EXPECT_TRUE(found_op);
+  EXPECT_TRUE(found_kernel);
+}
+
 TEST(ViewLod, BucketsCountEveryEventAndLanesMatchTheUnion) {
   REQUIRE_SHARED(kResnet);
   const Trace& t = testing::load_kineto((shared_dir() / kResnet).string());

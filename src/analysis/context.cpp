@@ -38,6 +38,16 @@ const pytorch::OpLinks& AnalysisContext::op_links() {
   return *links_;
 }
 
+const pytorch::FlopsAttribution& AnalysisContext::flops() {
+  if (!flops_) flops_ = pytorch::attribute_flops(trace_, op_links());
+  return *flops_;
+}
+
+const std::map<int32_t, GpuPeaks>& AnalysisContext::gpu_peaks() {
+  if (!peaks_) peaks_ = pytorch::device_peaks(trace_);
+  return *peaks_;
+}
+
 int64_t AnalysisContext::owner_of(int64_t global_id) const { return pytorch::owner_of_id(pytorch(), global_id); }
 
 void AnalysisContext::ensure_steps() {

@@ -18,6 +18,7 @@
 #include "analysis/intervals.h"
 #include "analysis/ncu_answers.h"
 #include "analysis/ncu_join.h"
+#include "analysis/pytorch/flops_reports.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/statistics.h"  // median_ns, the one median of the rules
@@ -43,6 +44,10 @@ class AnalysisContext {
   // GPU activity -> launching call; on PyTorch traces with operators, op_links()'s own (computed once).
   const pytorch::GpuLaunches& launches();
   const pytorch::OpLinks& op_links();  // PyTorch traces (empty tables otherwise)
+  // The operators' FLOPs and bytes with their kernels' time (analysis/pytorch/flops_reports.h), and
+  // the peaks of the trace's GPUs from the table.
+  const pytorch::FlopsAttribution& flops();
+  const std::map<int32_t, GpuPeaks>& gpu_peaks();
   // The union of a unit's work (one of gpu_work().units), computed once per unit.
   const IntervalSet& busy(const pytorch::GpuUnit& unit);
   // The union of the work of every unit of an owner (all its devices).
@@ -101,6 +106,8 @@ class AnalysisContext {
   std::optional<pytorch::GpuWork> work_;
   std::optional<pytorch::GpuLaunches> launches_;
   std::optional<pytorch::OpLinks> links_;
+  std::optional<pytorch::FlopsAttribution> flops_;
+  std::optional<std::map<int32_t, GpuPeaks>> peaks_;
   std::vector<std::optional<IntervalSet>> busy_;  // by unit index
   std::optional<NcuJoin> ncu_join_;
   std::map<std::pair<int32_t, int32_t>, NcuAnswers> ncu_answers_;  // by (report, result)

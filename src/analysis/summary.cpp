@@ -19,6 +19,7 @@
 #include "analysis/ncu_join.h"
 #include "analysis/nsys_analyze/rules.h"
 #include "analysis/pytorch/dispatch_overhead.h"
+#include "analysis/pytorch/flops_reports.h"
 #include "analysis/pytorch/gpu_breakdowns.h"
 #include "analysis/pytorch/gpu_work.h"
 #include "analysis/pytorch/launch_stats.h"
@@ -294,10 +295,41 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
 
 // Each step's values; `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units
 // name them.
+// The model FLOPs of every operator name, and of each step with the time they take at the GPUs'
+// peaks (PyTorch traces recorded with shapes; nothing otherwise).
+void add_model_flops(const Trace& trace, const pytorch::OpLinks& links, const StepSet* steps, SummaryPart& part) {
+  const pytorch::FlopsAttribution flops = pytorch::attribute_flops(trace, links);
+  part.unknown_flop_ops = flops.costs.unknown;
+  std::map<std::string_view, NamedFlops> by_name;
+  for (size_t i = 0; i < flops.costs.cost.size(); ++i) {
+    const pytorch::OpCost& c = flops.costs.cost[i];
+    if (!c.known || !pytorch::is_model_flops(c.kind) || flops.costs.counted_by[i] != static_cast<int32_t>(i)) continue;
+    NamedFlops& n = by_name[trace.str(trace.pytorch.ops.name[i])];
+    ++n.calls;
+    n.flops = sat_add(n.flops, c.flops);
+  }
+  if (by_name.empty()) return;
+  for (auto& [name, n] : by_name) n.name = std::string(name), part.model_flop_ops.push_back(std::move(n));
+  const std::map<int32_t, GpuPeaks> peaks = pytorch::device_peaks(trace);
+  for (const auto& [device, p] : peaks) part.peak_gpus.emplace_back(p.name);
+  std::sort(part.peak_gpus.begin(), part.peak_gpus.end());
+  part.peak_gpus.erase(std::unique(part.peak_gpus.begin(), part.peak_gpus.end()), part.peak_gpus.end());
+  if (steps == nullptr) return;
+  const std::vector<pytorch::StepFlops> per_step = pytorch::step_flops(trace, *steps, flops, peaks);
+  for (size_t k = 0; k < per_step.size() && k < part.steps.size(); ++k) {
+    part.steps[k].model_flops = per_step[k].model_flops;
+    part.steps[k].seconds_at_peak = per_step[k].seconds_at_peak;
+    part.steps[k].peaks_known = per_step[k].peaks_known && per_step[k].model_flops > 0;
+  }
+}
+
 void add_steps(const Trace& trace, const StepOptions& options, const pytorch::GpuLaunches& launches, SummaryPart& part,
-               std::map<int64_t, std::vector<int64_t>>& by_owner) {
+               std::map<int64_t, std::vector<int64_t>>& by_owner, const pytorch::OpLinks* links = nullptr) {
   auto found = find_steps(trace, options, &launches);
-  if (!found.ok() || found->steps.empty()) return;
+  if (!found.ok() || found->steps.empty()) {
+    if (links) add_model_flops(trace, *links, nullptr, part);
+    return;
+  }
   const bool is_pytorch = trace.source.format == "kineto-json";
   for (const StepWindow& w : found->steps) {
     by_owner[pytorch::owner_of_id(is_pytorch, w.global_pid)].push_back(sat_sub(w.end, w.start));
@@ -319,6 +351,7 @@ void add_steps(const Trace& trace, const StepOptions& options, const pytorch::Gp
     }
     part.steps.push_back(v);
   }
+  if (links) add_model_flops(trace, *links, &*found, part);
 }
 
 // Counts a rule's rows and sums its first column (each rule lists a duration first).
@@ -395,7 +428,7 @@ SummaryPart summary_part(const Trace& trace, const SummaryOptions& options) {
     // The operator links carry the launch links too: one pass serves the steps and the dispatch figures.
     if (trace.pytorch.ops.size() > 0) {
       const pytorch::OpLinks links = pytorch::link_ops(trace);
-      add_steps(trace, options.steps, links.launches, s, steps_by_owner);
+      add_steps(trace, options.steps, links.launches, s, steps_by_owner, &links);
       s.has_dispatch = true;
       s.dispatch = dispatch_part(trace, links);
     } else {

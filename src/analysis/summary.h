@@ -91,6 +91,23 @@ struct StepsSummary {
   double median_busy_pct = 0;  // median over steps of busy / step length (CPU window)
 };
 
+// Model FLOPs (analysis/pytorch/flops_reports.h; PyTorch traces recorded with shapes): the steps'
+// achieved model TFLOP/s and MFU, and the operators that carry the FLOPs.
+struct NamedFlops {
+  std::string name;
+  int64_t calls = 0, flops = 0;
+};
+struct MfuSummary {
+  int64_t steps = 0;                // steps with model FLOPs
+  double median_tflops_per_s = 0;   // over those steps: model FLOPs / CPU window
+  bool peaks_known = false;         // every step's FLOPs ran on a GPU with a known peak
+  double median_mfu_pct = 0;        // then: median MFU of those steps
+  std::string gpus;                 // the GPUs whose peaks count, by table name
+  int64_t model_flops = 0;          // every counted operator's (in steps or not): the shares' whole
+  std::vector<NamedFlops> top_ops;  // by FLOPs, the `top` largest
+  int64_t unknown_ops = 0;          // operators whose shapes said too little for a formula
+};
+
 // The TensorBoard plugin's average step (tb_step_breakdown's Average row) over every process's steps:
 // where a step's time goes, each role taking the time no role before it took (Kernel, Memcpy, Memset,
 // Communication, Runtime, DataLoader, CPU Exec, Other).
@@ -181,6 +198,7 @@ struct TraceSummary {
   std::optional<StepsSummary> steps;
   std::optional<StepRolesSummary> step_roles;  // PyTorch traces
   std::optional<DispatchSummary> dispatch;     // PyTorch traces with operators
+  std::optional<MfuSummary> mfu;               // PyTorch traces with shapes and model FLOPs
   std::vector<ThreadSummary> threads;          // main threads and threads that waited, by pid and tid
   std::optional<RanksSummary> ranks;           // two or more GPUs
   FindingsSummary findings;
@@ -214,6 +232,9 @@ struct StepValues {
   int64_t gpu_span_ns = 0, gpu_busy_ns = 0;
   bool has_pct = false;
   double busy_pct = 0;
+  int64_t model_flops = 0;     // of the step's operators (flops_reports.h's step_flops)
+  double seconds_at_peak = 0;  // what they take at their GPUs' peaks
+  bool peaks_known = false;    // for every one of them
 };
 
 struct SummaryUnitPart {  // a GPU unit (a rank's or process's device), as the Ranks section reads it
@@ -245,7 +266,10 @@ struct SummaryPart {
   int64_t role_step_ns = 0;
   std::array<int64_t, 8> role_ns{};
   bool has_dispatch = false;
-  DispatchSummary dispatch;  // top_ops holds every operator
+  DispatchSummary dispatch;                // top_ops holds every operator
+  std::vector<NamedFlops> model_flop_ops;  // every operator name with model FLOPs
+  std::vector<std::string> peak_gpus;      // the GPUs' table names, sorted
+  int64_t unknown_flop_ops = 0;
   std::vector<ThreadSummary> threads;
   bool pytorch_units = false;
   std::vector<SummaryUnitPart> units;

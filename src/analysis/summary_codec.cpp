@@ -22,7 +22,12 @@ void fields(F& f, CopyPart& c) {
 }
 template <typename F>
 void fields(F& f, StepValues& v) {
-  f(v.cpu_ns), f(v.gpu), f(v.gpu_span_ns), f(v.gpu_busy_ns), f(v.has_pct), f(v.busy_pct);
+  f(v.cpu_ns), f(v.gpu), f(v.gpu_span_ns), f(v.gpu_busy_ns), f(v.has_pct), f(v.busy_pct), f(v.model_flops);
+  f(v.seconds_at_peak), f(v.peaks_known);
+}
+template <typename F>
+void fields(F& f, NamedFlops& n) {
+  f(n.name), f(n.calls), f(n.flops);
 }
 template <typename F>
 void fields(F& f, DispatchSummary& d) {
@@ -49,12 +54,13 @@ void fields(F& f, SummaryPart& p) {
   f(p.input), f(p.format), f(p.producer), f(p.rank), f(p.clock_base_ns), f(p.any_time), f(p.span_start);
   f(p.span_end), f(p.gpu_ops), f(p.api_calls), f(p.ranges), f(p.cpu_ops), f(p.devices), f(p.kernel_total_ns);
   f(p.kernels), f(p.api), f(p.copies), f(p.has_steps), f(p.step_source), f(p.steps), f(p.role_steps);
-  f(p.role_step_ns), f(p.role_ns), f(p.has_dispatch), f(p.dispatch), f(p.threads), f(p.pytorch_units);
+  f(p.role_step_ns), f(p.role_ns), f(p.has_dispatch), f(p.dispatch), f(p.model_flop_ops);
+  f(p.peak_gpus), f(p.unknown_flop_ops), f(p.threads), f(p.pytorch_units);
   f(p.units), f(p.collectives), f(p.findings), f(p.gap_threshold_ns);
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDSP", 5, "summary part"};
+constexpr part_codec::Format kFormat{"TDSP", 6, "summary part"};
 }  // namespace
 
 std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kFormat); }

@@ -115,6 +115,53 @@ std::optional<DispatchSummary> merged_dispatch(const std::vector<SummaryPart>& p
   return out;
 }
 
+// The steps' model TFLOP/s and MFU (the steps the Steps section counts), and the operators'
+// FLOPs added up per name, the `top` largest.
+std::optional<MfuSummary> merged_mfu(const std::vector<SummaryPart>& parts, size_t top) {
+  std::map<std::string_view, NamedFlops> by_name;
+  std::vector<std::string_view> gpus;
+  MfuSummary m;
+  for (const SummaryPart& p : parts) {
+    for (const NamedFlops& n : p.model_flop_ops) {
+      NamedFlops& into = by_name[n.name];
+      into.calls += n.calls;
+      into.flops = sat_add(into.flops, n.flops);
+    }
+    gpus.insert(gpus.end(), p.peak_gpus.begin(), p.peak_gpus.end());
+    m.unknown_ops += p.unknown_flop_ops;
+  }
+  if (by_name.empty()) return std::nullopt;
+  const std::optional<StepSource> source = merged_step_source(parts);
+  std::vector<double> tflops, mfu;
+  m.peaks_known = true;
+  for (const SummaryPart& p : parts) {
+    if (!source || !p.has_steps || p.step_source != *source) continue;
+    for (const StepValues& v : p.steps) {
+      if (v.model_flops <= 0 || v.cpu_ns <= 0) continue;
+      tflops.push_back(static_cast<double>(v.model_flops) / static_cast<double>(v.cpu_ns) / 1e3);
+      if (v.peaks_known)
+        mfu.push_back(v.seconds_at_peak * 1e11 / static_cast<double>(v.cpu_ns));
+      else
+        m.peaks_known = false;
+    }
+  }
+  m.steps = static_cast<int64_t>(tflops.size());
+  m.peaks_known = m.peaks_known && !mfu.empty();
+  m.median_tflops_per_s = median(std::span<double>(tflops));
+  m.median_mfu_pct = m.peaks_known ? median(std::span<double>(mfu)) : 0;
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  for (std::string_view g : gpus) m.gpus += (m.gpus.empty() ? "" : ", ") + std::string(g);
+  for (auto& [name, n] : by_name) {
+    m.model_flops = sat_add(m.model_flops, n.flops);
+    m.top_ops.push_back({std::string(name), n.calls, n.flops});
+  }
+  std::stable_sort(m.top_ops.begin(), m.top_ops.end(),
+                   [](const NamedFlops& a, const NamedFlops& b) { return a.flops > b.flops; });
+  if (m.top_ops.size() > top) m.top_ops.resize(top);
+  return m;
+}
+
 std::optional<RanksSummary> merged_ranks(const std::vector<SummaryPart>& parts,
                                          const std::vector<std::vector<int64_t>>& unit_steps, size_t top) {
   size_t units = 0;
@@ -240,6 +287,7 @@ TraceSummary merge_summary_parts(std::vector<SummaryPart> parts, const SummaryOp
   }
   s.step_roles = merged_step_roles(parts);
   s.dispatch = merged_dispatch(parts, options.top);
+  s.mfu = merged_mfu(parts, options.top);
   s.ranks = merged_ranks(parts, unit_steps, options.top);
   return s;
 }

@@ -173,7 +173,8 @@ std::function<int()> add_view_command(CLI::App& app) {
   add_format_option(cmd, opt->format, {{"html", ""}, {"svg", ""}});
   cmd->add_flag("--svg", opt->svg, "The same as -f svg: a static picture of the timeline (of --window when given)");
   cmd->add_option("--colors", opt->colors,
-                  "Colour scheme: critical, roofline (kernels by their Nsight Compute bound), default, or a TOML / "
+                  "Colour scheme: critical, roofline (kernels by their Nsight Compute bound), peak (operators and "
+                  "their kernels by their share of the roof, from recorded shapes), default, or a TOML / "
                   "ColorPreferences XML file");
   cmd->add_option("--window", opt->window,
                   "START/END from the timeline's start (1.2s/1.3s): the exact events embedded, the SVG's window");

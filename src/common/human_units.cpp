@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <iterator>
 
 namespace tracedoc {
 
@@ -30,6 +31,15 @@ std::string human_bytes(int64_t bytes) {
   if (bytes < 1000000) return three_digits(v / 1e3, "kB");
   if (bytes < 1000000000) return three_digits(v / 1e6, "MB");
   return three_digits(v / 1e9, "GB");
+}
+
+std::string human_flops(int64_t flops) {
+  static constexpr const char* kUnits[] = {"kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};
+  if (flops < 1000) return fmt::format("{} FLOP", flops);
+  double v = static_cast<double>(flops) / 1e3;
+  size_t u = 0;
+  while (v >= 999.5 && u + 1 < std::size(kUnits)) v /= 1e3, ++u;
+  return three_digits(v, kUnits[u]);
 }
 
 std::string human_percent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }

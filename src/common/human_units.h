@@ -13,6 +13,8 @@ namespace tracedoc {
 std::string human_duration(int64_t ns);
 // "98.7 MB" (10^6 B, as nsys), "512 B".
 std::string human_bytes(int64_t bytes);
+// "4.41 GFLOP", "512 FLOP" (10^3 steps).
+std::string human_flops(int64_t flops);
 // "31.4%" from a fraction (0.314).
 std::string human_percent(double fraction);
 

@@ -56,6 +56,12 @@ std::vector<RuleDef> make_rules() {
        "communication kernels (NCCL/RCCL) not overlapped with computation",
        {{"min_share", 0.10, "exposed communication time over the time basis"}},
        exposed_comm},
+      {"gemm_shape",
+       "matrix multiplies whose n or k dimension is not a multiple of the tensor cores' 16-byte rows "
+       "(8 bf16/fp16, 4 fp32, 16 fp8 elements), from the operators' recorded shapes",
+       {{"penalty", 0.25, "share of those GEMMs' time that aligned shapes would save (a guess)"},
+        {"min_share", 0.01, "that saving over the time basis"}},
+       gemm_shape},
       {"gpu_idle",
        "the GPU idles for a large share of the run (host-bound)",
        {{"min_idle", 0.15, "idle share of the steps (or of the GPU's span)"},
@@ -116,6 +122,14 @@ std::vector<RuleDef> make_rules() {
         {"min_share", 0.01, "excess time of the outliers over the time basis"}},
        nullptr,
        long_tail},
+      {"low_mfu",
+       "the model's FLOPs per step are far below the GPU's peak (MFU), and where the step time goes instead: "
+       "idle, communication, memory-bound operators, matrix multiplies below the peak",
+       {{"max_mfu", 25, "MFU (%) below which the run is reported"},
+        {"reachable", 0.7,
+         "share of the peak that large, well-shaped matrix multiplies reach: the model-FLOP "
+         "kernels' time beyond it is the savings"}},
+       low_mfu},
       {"memcpy_heavy",
        "host<->device copies take a large share of the step and are not hidden under kernels",
        {{"min_share", 0.10, "exposed copy time over the time basis"}},

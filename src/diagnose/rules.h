@@ -99,6 +99,9 @@ void barrier_stalls(Context&, const Params&, std::vector<Finding>&);
 void occupancy_limited(Context&, const Params&, std::vector<Finding>&);
 void memory_bound(Context&, const Params&, std::vector<Finding>&);
 void compute_bound(Context&, const Params&, std::vector<Finding>&);
+// How close the model comes to the GPU's peak (rules_flops.cpp): quiet without recorded shapes.
+void low_mfu(Context&, const Params&, std::vector<Finding>&);
+void gemm_shape(Context&, const Params&, std::vector<Finding>&);
 void straggler(const JobInputs&, const Params&, int64_t basis_ns, std::vector<Finding>&);
 
 }  // namespace tracedoc::diagnose

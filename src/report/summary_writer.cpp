@@ -137,6 +137,32 @@ void kernel_json(JsonObject& o, const NamedTotal& t) {
   o.field("quantile_rank_error", d.rank_error());
 }
 
+std::string mfu_text(const MfuSummary& m) {
+  std::string out = "\nModel FLOPs (matrix multiplies, convolutions, attention)";
+  if (m.steps > 0) {
+    out += fmt::format(": median step {:.3g} TFLOP/s", m.median_tflops_per_s);
+    if (m.peaks_known)
+      out += fmt::format(", MFU {:.2f}% of {}", m.median_mfu_pct, m.gpus);
+    else
+      out += m.gpus.empty() ? ", MFU unknown (a GPU the peak table lacks: op_flops_sum:peak=TFLOPS)"
+                            : ", MFU unknown (a dtype without a peak on " + m.gpus + ")";
+    out += fmt::format(" ({} step{})", m.steps, m.steps == 1 ? "" : "s");
+    if (m.peaks_known && m.median_mfu_pct > 100)
+      out += "\n  over 100%: the operators ran in a narrower type than the trace records (float when it records none)";
+  }
+  out += "\n";
+  for (const NamedFlops& op : m.top_ops) {
+    out += fmt::format(
+        "  {:>6} {:>11} {:>8}x  {}\n",
+        percent(m.model_flops > 0 ? 100.0 * static_cast<double>(op.flops) / static_cast<double>(m.model_flops) : 0),
+        human_flops(op.flops), op.calls, clip_text(op.name, 60));
+  }
+  if (m.unknown_ops > 0)
+    out += fmt::format("  ({} operator call{} with too few recorded shapes for a formula)\n", m.unknown_ops,
+                       m.unknown_ops == 1 ? "" : "s");
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -269,6 +295,7 @@ std::string summary_text(const TraceSummary& s) {
                        step_source_name(st.source), human_duration(st.median_cpu_ns),
                        human_duration(st.median_gpu_busy_ns), percent(st.median_busy_pct));
   }
+  if (s.mfu) out += mfu_text(*s.mfu);
   if (s.ranks) out += ranks_text(*s.ranks);
   if (s.step_roles) {
     const StepRolesSummary& r = *s.step_roles;
@@ -482,6 +509,25 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       st.field("median_gpu_busy_ns", s.steps->median_gpu_busy_ns);
       st.field("median_busy_pct", s.steps->median_busy_pct);
       st.close();
+    }
+    o.key("model_flops");
+    if (!s.mfu) {
+      o.out() += "null";
+    } else {
+      const MfuSummary& m = *s.mfu;
+      JsonObject f(o.out(), o.indent() + 2);
+      f.field("steps", m.steps);
+      f.field("median_step_tflops_per_s", m.median_tflops_per_s);
+      f.field("median_step_mfu_pct", m.peaks_known ? m.median_mfu_pct : std::nan(""));
+      f.field("gpus", m.gpus);
+      f.field("model_flops", m.model_flops);
+      f.field("unknown_operators", m.unknown_ops);
+      json_array(f, "top_operators", m.top_ops, [&](JsonObject& t, const NamedFlops& op) {
+        t.field("name", op.name);
+        t.field("calls", op.calls);
+        t.field("flops", op.flops);
+      });
+      f.close();
     }
     o.key("step_roles");
     if (!s.step_roles) {

@@ -166,8 +166,8 @@ struct FileScheme {
 
 // What is wrong with a preset's name; empty when nothing.
 std::string preset_problem(const std::string& preset) {
-  if (preset == "default" || preset == "critical" || preset == "roofline") return "";
-  return fmt::format("unknown preset '{}' (expected default, critical or roofline)", preset);
+  if (preset == "default" || preset == "critical" || preset == "roofline" || preset == "peak") return "";
+  return fmt::format("unknown preset '{}' (expected default, critical, roofline or peak)", preset);
 }
 
 // A rule's `bound`: "memory", "compute" or "none".
@@ -179,6 +179,18 @@ std::optional<KernelBound> parse_bound(std::string_view text) {
   return std::nullopt;
 }
 constexpr const char* kBoundValues = "memory, compute or none";
+
+// A rule's `peak`: "low", "fair", "good", "high" or "none".
+std::optional<PeakBand> parse_peak(std::string_view text) {
+  const std::string t = lower(trim(text));
+  if (t == "low") return PeakBand::kLow;
+  if (t == "fair") return PeakBand::kFair;
+  if (t == "good") return PeakBand::kGood;
+  if (t == "high") return PeakBand::kHigh;
+  if (t == "none") return PeakBand::kNone;
+  return std::nullopt;
+}
+constexpr const char* kPeakValues = "low, fair, good, high or none";
 
 // Reads the TOML form; every message names the file, the line where known, and the key.
 class TomlReader {
@@ -289,13 +301,19 @@ class TomlReader {
         TRACEDOC_RETURN_IF_ERROR(string(v, at, &text));
         rule.bound = parse_bound(text);
         if (!rule.bound) return error(v, at, fmt::format("must be {}, not '{}'", kBoundValues, text));
+      } else if (k == "peak") {
+        std::string text;
+        TRACEDOC_RETURN_IF_ERROR(string(v, at, &text));
+        rule.peak = parse_peak(text);
+        if (!rule.peak) return error(v, at, fmt::format("must be {}, not '{}'", kPeakValues, text));
       } else if (k == "color") {
         TRACEDOC_RETURN_IF_ERROR(color(v, at, &rule.rgb));
         has_color = true;
       } else if (k == "label") {
         TRACEDOC_RETURN_IF_ERROR(string(v, at, &rule.label));
       } else {
-        return error(v, at, "unknown key (expected category, name, ignore_case, critical, bound, color or label)");
+        return error(v, at,
+                     "unknown key (expected category, name, ignore_case, critical, bound, peak, color or label)");
       }
     }
     if (!has_color) return error(node, where, "has no color");
@@ -451,6 +469,9 @@ class XmlReader {
       } else if (key == "bound") {
         rule.bound = parse_bound(value);
         if (!rule.bound) return error(el, where, fmt::format("must be {}, not '{}'", kBoundValues, value));
+      } else if (key == "peak") {
+        rule.peak = parse_peak(value);
+        if (!rule.peak) return error(el, where, fmt::format("must be {}, not '{}'", kPeakValues, value));
       } else if (key == "color" || key == "value" || key == "argb") {
         if (has_color) return error(el, where, "the colour is given twice (color, value and argb are one attribute)");
         TRACEDOC_RETURN_IF_ERROR(color(el, where, value, &rule.rgb));
@@ -458,8 +479,9 @@ class XmlReader {
       } else if (key == "label") {
         rule.label = value;
       } else {
-        return error(el, where,
-                     "unknown attribute (expected category, pattern, ignoreCase, critical, bound, color or label)");
+        return error(
+            el, where,
+            "unknown attribute (expected category, pattern, ignoreCase, critical, bound, peak, color or label)");
       }
     }
     if (!has_color) return error(el, rule_where, "has no color");
@@ -585,6 +607,23 @@ struct ColorScheme::Builder {
     return make("roofline", muted_categories(), std::move(rules), std::move(regex));
   }
 
+  static ColorScheme peak() {
+    const uint16_t ops = category_bit(Category::kOp) | category_bit(Category::kKernel);
+    auto band = [&](PeakBand b, uint32_t rgb, std::string label) {
+      ColorRule r{ops, "", false, {}, rgb, std::move(label)};
+      r.peak = b;
+      return r;
+    };
+    std::vector<ColorRule> rules = {
+        band(PeakBand::kHigh, 0x1a9850, "60% of its roof or more"),
+        band(PeakBand::kGood, 0x91cf60, "30-60% of its roof"),
+        band(PeakBand::kFair, 0xfc8d59, "10-30% of its roof"),
+        band(PeakBand::kLow, 0xd73027, "under 10% of its roof"),
+    };
+    std::vector<std::optional<NamePattern>> regex(rules.size());
+    return make("peak", muted_categories(), std::move(rules), std::move(regex));
+  }
+
   static ColorScheme critical() {
     std::array<Swatch, kCategoryCount> categories = muted_categories();
     const auto bit = category_bit;
@@ -623,6 +662,7 @@ struct ColorScheme::Builder {
   static ColorScheme from_file(const std::string& name, FileScheme file) {
     const ColorScheme base = file.preset == "critical"   ? critical_preset()
                              : file.preset == "roofline" ? roofline_preset()
+                             : file.preset == "peak"     ? peak_preset()
                                                          : defaults();
     std::array<Swatch, kCategoryCount> categories = category_swatches(base);
     for (size_t c = 0; c < kCategoryCount; ++c) {
@@ -695,7 +735,13 @@ ColorScheme ColorScheme::roofline_preset() {
   return kPreset;
 }
 
+ColorScheme ColorScheme::peak_preset() {
+  static const ColorScheme kPreset = Builder::peak();
+  return kPreset;
+}
+
 Result<ColorScheme> ColorScheme::load(const std::string& name) {
+  if (name == "peak") return peak_preset();
   if (name == "default") return defaults();
   if (name == "critical") return critical_preset();
   if (name == "roofline") return roofline_preset();
@@ -713,7 +759,8 @@ Result<ColorScheme> ColorScheme::load(const std::string& name) {
   return Builder::from_file(name, std::move(file));
 }
 
-uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical, KernelBound bound) const {
+uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical, KernelBound bound,
+                               PeakBand peak) const {
   const size_t ci = static_cast<size_t>(c);
   if (ci >= kCategoryCount) return 0;
   const uint16_t bit = category_bit(c);
@@ -722,6 +769,7 @@ uint16_t ColorScheme::color_of(Category c, std::string_view name, bool critical,
     if (!(r.categories & bit)) continue;
     if (r.critical && *r.critical != critical) continue;
     if (r.bound && (c != Category::kKernel || *r.bound != bound)) continue;
+    if (r.peak && ((c != Category::kKernel && c != Category::kOp) || *r.peak != peak)) continue;
     if (!r.pattern.empty() && !compiled_->regex[i]->found_in(name)) continue;
     return rule_swatch_[i];
   }
@@ -734,6 +782,10 @@ bool ColorScheme::uses_critical_path() const {
 
 bool ColorScheme::uses_kernel_bound() const {
   return std::any_of(rules_.begin(), rules_.end(), [](const ColorRule& r) { return r.bound.has_value(); });
+}
+
+bool ColorScheme::uses_peak_band() const {
+  return std::any_of(rules_.begin(), rules_.end(), [](const ColorRule& r) { return r.peak.has_value(); });
 }
 
 std::string rgb_hex(uint32_t rgb) { return fmt::format("#{:06x}", rgb & 0xffffffu); }

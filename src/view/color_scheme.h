@@ -7,7 +7,7 @@
 //
 // TOML form:
 //
-//   preset = "critical"      # optional: start from a preset ("default", "critical", "roofline"); the file's
+//   preset = "critical"      # optional: start from a preset ("default", "critical", "roofline", "peak"); the file's
 //                            # rules go FIRST, so they win over the preset's
 //   [[rule]]                 # rules are tried in order, the first that matches wins
 //   category = "kernel"      # a category, a list of them (["memcpy", "memset"]) or "any" (default)
@@ -16,6 +16,8 @@
 //   critical = true          # optional: only events on (true) / off (false) the critical path
 //   bound = "memory"         # optional: only kernels Nsight Compute found "memory" or "compute"
 //                            # bound, or "none" for kernels it did not profile
+//   peak = "low"             # optional: only operators (and their kernels) at that share of their
+//                            # roof: "low" (< 10%), "fair" (< 30%), "good" (< 60%), "high", "none"
 //   color = "#2ca02c"        # required: #rrggbb, #rgb, 0xRRGGBB, 0xAARRGGBB (nsys's ARGB) or an
 //                            # integer ARGB (4278255360); the alpha byte is ignored
 //   label = "GEMM"           # optional legend text (default: the pattern, else the categories)
@@ -51,6 +53,10 @@
 // alone): memory-bound kernels #1f77b4, compute-bound #d62728; kernels ncu did not profile and
 // everything else in the muted greys below. Any rule may ask for it: `bound = "memory"`, "compute"
 // or "none" (a kernel without ncu answers).
+//
+// The "peak" preset colours the operators whose FLOPs the recorded shapes give, and the kernels
+// launched under them, by their share of the roof (view/op_peaks.h): under 10% #d73027, under 30%
+// #fc8d59, under 60% #91cf60, from 60% #1a9850; everything else in the muted greys below.
 //
 // Everything else takes its category's muted grey ("other kernel", "other CUDA API", ...), so that
 // the colours of the rules stand out. The "default" scheme has no rules: kernel #4e79a7,
@@ -105,6 +111,12 @@ bool parse_category_mask(std::string_view text, uint16_t* out);
 // What Nsight Compute says bounds a kernel (analysis/ncu_answers.h), for rules with `bound`.
 enum class KernelBound : uint8_t { kNone, kMemory, kCompute };
 
+// How close an operator ran to its roof (view/op_peaks.h: its FLOPs from the recorded shapes, at
+// the roofline's limit for its intensity), for rules with `peak`; its kernels take its band. kNone:
+// no estimate (no shapes, no formula, no known peak). Low under 10%, fair under 30%, good under
+// 60%, high from 60%.
+enum class PeakBand : uint8_t { kNone, kLow, kFair, kGood, kHigh };
+
 struct ColorRule {
   uint16_t categories = 0;           // bit mask (1 << category); kAnyCategory = any category
   std::string pattern;               // RE2 regex searched in the event name; empty = any name
@@ -113,6 +125,7 @@ struct ColorRule {
   uint32_t rgb = 0;                  // 0xRRGGBB
   std::string label;                 // legend text; defaults to the pattern or the category names
   std::optional<KernelBound> bound;  // set: only kernels ncu found so bound (kNone: not profiled)
+  std::optional<PeakBand> peak;      // set: only operators and their kernels in this band
 };
 
 struct Swatch {
@@ -131,12 +144,15 @@ class ColorScheme {
   static ColorScheme critical_preset();
   // Kernels by their Nsight Compute bound: memory blue, compute red, the rest muted greys.
   static ColorScheme roofline_preset();
-  // name: "default", "critical" or "roofline" (presets), else a TOML or XML file. Errors name the file and what
+  // Operators and their kernels by their share of the roof (PeakBand): red to green, the rest muted greys.
+  static ColorScheme peak_preset();
+  // name: "default", "critical", "roofline" or "peak" (presets), else a TOML or XML file. Errors name the file and what
   // is wrong.
   static Result<ColorScheme> load(const std::string& name);
 
   // The palette index of an event: the first rule that matches wins, else the category's colour.
-  uint16_t color_of(Category c, std::string_view name, bool critical, KernelBound bound = KernelBound::kNone) const;
+  uint16_t color_of(Category c, std::string_view name, bool critical, KernelBound bound = KernelBound::kNone,
+                    PeakBand peak = PeakBand::kNone) const;
   // Index -> colour and legend label. 0..kCategoryCount-1 are the category colours; the rules'
   // swatches follow in rule order (rules with equal colour and label share one).
   const std::vector<Swatch>& palette() const { return palette_; }
@@ -145,6 +161,8 @@ class ColorScheme {
   bool uses_critical_path() const;
   // Some rule has `bound` set (the caller then joins the Nsight Compute reports).
   bool uses_kernel_bound() const;
+  // Whether a rule asks for an operator's share of its roof (`peak`).
+  bool uses_peak_band() const;
   // "default", "critical" or the file name as given to load().
   std::string name() const { return name_; }
 

@@ -48,15 +48,16 @@ class NameTable {
   std::unordered_map<std::string, uint32_t> by_text_;
 };
 
-// Colours are decided once per (category, name, on the critical path, Nsight Compute bound).
+// Colours are decided once per (category, name, on the critical path, Nsight Compute bound, share
+// of the roof).
 class Painter {
  public:
   Painter(const ColorScheme& colors, const std::vector<std::string>& names) : colors_(colors), names_(names) {}
-  uint16_t paint(Category c, uint32_t name, bool critical, KernelBound bound) {
+  uint16_t paint(Category c, uint32_t name, bool critical, KernelBound bound, PeakBand peak) {
     const uint64_t key = (static_cast<uint64_t>(name) << 10) | (static_cast<uint64_t>(bound) << 8) |
-                         (static_cast<uint64_t>(c) << 1) | (critical ? 1 : 0);
+                         (static_cast<uint64_t>(peak) << 5) | (static_cast<uint64_t>(c) << 1) | (critical ? 1 : 0);
     auto [it, added] = cache_.try_emplace(key, 0);
-    if (added) it->second = colors_.color_of(c, names_[name], critical, bound);
+    if (added) it->second = colors_.color_of(c, names_[name], critical, bound, peak);
     return it->second;
   }
 
@@ -257,6 +258,8 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
   const bool use_path = critical != nullptr && colors.uses_critical_path();
   std::optional<KernelNcuAnswers> ncu;
   if (colors.uses_kernel_bound() && !trace.ncu_reports.empty()) ncu.emplace(trace);
+  std::optional<OpPeaks> peaks;
+  if (colors.uses_peak_band()) peaks.emplace(trace);
   for (auto& [pid, tracks] : by_process) {
     tl.groups.push_back(TrackGroup{pid, process_label(trace, pid)});
     const uint32_t group = static_cast<uint32_t>(tl.groups.size() - 1);
@@ -293,7 +296,10 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
             on_path = critical->on_path(pytorch::WorkKind::kMemset, item.row);
         }
         const KernelBound bound = ncu && item.category == Category::kKernel ? ncu->bound(item.row) : KernelBound::kNone;
-        item.color = painter.paint(item.category, item.name, on_path, bound);
+        PeakBand peak = PeakBand::kNone;
+        if (peaks && item.category == Category::kKernel) peak = peaks->kernel_band(item.row);
+        if (peaks && item.category == Category::kOp) peak = peaks->op_band(item.row);
+        item.color = painter.paint(item.category, item.name, on_path, bound, peak);
       }
       tl.events += static_cast<int64_t>(t->items.size());
       tl.tracks.push_back(std::move(*t));
@@ -385,7 +391,7 @@ std::string_view KernelNcuAnswers::line(uint32_t row) const {
 }
 
 std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events,
-                        const KernelNcuAnswers* ncu) {
+                        const KernelNcuAnswers* ncu, const OpPeaks* peaks) {
   const uint32_t i = item.row;
   switch (item.category) {
     case Category::kKernel: {
@@ -397,6 +403,7 @@ std::string item_detail(const Trace& trace, const TrackItem& item, const EventRe
       if (smem > 0) s += fmt::format(" · {} shared", human_bytes(smem));
       s += fmt::format(" · GPU {} stream {}", k.device[i], k.stream[i]);
       if (ncu != nullptr && !ncu->line(i).empty()) s += fmt::format(" · ncu: {}", ncu->line(i));
+      if (peaks != nullptr && !peaks->kernel_line(i).empty()) s += " · " + peaks->kernel_line(i);
       return s;
     }
     case Category::kMemcpy: {
@@ -416,7 +423,9 @@ std::string item_detail(const Trace& trace, const TrackItem& item, const EventRe
     case Category::kSync: return sync_detail(trace, i, events);
     case Category::kOp: {
       const StrId dims = trace.pytorch.ops.input_dims[i];
-      return dims != kNoStr ? "input dims " + std::string(trace.str(dims)) : std::string();
+      std::string s = dims != kNoStr ? "input dims " + std::string(trace.str(dims)) : std::string();
+      if (peaks != nullptr && !peaks->op_line(i).empty()) s += (s.empty() ? "" : " · ") + peaks->op_line(i);
+      return s;
     }
     default: return {};
   }

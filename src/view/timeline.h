@@ -16,6 +16,7 @@
 #include "analysis/critical_path.h"
 #include "model/trace.h"
 #include "view/color_scheme.h"
+#include "view/op_peaks.h"
 
 namespace tracedoc::view {
 
@@ -103,9 +104,10 @@ class KernelNcuAnswers {
 
 // What the hover shows beyond name and times: launch configuration of a kernel (and what Nsight
 // Compute measured in it, with `ncu`), bytes and kinds of a copy, input shapes of an operator, the
-// stream a sync waited for (with `events`); empty when there is nothing more.
+// stream a sync waited for (with `events`), an operator's FLOPs and share of its roof and a kernel's
+// of the operator it ran under (with `peaks`); empty when there is nothing more.
 std::string item_detail(const Trace& trace, const TrackItem& item, const EventRecords* events = nullptr,
-                        const KernelNcuAnswers* ncu = nullptr);
+                        const KernelNcuAnswers* ncu = nullptr, const OpPeaks* peaks = nullptr);
 // The CUDA correlation id linking an API call to the GPU work it launched; -1 when none.
 int64_t item_correlation(const Trace& trace, const TrackItem& item);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <tuple>
 
 #include "analysis/checked_math.h"
@@ -31,6 +32,30 @@ Cell ratio_pct(double part, double whole) {
 }
 Cell rounded(double v, int digits) { return std::isfinite(v) ? Cell::real(sqlite_round(v, digits)) : Cell::null(); }
 
+// FP32 matrix multiplies and convolutions run on the TF32 tensor cores where PyTorch allows it
+// (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32, set_float32_matmul_precision), which the
+// trace does not record. One of them that ran faster than the GPU's FP32 peak (for at least 5 µs, so
+// that timestamp rounding cannot make it) shows it: that kind's FP32 operators on that GPU count
+// as TF32.
+void use_tf32_where_measured(const Trace& trace, FlopsAttribution& a) {
+  const std::map<int32_t, GpuPeaks> peaks = device_peaks(trace);
+  std::set<std::pair<int32_t, FlopKind>> tf32;
+  for (size_t i = 0; i < a.costs.cost.size(); ++i) {
+    const OpCost& c = a.costs.cost[i];
+    if (!c.known || c.dtype != Dtype::kFp32 || !is_model_flops(c.kind) || a.gpu_ns[i] < 5000) continue;
+    const auto peak = peaks.find(a.device[i]);
+    if (peak == peaks.end()) continue;
+    const double fp32 = peak->second.tflops[static_cast<size_t>(Dtype::kFp32)];
+    if (peak->second.tflops[static_cast<size_t>(Dtype::kTf32)] <= fp32 || fp32 <= 0) continue;
+    if (static_cast<double>(c.flops) / static_cast<double>(a.gpu_ns[i]) / 1e3 > fp32) tf32.emplace(a.device[i], c.kind);
+  }
+  if (tf32.empty()) return;
+  for (size_t i = 0; i < a.costs.cost.size(); ++i) {
+    OpCost& c = a.costs.cost[i];
+    if (c.dtype == Dtype::kFp32 && tf32.contains({a.device[i], c.kind})) c.dtype = Dtype::kTf32;
+  }
+}
+
 }  // namespace
 
 FlopsAttribution attribute_flops(const Trace& trace, const OpLinks& links) {
@@ -49,6 +74,7 @@ FlopsAttribution attribute_flops(const Trace& trace, const OpLinks& links) {
     a.gpu_ns[c] = sat_add(a.gpu_ns[c], sat_sub(k.end[i], k.start[i]));
     if (a.device[c] < 0) a.device[c] = k.device[i];
   }
+  use_tf32_where_measured(trace, a);
   return a;
 }
 
@@ -224,8 +250,10 @@ Status step_mfu_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
               {"MFU", Unit::kRatioPct},
               {"GPU", Unit::kNone}});
   std::vector<Cell> row;
+  std::set<std::string_view> names;
+  for (const auto& [device, p] : peaks) names.insert(p.name);
   std::string gpu_names;
-  for (const auto& [device, p] : peaks) gpu_names += (gpu_names.empty() ? "" : ", ") + std::string(p.name);
+  for (std::string_view n : names) gpu_names += (gpu_names.empty() ? "" : ", ") + std::string(n);
   for (const StepFlops& s : per_step) {
     const StepWindow& w = found->steps[s.step];
     const int64_t rank = trace.rank_of(w.global_pid);

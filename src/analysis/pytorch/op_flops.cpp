@@ -226,6 +226,10 @@ OpCost matmul_cost(std::string_view op, const Call& c) {
   r.known = true;
   r.flops = sat_mul(2, product({batch, m, k, n}));
   r.dtype = c.dtype();
+  if (op == "linear")
+    r.batch = 1, r.m = batch, r.n = n, r.k = k;
+  else
+    r.batch = batch, r.m = m, r.n = n, r.k = k;
   // Minimal traffic: both operands, the result, and an added bias or matrix.
   const int64_t out = sat_mul(product({batch, m, n}), c.element(a));
   r.bytes = sat_add(sat_add(c.bytes(a), c.bytes(b)), out);
@@ -353,11 +357,26 @@ OpCost attention_cost(std::string_view op, const Call& c, bool backward) {
 
 // Memory-bound operators: FLOPs per element of the first tensor input, and every tensor argument
 // read plus an output as large as the first input written.
+// Bytes per element of argument i: its recorded type's, else `fallback` (indices are int64).
+int64_t types_or(const Call& c, size_t i, int64_t fallback) {
+  return c.types.empty() ? fallback : std::max<int64_t>(element_bytes(c.type(i)), 1);
+}
+
 OpCost per_element_cost(FlopKind kind, int64_t flops_per_element, const Call& c) {
   OpCost r{kind};
   size_t first = 0;
   while (first < c.args.size() && !c.tensor(first)) ++first;
   if (first == c.args.size()) return r;
+  if (kind == FlopKind::kEmbedding) {
+    // embedding(weight[V, d], indices): only the looked-up rows are read, and written as the result.
+    const std::vector<int64_t>& w = c.arg(0).dims;
+    if (w.size() != 2 || !c.arg(1).has_dims) return r;
+    r.known = true;
+    r.dtype = c.dtype();
+    const int64_t rows_bytes = sat_mul(sat_mul(c.arg(1).numel(), w[1]), c.element(0));
+    r.bytes = sat_add(sat_mul(2, rows_bytes), sat_mul(c.arg(1).numel(), types_or(c, 1, 8)));
+    return r;
+  }
   int64_t out = c.arg(first).numel();
   if (kind == FlopKind::kElementwise) {
     // The result has the tensor inputs' broadcast shape: dims aligned on the right, each the largest.

@@ -61,6 +61,9 @@ struct OpCost {
   int64_t flops = 0;
   int64_t bytes = 0;
   Dtype dtype = Dtype::kUnknown;  // of the first tensor input (float when the trace records no types)
+  // Matrix multiplies: the GEMM's dimensions, batch × (m × k) · (k × n); a linear's rows (every
+  // leading dim of its input) are m. 0 for the other kinds.
+  int64_t batch = 0, m = 0, n = 0, k = 0;
 };
 
 // The cost of one operator call from its name and its recorded args (compact JSON text, empty when
