@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "analysis/report_registry.h"
 #include "analysis/summary.h"
 #include "diagnose/engine.h"
 #include "test_support.h"
@@ -103,6 +104,58 @@ TEST(FlopsSummary, ATraceWithoutShapesHasNoModelFlops) {
   const diagnose::Diagnosis d = diagnose::diagnose(t, {});
   EXPECT_EQ(testing::finding(d, "low_mfu"), nullptr);
   EXPECT_EQ(testing::finding(d, "gemm_shape"), nullptr);
+}
+
+// TraceLens's MI300X OWLv2 trace lists its GPU as device 0 while its kernels run on device 2: the
+// trace's one kind of GPU stands for it. A peak file or --peak-tflops replaces the table's.
+TEST(FlopsSummary, UserPeaksComeBeforeTheTable) {
+  const std::string path =
+      (testing::shared_dir() /
+       "traces/kineto/TraceLens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz")
+          .string();
+  SKIP_WITHOUT(path);
+  const testing::CliRun table = testing::tracedoc({"stats", "-r", "step_mfu_sum", "-f", "csv", path});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out,
+            "Rank,Step,Wall (ns),Model FLOPs,TFLOP/s,MFU (%),GPU\n,6,1096360466,29166401318400,26.603,2.03,"
+            "Instinct MI300X\n");
+  const testing::CliRun uniform =
+      testing::tracedoc({"stats", "-r", "step_mfu_sum", "-f", "csv", "--peak-tflops", "100", path});
+  ASSERT_EQ(uniform.exit_code, 0) << uniform.err;
+  EXPECT_NE(uniform.out.find(",26.603,26.6,--peak-tflops"), std::string::npos) << uniform.out;
+
+  testing::ScratchDir dir;
+  const std::string file =
+      dir.write("peaks.toml", "[[gpu]]\nmatch = \"MI300X\"\nname = \"MI300X at 500\"\nbf16 = 500\n").string();
+  const testing::CliRun user = testing::tracedoc({"summary", "--gpu-peaks", file, path});
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  EXPECT_NE(user.out.find("median step 26.6 TFLOP/s, MFU 5.32% of MI300X at 500 (1 step)"), std::string::npos)
+      << user.out;
+
+  const std::string bad = dir.write("bad.toml", "[[gpu]]\nmatch = \"MI300X\"\nbf16 = \"fast\"\n").string();
+  const testing::CliRun refused = testing::tracedoc({"summary", "--gpu-peaks", bad, path});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err,
+            "tracedoc: " + bad + ": gpu 1: bf16 must be a positive number (TFLOP/s, or GB/s for bandwidth)\n");
+  EXPECT_EQ(refused.out, "");
+}
+
+// An nsys export of a PyTorch run holds its operators as emit_nvtx ranges ("aten::mul, op_id =
+// 322567"): without shapes the reports say so, naming how many, instead of "no PyTorch data".
+TEST(FlopsReports, NsysExportsSayTheirOperatorsHaveNoShapes) {
+  const std::string path = (testing::shared_dir() / "traces/nsys/nsys-ai/h100_2gpu_1s.sqlite").string();
+  SKIP_WITHOUT(path);
+  const Trace& t = testing::load_nsys(path);
+  for (const char* report : {"op_flops_sum", "step_mfu_sum"}) {
+    const auto* def = find_report(report);
+    ASSERT_NE(def, nullptr);
+    TableSink sink;
+    const Status st = def->run(t, {}, sink);
+    EXPECT_EQ(st.code(), ErrorCode::kNoData);
+    EXPECT_EQ(st.message(), path +
+                                " records 16542 PyTorch operators as NVTX ranges (emit_nvtx), without their "
+                                "shapes: for their FLOPs, profile with the PyTorch profiler (record_shapes=True)");
+  }
 }
 
 }  // namespace

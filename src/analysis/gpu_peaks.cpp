@@ -1,9 +1,17 @@
 #include "analysis/gpu_peaks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <deque>
+#include <iterator>
 #include <span>
 #include <string>
+#include <vector>
+
+#include "common/toml_file.h"
 
 namespace tracedoc {
 
@@ -60,6 +68,16 @@ bool contains_case_insensitive(std::string_view text, std::string_view pattern) 
          }) != text.end();
 }
 
+// The user's GPUs (load_user_gpu_peaks): their texts live here, the GpuPeaks view them.
+struct UserEntry {
+  std::string pattern, name;
+  GpuPeaks peaks;
+};
+std::deque<UserEntry>& user_entries() {
+  static std::deque<UserEntry> entries;
+  return entries;
+}
+
 std::array<GpuPeaks, std::size(kTable)> all_peaks() {
   std::array<GpuPeaks, std::size(kTable)> out{};
   for (size_t i = 0; i < std::size(kTable); ++i) out[i] = kTable[i].peaks;
@@ -86,6 +104,9 @@ double GpuPeaks::peak_tflops(Dtype d) const {
 }
 
 std::optional<GpuPeaks> gpu_peaks(std::string_view device_name, int64_t total_memory) {
+  for (const UserEntry& u : user_entries()) {
+    if (contains_case_insensitive(device_name, u.pattern)) return u.peaks;
+  }
   for (const Entry& e : kTable) {
     if (e.min_memory_gb > 0 && total_memory < e.min_memory_gb * (int64_t{1} << 30)) continue;
     if (contains_case_insensitive(device_name, e.pattern)) return e.peaks;
@@ -97,5 +118,69 @@ std::span<const GpuPeaks> known_gpu_peaks() {
   static const auto peaks = all_peaks();
   return peaks;
 }
+
+Status load_user_gpu_peaks(const std::string& path) {
+  Result<toml::table> root = read_toml_file(path);
+  if (!root.ok()) return root.status();
+  static constexpr std::pair<std::string_view, Dtype> kTypes[] = {
+      {"fp64", Dtype::kFp64}, {"fp32", Dtype::kFp32}, {"tf32", Dtype::kTf32}, {"fp16", Dtype::kFp16},
+      {"bf16", Dtype::kBf16}, {"fp8", Dtype::kFp8},   {"fp4", Dtype::kFp4},   {"int8", Dtype::kInt8}};
+  std::vector<UserEntry> read;
+  for (const auto& [key, node] : *root) {
+    if (key.str() != "gpu" || !node.is_array_of_tables())
+      return BadInput(fmt::format("{}: unknown key '{}' (expected [[gpu]] tables)", path, key.str()));
+    size_t index = 0;
+    for (const toml::node& item : *node.as_array()) {
+      ++index;
+      const toml::table& t = *item.as_table();
+      UserEntry e;
+      bool has_match = false, has_peak = false;
+      for (const auto& [k, v] : t) {
+        const std::string where = fmt::format("{}: gpu {}: {}", path, index, k.str());
+        if (k.str() == "match" || k.str() == "name") {
+          if (!v.is_string()) return BadInput(where + " must be a string");
+          (k.str() == "match" ? e.pattern : e.name) = *v.value<std::string>();
+          has_match = has_match || k.str() == "match";
+          continue;
+        }
+        const std::optional<double> number = v.value<double>();
+        if (!number || !(*number > 0) || !std::isfinite(*number))
+          return BadInput(where + " must be a positive number (TFLOP/s, or GB/s for bandwidth)");
+        if (k.str() == "bandwidth") {
+          e.peaks.bandwidth_gbps = *number;
+          continue;
+        }
+        const auto* type =
+            std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& p) { return p.first == k.str(); });
+        if (type == std::end(kTypes))
+          return BadInput(where +
+                          ": unknown key (expected match, name, bandwidth, fp64, fp32, tf32, fp16, bf16, fp8, "
+                          "fp4 or int8)");
+        e.peaks.tflops[static_cast<size_t>(type->second)] = *number;
+        has_peak = true;
+      }
+      if (!has_match) return BadInput(fmt::format("{}: gpu {}: has no match (a part of the device name)", path, index));
+      if (!has_peak) return BadInput(fmt::format("{}: gpu {}: has no peak (fp32 = TFLOPS, bf16 = ...)", path, index));
+      if (e.name.empty()) e.name = e.pattern.empty() ? "--gpu-peaks" : e.pattern;
+      read.push_back(std::move(e));
+    }
+  }
+  for (UserEntry& e : read) {
+    UserEntry& kept = user_entries().emplace_back(std::move(e));
+    kept.peaks.name = kept.name;  // the deque keeps the text where it is
+  }
+  return Status::Ok();
+}
+
+void set_uniform_gpu_peak(double tflops, double bandwidth_gbps) {
+  UserEntry e{"", "--peak-tflops", {}};
+  e.peaks.tflops.fill(tflops);
+  e.peaks.tflops[static_cast<size_t>(Dtype::kUnknown)] = 0;
+  e.peaks.bandwidth_gbps = bandwidth_gbps;
+  UserEntry& kept = user_entries().emplace_front(std::move(e));
+  kept.peaks.name = kept.name;
+}
+
+void clear_user_gpu_peaks() { user_entries().clear(); }
 
 }  // namespace tracedoc

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "analysis/pytorch/op_flops.h"
+#include "common/status.h"
 
 namespace tracedoc {
 
@@ -30,5 +32,22 @@ std::optional<GpuPeaks> gpu_peaks(std::string_view device_name, int64_t total_me
 
 // Every entry, for the docs and the tests.
 std::span<const GpuPeaks> known_gpu_peaks();
+
+// GPUs the user describes, tried before the table (the CLI's --gpu-peaks FILE and --peak-tflops):
+// a TOML file of [[gpu]] tables,
+//
+//   [[gpu]]
+//   match = "RTX 5090"   # a part of the device name the trace records (case-insensitive); "" any GPU
+//   name = "RTX 5090"    # optional: how reports name it (default: match)
+//   bf16 = 209.5         # dense TFLOP/s per type: fp64, fp32, tf32, fp16, bf16, fp8, fp4, int8
+//   fp32 = 104.8         #   (a type left out runs on the next wider one, as in the table)
+//   bandwidth = 1792     # optional: memory GB/s
+//
+// Errors name the file, the table and the key. Set once, before any analysis runs (not thread-safe).
+Status load_user_gpu_peaks(const std::string& path);
+// Every GPU at `tflops` for every type (and `bandwidth_gbps` when > 0), before the file's entries.
+void set_uniform_gpu_peak(double tflops, double bandwidth_gbps = 0);
+// Back to the table alone (tests).
+void clear_user_gpu_peaks();
 
 }  // namespace tracedoc

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/gpu_peaks.h"
 #include "cli/commands.h"
+#include "cli/report_output.h"
 #include "common/pending_files.h"
 #include "common/task_pool.h"
 
@@ -54,6 +56,19 @@ int run_command(int argc, char** argv) {
   for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; })) {
     cmd->add_option("--threads", threads, threads_help)->check(CLI::Range(1, 4096));
   }
+  // The GPUs' peaks the FLOPs figures are measured against (docs/flops.md), for every command that
+  // reads a trace's operators: a file of the user's GPUs, or one peak for every GPU.
+  std::string gpu_peaks_file;
+  double peak_tflops = 0;
+  for (const char* name : {"stats", "summary", "diagnose", "check", "diff", "view"}) {
+    CLI::App* cmd = app.get_subcommand(name);
+    cmd->add_option("--gpu-peaks", gpu_peaks_file,
+                    "TOML file of GPU peaks ([[gpu]] match, fp32/bf16/... TFLOP/s, bandwidth GB/s) tried before "
+                    "the built-in table (docs/flops.md)");
+    cmd->add_option("--peak-tflops", peak_tflops,
+                    "Every GPU's peak, TFLOP/s for every type (MFU of a GPU the table lacks)")
+        ->check(CLI::PositiveNumber);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -67,6 +82,11 @@ int run_command(int argc, char** argv) {
     return kExitBadInput;
   }
   tracedoc::set_thread_count(threads);  // 0: usable_cores()
+  if (!gpu_peaks_file.empty()) {
+    if (const tracedoc::Status st = tracedoc::load_user_gpu_peaks(gpu_peaks_file); !st.ok())
+      return tracedoc::cli::fail(st);
+  }
+  if (peak_tflops > 0) tracedoc::set_uniform_gpu_peak(peak_tflops);
   if (app.got_subcommand("stats")) return stats();
   if (app.got_subcommand("analyze")) return analyze();
   if (app.got_subcommand("summary")) return summary();

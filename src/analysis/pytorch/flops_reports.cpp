@@ -27,6 +27,29 @@ Result<PeakOverrides> overrides_from(std::string_view report, const ReportArgs& 
   return o;
 }
 
+// Why a trace has no operators to count: an nsys export of a PyTorch run records its operators only
+// as NVTX ranges, and their shapes only with emit_nvtx(record_shapes=True) ("aten::mm, seq = 12,
+// sizes = [[8, 16], [16, 4]]"; "aten::mm, op_id = 7" without them).
+Status no_operators(const Trace& trace) {
+  size_t emitted = 0, with_sizes = 0;
+  for (size_t i = 0; i < trace.ranges.size(); ++i) {
+    const std::string_view name = trace.str(trace.ranges.text[i]);
+    if (!name.starts_with("aten::") ||
+        (name.find(", seq = ") == std::string_view::npos && name.find(", op_id = ") == std::string_view::npos))
+      continue;
+    ++emitted;
+    if (name.find(", sizes = [") != std::string_view::npos) ++with_sizes;
+  }
+  if (emitted == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  // emit_nvtx records no dtypes and no convolution strides: the PyTorch profiler's trace says more.
+  return no_data(trace, fmt::format("records {} PyTorch operators as NVTX ranges (emit_nvtx), {}: for their FLOPs, "
+                                    "profile with the PyTorch profiler (record_shapes=True)",
+                                    emitted,
+                                    with_sizes == 0 ? "without their shapes"
+                                                    : fmt::format("{} with shapes, which tracedoc does not count yet",
+                                                                  with_sizes)));
+}
+
 Cell ratio_pct(double part, double whole) {
   return whole > 0 && std::isfinite(part) ? Cell::real(sqlite_round(part * 100.0 / whole, 1)) : Cell::null();
 }
@@ -79,22 +102,34 @@ FlopsAttribution attribute_flops(const Trace& trace, const OpLinks& links) {
 }
 
 std::map<int32_t, GpuPeaks> device_peaks(const Trace& trace, const PeakOverrides& overrides) {
-  std::map<int32_t, GpuPeaks> out;
-  for (const DeviceInfo& d : trace.devices) {
-    std::optional<GpuPeaks> p = gpu_peaks(trace.str(d.name), d.total_memory);
-    if (!p && overrides.tflops <= 0) continue;
+  auto with_overrides = [&](std::optional<GpuPeaks> p) {
+    if (!p && overrides.tflops <= 0) return p;
     if (!p) p = GpuPeaks{"--peak"};
     if (overrides.tflops > 0) p->tflops.fill(overrides.tflops), p->tflops[0] = 0;
     if (overrides.bandwidth_gbps > 0) p->bandwidth_gbps = overrides.bandwidth_gbps;
+    return p;
+  };
+  std::map<int32_t, GpuPeaks> out;
+  std::optional<GpuPeaks> only;  // the one kind of GPU the trace names, if it names one
+  bool several = false;
+  for (const DeviceInfo& d : trace.devices) {
+    const std::optional<GpuPeaks> p = with_overrides(gpu_peaks(trace.str(d.name), d.total_memory));
+    if (!p) {
+      several = true;  // a GPU the table lacks: no guess for the unnamed ones
+      continue;
+    }
+    if (only && only->name != p->name) several = true;
+    if (!only) only = p;
     out.emplace(d.id, *p);
   }
-  // A trace that names no devices: the overrides alone stand for its GPU 0.
-  if (trace.devices.empty() && overrides.tflops > 0) {
-    GpuPeaks p{"--peak"};
-    p.tflops.fill(overrides.tflops), p.tflops[0] = 0;
-    p.bandwidth_gbps = overrides.bandwidth_gbps;
-    out.emplace(0, p);
-  }
+  // GPUs the kernels ran on that the trace does not describe (a ROCm trace lists its visible device
+  // as 0 while its kernels run on 2; a trace naming no device at all) are the trace's one kind of
+  // GPU, or the overrides' (a user's peak for any GPU, --peak-tflops, when it names none).
+  if (trace.devices.empty()) only = with_overrides(gpu_peaks(""));
+  if (!only || several) return out;
+  const std::set<int32_t> devices(trace.kernels.device.begin(), trace.kernels.device.end());
+  for (int32_t d : devices) out.emplace(d, *only);
+  if (out.empty()) out.emplace(0, *only);
   return out;
 }
 
@@ -140,7 +175,7 @@ Status op_flops_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   TRACEDOC_RETURN_IF_ERROR(check_report_args("op_flops_sum", args, {}, {"peak", "bandwidth"}));
   TRACEDOC_ASSIGN_OR_RETURN(const PeakOverrides overrides, overrides_from("op_flops_sum", args));
   const OpTable& ops = trace.pytorch.ops;
-  if (ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  if (ops.size() == 0) return no_operators(trace);
   const OpLinks links = link_ops(trace);
   const FlopsAttribution flops = attribute_flops(trace, links);
   const std::map<int32_t, GpuPeaks> peaks = device_peaks(trace, overrides);
@@ -232,7 +267,7 @@ Status step_mfu_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     (a.starts_with("peak=") || a.starts_with("bandwidth=") ? peak_args : step_args).args.push_back(a);
   TRACEDOC_ASSIGN_OR_RETURN(const PeakOverrides overrides, overrides_from("step_mfu_sum", peak_args));
   TRACEDOC_ASSIGN_OR_RETURN(auto options, step_options_from_args(step_args.args));
-  if (trace.pytorch.ops.size() == 0) return no_data(trace, "does not contain PyTorch operator data.");
+  if (trace.pytorch.ops.size() == 0) return no_operators(trace);
   const OpLinks links = link_ops(trace);
   auto found = find_steps(trace, options, &links.launches);
   if (!found.ok()) {
