@@ -16,7 +16,11 @@ per-launch cost; a CUDA graph replayed 20 times, captured with --cuda-graph-trac
 launches expected) and =node (every replay's kernels, with their graph node ids); and a DataLoader
 with 2 worker processes under --trace osrt-lite (one file per process, the main thread's waits for
 its workers recorded); and the loop again with --sample cpu and --osrt-backtrace (CPU samples naming
-libpython and libtorch frames, OS calls with stacks, the step slowdown with sampling). Two CUPTI clients cannot record one process at once, hence separate runs of the
+libpython and libtorch frames, OS calls with stacks, the step slowdown with sampling). torch.profiler
+records shapes and PyTorch's own FLOPs (with_flops), which tracedoc's op_flops_sum must equal for
+the matrix multiplies; and the loop runs once more under emit_nvtx(record_shapes=True) inside a
+capture, for an export whose operator ranges carry their shapes (the torch trace and that export
+are test data for the FLOPs reports: shapes, a `flops` arg, and an H200's MFU). Two CUPTI clients cannot record one process at once, hence separate runs of the
 same loop. It checks that per profiled step the kernels (count and names), the copies (count,
 bytes, direction) and the NVTX step ranges agree between the capture and torch.profiler, prints
 the overhead figures (target: <= 2 us per kernel launch, <= 5% step time), writes everything to
@@ -44,9 +48,15 @@ def train(mode, out):
     host = torch.randn(64, 1024).pin_memory()
     prof = None
     if mode == "torch":
+        # Shapes and PyTorch's own FLOPs (the `flops` arg) for tracedoc's FLOPs reports to agree with.
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
-                                      schedule=torch.profiler.schedule(wait=0, warmup=WARMUP, active=STEPS - WARMUP))
+                                      schedule=torch.profiler.schedule(wait=0, warmup=WARMUP, active=STEPS - WARMUP),
+                                      record_shapes=True, with_flops=True)
         prof.start()
+    if mode == "nvtx":
+        # The operators as NVTX ranges with their shapes ("aten::addmm, seq = 12, sizes = [[...]]").
+        prof = torch.autograd.profiler.emit_nvtx(record_shapes=True)
+        prof.__enter__()
     times = []
     for step in range(STEPS):
         torch.cuda.synchronize()
@@ -60,11 +70,13 @@ def train(mode, out):
         torch.cuda.nvtx.range_pop()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - began)
-        if prof is not None:
+        if mode == "torch":
             prof.step()
-    if prof is not None:
+    if mode == "torch":
         prof.stop()
         prof.export_chrome_trace(str(out))
+    if mode == "nvtx":
+        prof.__exit__(None, None, None)
     json.dump({"step_s": times}, open(str(out) + ".times.json", "w"))
 
 
@@ -160,7 +172,7 @@ def main():
     a = ap.parse_args()
     if a.child == "train-capture":
         return train("capture", a.target)
-    if a.child in ("train-torch", "train-plain"):
+    if a.child in ("train-torch", "train-plain", "train-nvtx"):
         return train(a.child.split("-")[1], a.target)
     if a.child == "launches":
         return launches(10_000, a.target)
@@ -190,8 +202,29 @@ def main():
          "cuda,nvtx,osrt-lite", "--osrt-backtrace", "--export", "sqlite", "--", *me, "--child", "train-capture",
          "--target", str(out / "sampled-run")])
 
+    # The operators as emit_nvtx ranges with their shapes, under tracedoc capture.
+    run([a.tracedoc, "capture", "-o", str(out / "nvtx-shapes"), "--force-overwrite", "--export", "sqlite", "--", *me,
+         "--child", "train-nvtx", "--target", str(out / "nvtx-run")])
+
     failures = []
     import sqlite3
+
+    # FLOPs: tracedoc's matrix multiplies against PyTorch's own `flops` args on the same operators.
+    events = json.load(open(out / "torch.json"))["traceEvents"]
+    matmuls = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear")
+    torch_flops = sum(int(e["args"]["flops"]) for e in events
+                      if e.get("cat") == "cpu_op" and e.get("name") in matmuls and "flops" in e.get("args", {}))
+    rows = run([a.tracedoc, "stats", "-r", "op_flops_sum", "-f", "csv", str(out / "torch.json")]).stdout.splitlines()
+    header = rows[0].split(",") if rows else []
+    tracedoc_flops = sum(int(r.split(",")[header.index("FLOPs")]) for r in rows[1:] if r.startswith("matmul,"))
+    if torch_flops == 0 or torch_flops != tracedoc_flops:
+        failures.append(f"matrix-multiply FLOPs: tracedoc {tracedoc_flops}, PyTorch's flops args {torch_flops}")
+    mfu = run([a.tracedoc, "stats", "-r", "step_mfu_sum", "-f", "csv", str(out / "torch.json")]).stdout
+    nvtx_db = sqlite3.connect(str(out / "nvtx-shapes") + ".sqlite")
+    nvtx_with_sizes = nvtx_db.execute("SELECT count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+                                      "WHERE coalesce(n.text, s.value) LIKE 'aten::%, sizes = [%'").fetchone()[0]
+    if nvtx_with_sizes == 0:
+        failures.append("emit_nvtx(record_shapes=True) under capture: no operator ranges with sizes")
 
     def count(db, table, where="1"):
         exists = db.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
@@ -249,7 +282,9 @@ def main():
                "graph_launches": graph_launches, "graph_node_kernels": node_kernels, "loader_processes": loader_files,
                "loader_os_calls": os_calls, "cpu_samples": samples, "libpython_frames": python_frames,
                "libtorch_frames": torch_frames, "osrt_stack_frames": osrt_stacks,
-               "step_slowdown_sampled_pct": sampled_slowdown, "failures": failures}
+               "step_slowdown_sampled_pct": sampled_slowdown, "matmul_flops_tracedoc": tracedoc_flops,
+               "matmul_flops_pytorch": torch_flops, "step_mfu_csv": mfu, "nvtx_ranges_with_sizes": nvtx_with_sizes,
+               "failures": failures}
     json.dump(figures, open(out / "figures.json", "w"), indent=2)
     print(json.dumps(figures, indent=2))
     if per_launch > 2:
