@@ -293,8 +293,6 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
   }
 }
 
-// Each step's values; `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units
-// name them.
 // The model FLOPs of every operator name, and of each step with the time they take at the GPUs'
 // peaks (PyTorch traces recorded with shapes; nothing otherwise).
 void add_model_flops(const Trace& trace, const pytorch::OpLinks& links, const StepSet* steps, SummaryPart& part) {
@@ -323,6 +321,8 @@ void add_model_flops(const Trace& trace, const pytorch::OpLinks& links, const St
   }
 }
 
+// Each step's values; `by_owner`: each owner's step lengths (the CPU windows), owners as GPU units
+// name them. With the operator links, the model FLOPs too.
 void add_steps(const Trace& trace, const StepOptions& options, const pytorch::GpuLaunches& launches, SummaryPart& part,
                std::map<int64_t, std::vector<int64_t>>& by_owner, const pytorch::OpLinks* links = nullptr) {
   auto found = find_steps(trace, options, &launches);
