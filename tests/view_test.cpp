@@ -174,11 +174,12 @@ TEST(ViewTimeline, OperatorsShowTheirFlopsAndThePeakPresetColoursThem) {
   const char* kBert = "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
   REQUIRE_SHARED(kBert);
   const Trace& t = testing::load_kineto((shared_dir() / kBert).string());
-  const view::OpPeaks peaks(t);
+  const view::ItemFigures figures(t);
+  const view::OpPeaks& peaks = figures.peaks;
   ASSERT_TRUE(peaks.any());
   const Result<view::ColorScheme> colors = view::ColorScheme::load("peak");
   ASSERT_TRUE(colors.ok());
-  const view::Timeline tl = view::build_timeline(t, *colors, nullptr);
+  const view::Timeline tl = view::build_timeline(t, *colors, nullptr, figures);
   const std::string dims = "[[1, 141, 512], [30522, 512], [30522]]";
   bool found_op = false, found_kernel = false;
   for (const view::Track& track : tl.tracks) {

@@ -126,9 +126,8 @@ void write_tracks(Json& j, const Trace& trace, const view::ViewModel& vm, Detail
   j.open('[');
   details.of("");  // index 0: no detail
   const view::EventRecords events(trace);
-  std::optional<view::KernelNcuAnswers> ncu;
-  if (!trace.ncu_reports.empty()) ncu.emplace(trace);
-  const view::OpPeaks peaks(trace);  // nothing to compute without recorded shapes
+  const view::KernelNcuAnswers* ncu = vm.figures.ncu ? &*vm.figures.ncu : nullptr;
+  const view::OpPeaks* peaks = vm.figures.peaks.any() ? &vm.figures.peaks : nullptr;
   for (size_t t = 0; t < tl.tracks.size(); ++t) {
     const Track& track = tl.tracks[t];
     const std::vector<uint32_t>& keep = vm.lod.raw.items[t];
@@ -143,8 +142,7 @@ void write_tracks(Json& j, const Trace& trace, const view::ViewModel& vm, Detail
       dur.push_back(static_cast<double>(sat_sub(item.end, item.start)));
       corr.push_back(static_cast<double>(view::item_correlation(trace, item)));
       name.push_back(item.name);
-      detail.push_back(
-          details.of(view::item_detail(trace, item, &events, ncu ? &*ncu : nullptr, peaks.any() ? &peaks : nullptr)));
+      detail.push_back(details.of(view::item_detail(trace, item, &events, ncu, peaks)));
       color.push_back(item.color);
       depth.push_back(item.depth);
       cat.push_back(static_cast<uint8_t>(item.category));

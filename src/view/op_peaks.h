@@ -19,6 +19,7 @@ namespace tracedoc::view {
 
 class OpPeaks {
  public:
+  OpPeaks() = default;  // no estimates
   explicit OpPeaks(const Trace& trace);
   // Whether any operator has a FLOPs estimate (the trace recorded shapes).
   bool any() const { return any_; }

@@ -125,8 +125,12 @@ bool usable(TimeNs start, TimeNs end) { return start != kNoTime && end != kNoTim
 
 }  // namespace
 
+ItemFigures::ItemFigures(const Trace& trace) : peaks(trace) {
+  if (!trace.ncu_reports.empty()) ncu.emplace(trace);
+}
+
 Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const CriticalPath* critical,
-                        const TimelineOptions& options) {
+                        const ItemFigures& figures, const TimelineOptions& options) {
   Timeline tl;
   NameTable names(trace, tl.names);
   std::map<int64_t, Track> cpu;        // by global tid
@@ -256,10 +260,8 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
 
   Painter painter(colors, tl.names);
   const bool use_path = critical != nullptr && colors.uses_critical_path();
-  std::optional<KernelNcuAnswers> ncu;
-  if (colors.uses_kernel_bound() && !trace.ncu_reports.empty()) ncu.emplace(trace);
-  std::optional<OpPeaks> peaks;
-  if (colors.uses_peak_band()) peaks.emplace(trace);
+  const KernelNcuAnswers* ncu = colors.uses_kernel_bound() && figures.ncu ? &*figures.ncu : nullptr;
+  const OpPeaks* peaks = colors.uses_peak_band() ? &figures.peaks : nullptr;
   for (auto& [pid, tracks] : by_process) {
     tl.groups.push_back(TrackGroup{pid, process_label(trace, pid)});
     const uint32_t group = static_cast<uint32_t>(tl.groups.size() - 1);

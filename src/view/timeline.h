@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,10 +64,6 @@ struct TimelineOptions {
   bool os_calls = true;  // OS runtime calls on the CPU threads
 };
 
-// `critical` may be null (a scheme that does not use the critical path).
-Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const CriticalPath* critical,
-                        const TimelineOptions& options = {});
-
 }  // namespace tracedoc::view
 
 namespace tracedoc::view {
@@ -101,6 +98,20 @@ class KernelNcuAnswers {
   std::vector<KernelBound> bounds_;
   std::vector<std::string> lines_;
 };
+
+// What the items carry beyond their rows, derived once per trace and read by both the colours and
+// the hover: Nsight Compute's answers of the kernels (with ncu reports), the operators' FLOPs (with
+// recorded shapes).
+struct ItemFigures {
+  ItemFigures() = default;
+  explicit ItemFigures(const Trace& trace);
+  std::optional<KernelNcuAnswers> ncu;
+  OpPeaks peaks;
+};
+
+// `critical` may be null (a scheme that does not use the critical path); `figures` are the trace's.
+Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const CriticalPath* critical,
+                        const ItemFigures& figures, const TimelineOptions& options = {});
 
 // What the hover shows beyond name and times: launch configuration of a kernel (and what Nsight
 // Compute measured in it, with `ncu`), bytes and kinds of a copy, input shapes of an operator, the

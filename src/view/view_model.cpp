@@ -105,7 +105,9 @@ void build_timeline_part(const Trace& trace, const ViewOptions& options, ViewMod
     vm.critical = critical_path(work, windows, trace.kernels.size(), trace.memcpys.size(), trace.memsets.size());
     vm.critical_computed = true;
   }
-  vm.timeline = build_timeline(trace, vm.colors, vm.critical_computed ? &vm.critical : nullptr, options.timeline);
+  vm.figures = ItemFigures(trace);
+  vm.timeline =
+      build_timeline(trace, vm.colors, vm.critical_computed ? &vm.critical : nullptr, vm.figures, options.timeline);
   vm.lod = build_lod(trace, vm.timeline, work, unit_labels, options.lod);
   vm.samples = build_sample_view(trace, vm.timeline, vm.lod, options.lod.max_samples);
   vm.view_start =

@@ -46,6 +46,7 @@ struct ViewOptions {
 struct ViewModel {
   std::string input, format, producer;
   ColorScheme colors;
+  ItemFigures figures;  // the kernels' ncu answers and the operators' FLOPs, for colours and hovers
   Timeline timeline;
   Lod lod;
   SampleView samples;                   // CPU samples: lanes under the threads, stacks for the flame graph
