@@ -154,7 +154,8 @@ TEST(FlopsReports, NsysExportsSayTheirOperatorsHaveNoShapes) {
     EXPECT_EQ(st.code(), ErrorCode::kNoData);
     EXPECT_EQ(st.message(), path +
                                 " records 16542 PyTorch operators as NVTX ranges (emit_nvtx), without their "
-                                "shapes: for their FLOPs, profile with the PyTorch profiler (record_shapes=True)");
+                                "shapes: for their FLOPs, record with emit_nvtx(record_shapes=True) or profile "
+                                "with the PyTorch profiler (record_shapes=True)");
   }
 }
 

@@ -196,6 +196,12 @@ def main():
     check("diff", "no steps", ["diff", clean_json, slow_json, "--step-marker", "no_such_range"])
     check("diff", "rank directory", ["diff", ranks_dir, clean_json, "--no-findings"])
 
+    # An nsys export whose emit_nvtx ranges carry shapes: operators, FLOPs, steps (tests/data).
+    emit_nvtx = os.path.join(SOURCE, "tests", "data", "pytorch-cpu", "cpu_train_emit_nvtx.sqlite")
+    check("summary", "emit_nvtx operators", ["summary", emit_nvtx])
+    check("diagnose", "emit_nvtx operators", ["diagnose", emit_nvtx])
+    check("report", "op_flops_sum of an nsys export", ["stats", "-r", "op_flops_sum,step_mfu_sum", emit_nvtx])
+
     shared = shared_dir()
     if shared is None:
         print("json_schema_test: ../shared not found: the real traces are skipped")

@@ -11,6 +11,7 @@
 #include "analysis/nsys_stats/naming.h"
 #include "analysis/part_codec.h"
 #include "analysis/statistics.h"
+#include "model/emit_nvtx_names.h"
 #include "model/step_names.h"
 
 namespace tracedoc::compare {
@@ -52,17 +53,6 @@ Samples operator_samples(const Trace& t) {
       o.size(), [&](size_t i) { return o.name[i]; }, [&](size_t i) { return duration_of(o.start[i], o.end[i]); }, t);
 }
 
-// PyTorch's emit_nvtx names each operator's range "aten::mm, seq = 12, op_id = 4242, sizes = ..."
-// with ids that differ in every call and every run: ranges are compared by the operator name.
-std::string_view without_emit_nvtx_attributes(std::string_view name) {
-  size_t cut = name.size();
-  for (std::string_view attr :
-       {std::string_view(", seq = "), std::string_view(", op_id = "), std::string_view(", sizes = ")}) {
-    cut = std::min(cut, name.find(attr));
-  }
-  return name.substr(0, cut);
-}
-
 // Push/pop and start/end ranges by nvtx_sum's Range name (domain:text), step ranges left out.
 Samples range_samples(const Trace& t) {
   const RangeTable& r = t.ranges;
@@ -77,6 +67,7 @@ Samples range_samples(const Trace& t) {
     bool null = false;
     const std::string tag = namer.tag(rows.front(), &null);
     if (null || is_profiler_step(tag)) continue;
+    // emit_nvtx's ids differ in every call and every run: ranges are compared by the operator name.
     auto& slot = out[std::string(without_emit_nvtx_attributes(tag))];
     for (size_t i : rows) slot.push_back(std::max<int64_t>(0, namer.duration(i)));
   }

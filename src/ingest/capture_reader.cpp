@@ -17,6 +17,7 @@
 
 #include "ingest/capture_format.h"
 #include "ingest/elf_symbols.h"
+#include "ingest/emit_nvtx_ops.h"
 #include "ingest/kineto_events.h"
 #include "model/correlation_index.h"
 #include "model/table_sort.h"
@@ -565,6 +566,7 @@ Result<Trace> read_capture(const std::string& path) {
   // Samples arrive per process in the order the recorder drained them, threads interleaved: in time
   // order, as nsys's COMPOSITE_EVENTS.
   permute_rows(t.cpu_samples, stable_time_order(t.cpu_samples.time));
+  add_emit_nvtx_operators(t);
   return t;
 }
 

@@ -18,6 +18,7 @@
 #include "common/flat_hash.h"
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
+#include "ingest/emit_nvtx_ops.h"
 #include "ingest/sqlite_db.h"
 #include "ingest/sqlite_fast_scan.h"
 
@@ -1214,6 +1215,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   trace.warnings.unnamed_metrics += unnamed_metrics;
 
   count_reversed_rows(trace);
+  if (want & kLoadRanges) add_emit_nvtx_operators(trace);
   return trace;
 }
 

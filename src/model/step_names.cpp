@@ -1,5 +1,7 @@
 #include "model/step_names.h"
 
+#include "model/emit_nvtx_names.h"
+
 namespace tracedoc {
 
 namespace {
@@ -8,6 +10,7 @@ bool blank(char c) { return c == ' ' || c == '\t'; }
 }  // namespace
 
 std::optional<int64_t> profiler_step_number(std::string_view name) {
+  name = without_emit_nvtx_attributes(name);  // "ProfilerStep#3, op_id = 1" under emit_nvtx
   if (!name.starts_with(kPrefix)) return std::nullopt;
   std::string_view rest = name.substr(kPrefix.size());
   while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);

@@ -11,7 +11,8 @@ namespace tracedoc {
 
 // The N of a range named "ProfilerStep#N": "ProfilerStep", blanks (spaces, tabs), '#', blanks,
 // decimal digits and trailing blanks (the profiler's pattern ProfilerStep\s*#\s*\d+ as HTA matches
-// it, and the TensorBoard plugin's int(name.split('#')[1]), which allows blanks around the digits).
+// it, and the TensorBoard plugin's int(name.split('#')[1]), which allows blanks around the digits),
+// with or without emit_nvtx's attributes ("ProfilerStep#3, op_id = 1", model/emit_nvtx_names.h).
 // nullopt for any other name and for an N past int64.
 std::optional<int64_t> profiler_step_number(std::string_view name);
 inline bool is_profiler_step(std::string_view name) { return profiler_step_number(name).has_value(); }

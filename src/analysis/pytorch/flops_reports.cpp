@@ -9,6 +9,7 @@
 
 #include "analysis/checked_math.h"
 #include "analysis/statistics.h"
+#include "model/emit_nvtx_names.h"
 
 namespace tracedoc::pytorch {
 
@@ -27,27 +28,21 @@ Result<PeakOverrides> overrides_from(std::string_view report, const ReportArgs& 
   return o;
 }
 
-// Why a trace has no operators to count: an nsys export of a PyTorch run records its operators only
-// as NVTX ranges, and their shapes only with emit_nvtx(record_shapes=True) ("aten::mm, seq = 12,
-// sizes = [[8, 16], [16, 4]]"; "aten::mm, op_id = 7" without them).
+// Why a trace has no operators to count. An nsys export of a PyTorch run records its operators only
+// as NVTX ranges; recorded with emit_nvtx(record_shapes=True) they carry their shapes and the reader
+// made them operators (ingest/emit_nvtx_ops.h), so the ones left here have none ("aten::mm,
+// op_id = 7").
 Status no_operators(const Trace& trace) {
-  size_t emitted = 0, with_sizes = 0;
+  size_t emitted = 0;
   for (size_t i = 0; i < trace.ranges.size(); ++i) {
-    const std::string_view name = trace.str(trace.ranges.text[i]);
-    if (!name.starts_with("aten::") ||
-        (name.find(", seq = ") == std::string_view::npos && name.find(", op_id = ") == std::string_view::npos))
-      continue;
-    ++emitted;
-    if (name.find(", sizes = [") != std::string_view::npos) ++with_sizes;
+    const std::optional<EmitNvtxName> e = parse_emit_nvtx_name(trace.str(trace.ranges.text[i]));
+    emitted += e && e->name.starts_with("aten::");
   }
   if (emitted == 0) return no_data(trace, "does not contain PyTorch operator data.");
-  // emit_nvtx records no dtypes and no convolution strides: the PyTorch profiler's trace says more.
-  return no_data(trace, fmt::format("records {} PyTorch operators as NVTX ranges (emit_nvtx), {}: for their FLOPs, "
-                                    "profile with the PyTorch profiler (record_shapes=True)",
-                                    emitted,
-                                    with_sizes == 0 ? "without their shapes"
-                                                    : fmt::format("{} with shapes, which tracedoc does not count yet",
-                                                                  with_sizes)));
+  return no_data(trace, fmt::format("records {} PyTorch operators as NVTX ranges (emit_nvtx), without their shapes: "
+                                    "for their FLOPs, record with emit_nvtx(record_shapes=True) or profile with the "
+                                    "PyTorch profiler (record_shapes=True)",
+                                    emitted));
 }
 
 Cell ratio_pct(double part, double whole) {

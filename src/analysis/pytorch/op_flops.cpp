@@ -161,10 +161,11 @@ struct Call {
   std::string_view concrete_at(size_t i) const {
     return i < concrete.size() ? std::string_view(concrete[i]) : std::string_view();
   }
-  // A tensor argument: dims recorded and, where types are recorded, a tensor element type.
+  // A tensor argument: dims recorded and, where types are recorded, a tensor element type. Without
+  // types (emit_nvtx's sizes), `[]` is a scalar or another non-tensor argument, as it is nearly always.
   bool tensor(size_t i) const {
     if (!arg(i).has_dims) return false;
-    return types.empty() || element_bytes(type(i)) > 0;
+    return types.empty() ? !arg(i).dims.empty() : element_bytes(type(i)) > 0;
   }
   // Bytes of tensor argument i; float when the trace recorded no types.
   int64_t bytes(size_t i) const {

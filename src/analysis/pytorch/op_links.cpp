@@ -140,7 +140,10 @@ GpuLaunches link_gpu_launches(const Trace& trace) {
   return out;
 }
 
-int64_t nesting_slack_ns(const Trace& trace) { return trace.pytorch.era >= kFirstNsEra ? 0 : kMicrosecondSlackNs; }
+// Only PyTorch profiler traces round to microseconds: nsys exports and captures are ns-exact.
+int64_t nesting_slack_ns(const Trace& trace) {
+  return trace.source.format != "kineto-json" || trace.pytorch.era >= kFirstNsEra ? 0 : kMicrosecondSlackNs;
+}
 
 OpLinks link_ops(const Trace& trace) {
   const OpTable& ops = trace.pytorch.ops;

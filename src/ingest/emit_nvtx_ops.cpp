@@ -1,0 +1,40 @@
+#include "ingest/emit_nvtx_ops.h"
+
+#include <optional>
+#include <string>
+
+#include "ingest/json_cursor.h"
+#include "model/emit_nvtx_names.h"
+#include "model/table_sort.h"
+
+namespace tracedoc {
+
+void add_emit_nvtx_operators(Trace& trace) {
+  OpTable& ops = trace.pytorch.ops;
+  if (ops.size() > 0) return;
+  const RangeTable& r = trace.ranges;
+  std::string scratch;
+  for (uint32_t i : stable_time_order(r.start)) {
+    const auto kind = static_cast<RangeKind>(r.kind[i]);
+    if (kind != RangeKind::kNvtxPushPop && kind != RangeKind::kNvtxtPushPop) continue;
+    if (r.text[i] == kNoStr || r.end[i] == kNoTime) continue;
+    const std::optional<EmitNvtxName> parsed = parse_emit_nvtx_name(trace.str(r.text[i]));
+    if (!parsed || parsed->sizes.empty()) continue;
+    // Interning may grow the pool the parsed views point into: copy them out first.
+    const std::string name(parsed->name);
+    const std::string dims(json::compact(parsed->sizes, scratch));
+    ops.start.push_back(r.start[i]);
+    ops.end.push_back(r.end[i]);
+    ops.global_tid.push_back(r.global_tid[i]);
+    ops.name.push_back(trace.strings.intern(name));
+    ops.external_id.push_back(parsed->op_id >= 0 ? parsed->op_id : kNoValue);
+    ops.sequence_number.push_back(parsed->seq >= 0 ? parsed->seq : kNoValue);
+    ops.fwd_thread_id.push_back(kNoValue);
+    ops.input_dims.push_back(trace.strings.intern(dims));
+    ops.input_types.push_back(kNoStr);
+    ops.concrete_inputs.push_back(kNoStr);
+    ops.flops.push_back(kNoValue);
+  }
+}
+
+}  // namespace tracedoc

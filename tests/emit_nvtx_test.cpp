@@ -1,0 +1,101 @@
+// PyTorch operators recorded by emit_nvtx(record_shapes=True) in an Nsight Systems export: the range
+// names' parser (model/emit_nvtx_names.h), the operators the nsys reader makes of them
+// (ingest/emit_nvtx_ops.h) and the steps their ProfilerStep#N ranges mark. The export is a real
+// recording of tests/data/pytorch-cpu (tools/record_cpu_pytorch.py: nsys 2023.4.4, PyTorch 2.15,
+// three training steps of a small model on the CPU); tests/pytorch_own_flops_test.py checks its
+// FLOPs against the PyTorch profiler trace of the same loop.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/steps.h"
+#include "ingest/nsys_sqlite_reader.h"
+#include "model/emit_nvtx_names.h"
+#include "model/step_names.h"
+#include "test_support.h"
+
+namespace tracedoc::testing {
+namespace {
+
+const std::string kExport =
+    (std::filesystem::path(TRACEDOC_SOURCE_DIR) / "tests/data/pytorch-cpu/cpu_train_emit_nvtx.sqlite").string();
+
+TEST(EmitNvtxNames, ParsesWhatPyTorchWrites) {
+  // Names exactly as they are in the export.
+  auto e = parse_emit_nvtx_name(
+      "aten::embedding, seq = 0, op_id = 3, sizes = [[512, 64], [4, 32], [], [], []], input_op_ids = [(0,-1), "
+      "(0,-1), (0,-1), (0,-1), (0,-1)]");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->name, "aten::embedding");
+  EXPECT_EQ(e->seq, 0);
+  EXPECT_EQ(e->op_id, 3);
+  EXPECT_EQ(e->sizes, "[[512, 64], [4, 32], [], [], []]");
+
+  e = parse_emit_nvtx_name("aten::view, op_id = 5, sizes = [[4, 32], []], input_op_ids = [(0,-1), (0,-1)]");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->name, "aten::view");
+  EXPECT_EQ(e->seq, -1);
+  EXPECT_EQ(e->op_id, 5);
+  EXPECT_EQ(e->sizes, "[[4, 32], []]");
+
+  e = parse_emit_nvtx_name("ProfilerStep#0, op_id = 1");  // a record_function scope: no inputs
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->name, "ProfilerStep#0");
+  EXPECT_EQ(e->op_id, 1);
+  EXPECT_TRUE(e->sizes.empty());
+
+  // Without record_shapes (the nsys-ai exports): ids only.
+  e = parse_emit_nvtx_name("aten::mm, seq = 12, op_id = 4242");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->name, "aten::mm");
+  EXPECT_EQ(e->seq, 12);
+  EXPECT_TRUE(e->sizes.empty());
+
+  EXPECT_FALSE(parse_emit_nvtx_name("forward"));
+  EXPECT_FALSE(parse_emit_nvtx_name("a, b"));
+  EXPECT_FALSE(parse_emit_nvtx_name(", seq = 1"));            // no name before the attributes
+  e = parse_emit_nvtx_name("aten::mm, sizes = [[2, 3], [3");  // cut: no list
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->sizes.empty());
+
+  EXPECT_EQ(without_emit_nvtx_attributes("aten::mm, seq = 12, op_id = 7"), "aten::mm");
+  EXPECT_EQ(without_emit_nvtx_attributes("train step, epoch 1"), "train step, epoch 1");
+  EXPECT_EQ(profiler_step_number("ProfilerStep#2, op_id = 40"), 2);
+  EXPECT_EQ(profiler_step_number("ProfilerStep#2, op"), std::nullopt);
+}
+
+TEST(EmitNvtxOperators, TheExportsRangesWithShapesAreOperators) {
+  const Trace& t = load_nsys(kExport);
+  EXPECT_EQ(t.ranges.size(), 1878u);  // every range stays a range
+  const OpTable& ops = t.pytorch.ops;
+  ASSERT_EQ(ops.size(), 1677u);
+  // The first operator: the embedding of step 0, its ids and dims from its name.
+  EXPECT_EQ(t.str(ops.name[0]), "aten::embedding");
+  EXPECT_EQ(ops.sequence_number[0], 0);
+  EXPECT_EQ(ops.external_id[0], 3);
+  EXPECT_EQ(t.str(ops.input_dims[0]), "[[512, 64], [4, 32], [], [], []]");
+  EXPECT_EQ(ops.input_types[0], kNoStr);  // emit_nvtx records no dtypes
+  int64_t mm = 0, with_seq = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string_view name = t.str(ops.name[i]);
+    EXPECT_EQ(name.find(", "), std::string_view::npos) << name;
+    EXPECT_LE(ops.start[i], ops.end[i]);
+    if (i > 0) EXPECT_LE(ops.start[i - 1], ops.start[i]);
+    mm += name == "aten::mm";
+    with_seq += ops.sequence_number[i] != kNoValue;
+  }
+  EXPECT_EQ(mm, 30);  // per step: the input and the weight gradient of each of the five linears
+  EXPECT_EQ(with_seq, 348);
+}
+
+TEST(EmitNvtxOperators, ProfilerStepRangesMarkTheSteps) {
+  const Trace& t = load_nsys(kExport);
+  auto steps = find_steps(t);
+  ASSERT_TRUE(steps.ok()) << steps.status().message();
+  EXPECT_EQ(steps->source, StepSource::kProfilerStep);
+  ASSERT_EQ(steps->steps.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) EXPECT_EQ(steps->steps[s].number, static_cast<int64_t>(s));
+}
+
+}  // namespace
+}  // namespace tracedoc::testing
