@@ -4,10 +4,13 @@
 // checks every shared trace with shapes against an independent Python computation.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 #include "analysis/gpu_peaks.h"
+#include "analysis/pytorch/flops_reports.h"
 #include "analysis/pytorch/op_flops.h"
 #include "test_support.h"
 
@@ -126,6 +129,71 @@ TEST(GpuPeaks, DeviceNamesMatchTheMostSpecificEntry) {
   EXPECT_DOUBLE_EQ(gpu_peaks("Tesla V100-SXM2-16GB")->peak_tflops(Dtype::kBf16), 125);
   EXPECT_DOUBLE_EQ(gpu_peaks("Tesla T4")->peak_tflops(Dtype::kFp8), 65);
   EXPECT_DOUBLE_EQ(gpu_peaks("Tesla T4")->peak_tflops(Dtype::kTf32), 8.1);
+}
+
+// Peaks from the clock and SMs an export recorded: for the GPUs the table has, within 1% of the
+// datasheets' numbers for every type both give (so the per-SM rates are the whitepapers'); for the
+// GPUs it lacks, SMs x clock x rate.
+TEST(GpuPeaks, FromTheClockTheExportsRecorded) {
+  std::set<std::string> compared;
+  for (const auto& [name, path] : testing::shared_nsys_exports()) {
+    const Trace& t = testing::load_nsys(path);
+    for (const DeviceInfo& d : t.devices) {
+      const std::string_view device = t.str(d.name);
+      const auto derived =
+          gpu_peaks_from_clock(device, d.compute_major, d.compute_minor, d.sm_count, d.clock_hz, d.memory_bandwidth);
+      const auto table = gpu_peaks(device, d.total_memory);
+      if (!derived || !table) continue;
+      EXPECT_TRUE(derived->from_clock);
+      for (size_t type = 1; type < pytorch::kDtypeCount; ++type) {
+        if (derived->tflops[type] <= 0 || table->tflops[type] <= 0) continue;
+        EXPECT_NEAR(derived->tflops[type] / table->tflops[type], 1.0, 0.01)
+            << device << " " << pytorch::dtype_name(static_cast<Dtype>(type));
+      }
+      EXPECT_NEAR(derived->bandwidth_gbps / table->bandwidth_gbps, 1.0, 0.01) << device;
+      compared.insert(std::string(table->name));
+    }
+  }
+  if (compared.empty()) GTEST_SKIP() << "../shared/traces not found";
+  EXPECT_EQ(compared, (std::set<std::string>{"A100 SXM4 80GB", "GeForce RTX 3080", "T4"}));
+}
+
+TEST(GpuPeaks, GpusTheTableLacksTakeTheirPeaksFromTheirClock) {
+  struct Case {
+    const char* file;
+    double fp32, fp16, bf16, fp8, bandwidth;
+  };
+  // SMs x clock (GHz) x FLOPs per SM per clock, GeForce rates (FP32 accumulation at half rate).
+  const Case cases[] = {
+      {"cuda-perf-sandbox/report1.sqlite", 28 * 1.792 * 256e-3, 28 * 1.792 * 512e-3, 28 * 1.792 * 512e-3,
+       28 * 1.792 * 512e-3, 360.048},  // RTX 3060: fp8 runs as fp16
+      {"DLProf/nsys_profile.sqlite", 40 * 1.785 * 128e-3, 40 * 1.785 * 512e-3, 40 * 1.785 * 512e-3, 40 * 1.785 * 512e-3,
+       448.064},  // RTX 2070 SUPER (Turing)
+      {"test-cuda/report1.sqlite", 34 * 2.565 * 256e-3, 34 * 2.565 * 512e-3, 34 * 2.565 * 512e-3, 34 * 2.565 * 1024e-3,
+       288.032},  // RTX 4060 Ti (Ada: fp8)
+      {"cuda-thinkering/output.sqlite", 6 * 1.4175 * 256e-3, 6 * 1.4175 * 4e-3, 6 * 1.4175 * 4e-3, 6 * 1.4175 * 4e-3,
+       112.128},  // GTX 1050 Ti: FP16 at 1/64
+  };
+  for (const Case& c : cases) {
+    const std::string path = (testing::nsys_traces_dir() / c.file).string();
+    if (testing::shared_dir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "../shared is absent";
+    const Trace& t = testing::load_nsys(path);
+    const auto peaks = pytorch::device_peaks(t);
+    ASSERT_EQ(peaks.size(), 1u) << c.file;
+    const GpuPeaks& p = peaks.begin()->second;
+    EXPECT_TRUE(p.from_clock) << c.file;
+    EXPECT_EQ(p.name, t.str(t.devices[0].name));
+    EXPECT_NEAR(p.peak_tflops(Dtype::kFp32), c.fp32, 1e-9) << c.file;
+    EXPECT_NEAR(p.peak_tflops(Dtype::kFp16), c.fp16, 1e-9) << c.file;
+    EXPECT_NEAR(p.peak_tflops(Dtype::kBf16), c.bf16, 1e-9) << c.file;
+    EXPECT_NEAR(p.peak_tflops(Dtype::kFp8), c.fp8, 1e-9) << c.file;
+    EXPECT_NEAR(p.bandwidth_gbps, c.bandwidth, 1e-9) << c.file;
+  }
+  // Nothing to go on: no clock, or an architecture without published rates.
+  EXPECT_FALSE(gpu_peaks_from_clock("Tesla V100-SXM2-16GB", 7, 0, 80, 0, 0));
+  EXPECT_FALSE(gpu_peaks_from_clock("NVIDIA H100 80GB HBM3", 9, 0, 132, 1980000000, 0));
+  EXPECT_DOUBLE_EQ(
+      gpu_peaks_from_clock("NVIDIA GeForce RTX 5090", 12, 0, 170, 2407000000, 0)->peak_tflops(Dtype::kBf16), 0);
 }
 
 // ResNet-50 of 2021 (no Concrete Inputs): the forward convolutions cannot be counted, and each is

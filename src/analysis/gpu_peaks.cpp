@@ -119,6 +119,48 @@ std::span<const GpuPeaks> known_gpu_peaks() {
   return peaks;
 }
 
+std::optional<GpuPeaks> gpu_peaks_from_clock(std::string_view name, int32_t compute_major, int32_t compute_minor,
+                                             int32_t sm_count, int64_t clock_hz, int64_t bandwidth_bytes_per_s) {
+  if (sm_count <= 0 || clock_hz <= 0) return std::nullopt;
+  // Dense FLOPs per SM per clock (a fused multiply-add is 2) by Dtype: unknown, fp64, fp32, tf32,
+  // fp16, bf16, fp8, fp4, int8 (ops); the tensor rates with FP32 accumulation, as PyTorch computes.
+  // Each matches the architecture's whitepaper figures for its table GPUs at their boost clock
+  // (docs/flops.md); `geforce` holds the GeForce parts' rates where they differ.
+  struct Architecture {
+    int32_t major, minor;
+    std::array<double, pytorch::kDtypeCount> rate, geforce;
+  };
+  // clang-format off
+  static constexpr Architecture kArchitectures[] = {
+      //  cc        unk  fp64  fp32  tf32  fp16  bf16  fp8   fp4  int8
+      {6, 0, {0,   64,  128,    0,  256,    0,    0,  0,    0}, {}},   // Pascal GP100
+      {6, 1, {0,    8,  256,    0,    4,    0,    0,  0,    0}, {}},   // Pascal GP10x: FP16 at 1/64
+      {7, 0, {0,   64,  128,    0, 1024,    0,    0,  0,    0}, {}},   // Volta
+      {7, 5, {0,    4,  128,    0, 1024,    0,    0,  0, 2048},          // Turing
+             {0,    4,  128,    0,  512,    0,    0,  0, 2048}},
+      {8, 0, {0,  128,  128, 1024, 2048, 2048,    0,  0, 4096}, {}},   // Ampere GA100
+      {8, 6, {0,    4,  256,  512, 1024, 1024,    0,  0, 2048},          // Ampere GA10x
+             {0,    4,  256,  256,  512,  512,    0,  0, 2048}},
+      {8, 9, {0,    4,  256,  512, 1024, 1024, 2048,  0, 2048},          // Ada
+             {0,    4,  256,  256,  512,  512, 1024,  0, 2048}},
+      {12, 0, {0,   4,  256,    0,    0,    0,    0,  0,    0}, {}},   // Blackwell GB20x: vector units only
+  };
+  // clang-format on
+  const auto* arch = std::find_if(std::begin(kArchitectures), std::end(kArchitectures), [&](const Architecture& a) {
+    return a.major == compute_major && a.minor == compute_minor;
+  });
+  if (arch == std::end(kArchitectures)) return std::nullopt;
+  const bool geforce = contains_case_insensitive(name, "GeForce") && arch->geforce[2] > 0;
+  const std::array<double, pytorch::kDtypeCount>& rate = geforce ? arch->geforce : arch->rate;
+  GpuPeaks p;
+  p.name = name;
+  p.from_clock = true;
+  const double sm_clocks = static_cast<double>(sm_count) * static_cast<double>(clock_hz);
+  for (size_t t = 0; t < rate.size(); ++t) p.tflops[t] = rate[t] * sm_clocks / 1e12;
+  p.bandwidth_gbps = static_cast<double>(bandwidth_bytes_per_s) / 1e9;
+  return p;
+}
+
 Status load_user_gpu_peaks(const std::string& path) {
   Result<toml::table> root = read_toml_file(path);
   if (!root.ok()) return root.status();

@@ -42,6 +42,8 @@ class Devices {
       info.sm_count = std::max(0, as_int32(attribute(d, "device__attribute_multiprocessor_count")));
       info.compute_major = std::max(0, as_int32(attribute(d, "device__attribute_compute_capability_major")));
       info.compute_minor = std::max(0, as_int32(attribute(d, "device__attribute_compute_capability_minor")));
+      const double clock_khz = attribute(d, "device__attribute_clock_rate");  // the SMs' peak clock
+      info.clock_hz = std::isnan(clock_khz) || clock_khz <= 0 ? 0 : static_cast<int64_t>(clock_khz) * 1000;
       const double memory = attribute(d, "device__attribute_total_global_memory");  // ncu's name, where stored
       info.total_memory = std::isnan(memory) ? 0 : static_cast<int64_t>(memory);
       by_name_.try_emplace(d.name, info.id);

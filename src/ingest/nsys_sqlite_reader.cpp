@@ -968,15 +968,17 @@ class Loader {
     {
       Fields in;
       const Field id = in("id"), name = in("name"), sm_count = in("smCount"), total_memory = in("totalMemory"),
-                  compute_major = in("computeMajor"), compute_minor = in("computeMinor");
+                  compute_major = in("computeMajor"), compute_minor = in("computeMinor"), clock = in("clockRate"),
+                  bandwidth = in("memoryBandwidth");
       TRACEDOC_RETURN_IF_ERROR(scan(
           "TARGET_INFO_GPU", in,
           [&](const auto& s) {
-            trace_.devices.push_back({static_cast<int32_t>(s.int64_or(id, 0)),
-                                      s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name)),
-                                      static_cast<int32_t>(s.int64_or(sm_count, 0)), s.int64_or(total_memory, 0),
-                                      static_cast<int32_t>(s.int64_or(compute_major, 0)),
-                                      static_cast<int32_t>(s.int64_or(compute_minor, 0))});
+            trace_.devices.push_back(
+                {static_cast<int32_t>(s.int64_or(id, 0)),
+                 s.is_null(name) ? kNoStr : trace_.strings.intern(s.text(name)),
+                 static_cast<int32_t>(s.int64_or(sm_count, 0)), s.int64_or(total_memory, 0),
+                 static_cast<int32_t>(s.int64_or(compute_major, 0)), static_cast<int32_t>(s.int64_or(compute_minor, 0)),
+                 std::max<int64_t>(0, s.int64_or(clock, 0)), std::max<int64_t>(0, s.int64_or(bandwidth, 0))});
           },
           [&](size_t) { trace_.devices.clear(); }));
     }

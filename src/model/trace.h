@@ -363,6 +363,8 @@ struct DeviceInfo {
   int32_t sm_count = 0;
   int64_t total_memory = 0;
   int32_t compute_major = 0, compute_minor = 0;
+  int64_t clock_hz = 0;          // the SMs' peak clock (nsys clockRate, ncu's clock rate); 0: not recorded
+  int64_t memory_bandwidth = 0;  // bytes per second (nsys memoryBandwidth); 0: not recorded
   bool operator==(const DeviceInfo&) const = default;
 };
 

@@ -193,8 +193,8 @@ Status write_tables(const Trace& tr, sqlite3* db) {
     SqlInsert st(db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?,NULL,NULL,NULL)");
     ok &= st.i(timebase.session_start_utc_ns).run();
     SqlInsert g(db,
-                "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice) "
-                "VALUES (?,?,?,?,?,?,?,?)");
+                "INSERT INTO TARGET_INFO_GPU (vmId,id,name,totalMemory,smCount,computeMajor,computeMinor,cuDevice,"
+                "clockRate,memoryBandwidth) VALUES (?,?,?,?,?,?,?,?,?,?)");
     for (const auto& d : tr.devices) {
       ok &= g.i(0)
                 .i(d.id)
@@ -204,6 +204,8 @@ Status write_tables(const Trace& tr, sqlite3* db) {
                 .i(d.compute_major)
                 .i(d.compute_minor)
                 .i(d.id)
+                .maybe(d.clock_hz, 0)
+                .maybe(d.memory_bandwidth, 0)
                 .run();
     }
     SqlInsert p(db, "INSERT INTO PROCESSES VALUES (?,?,?)");

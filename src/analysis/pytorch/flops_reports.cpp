@@ -108,7 +108,13 @@ std::map<int32_t, GpuPeaks> device_peaks(const Trace& trace, const PeakOverrides
   std::optional<GpuPeaks> only;  // the one kind of GPU the trace names, if it names one
   bool several = false;
   for (const DeviceInfo& d : trace.devices) {
-    const std::optional<GpuPeaks> p = with_overrides(gpu_peaks(trace.str(d.name), d.total_memory));
+    // The user's GPUs and the table first; a GPU they lack from the clock and SMs the trace recorded.
+    std::optional<GpuPeaks> known = gpu_peaks(trace.str(d.name), d.total_memory);
+    if (!known) {
+      known = gpu_peaks_from_clock(trace.str(d.name), d.compute_major, d.compute_minor, d.sm_count, d.clock_hz,
+                                   d.memory_bandwidth);
+    }
+    const std::optional<GpuPeaks> p = with_overrides(known);
     if (!p) {
       several = true;  // a GPU the table lacks: no guess for the unnamed ones
       continue;

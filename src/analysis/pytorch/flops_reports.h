@@ -35,7 +35,8 @@ struct FlopsAttribution {
 };
 FlopsAttribution attribute_flops(const Trace& trace, const OpLinks& links);
 
-// The peaks of each GPU of the trace (by device id), from the table or from the overrides.
+// The peaks of each GPU of the trace (by device id): the user's (--gpu-peaks), the table's, else from the
+// clock and SMs the trace recorded (gpu_peaks_from_clock); the overrides replace what they set.
 struct PeakOverrides {
   double tflops = 0;          // > 0: every dtype's peak
   double bandwidth_gbps = 0;  // > 0: the memory bandwidth
