@@ -68,14 +68,14 @@ TEST(EmitNvtxOperators, TheExportsRangesWithShapesAreOperators) {
   const Trace& t = load_nsys(kExport);
   EXPECT_EQ(t.ranges.size(), 1878u);  // every range stays a range
   const OpTable& ops = t.pytorch.ops;
-  ASSERT_EQ(ops.size(), 1677u);
+  ASSERT_EQ(ops.size(), 1869u);  // as many as the PyTorch profiler recorded in the same loop
   // The first operator: the embedding of step 0, its ids and dims from its name.
   EXPECT_EQ(t.str(ops.name[0]), "aten::embedding");
   EXPECT_EQ(ops.sequence_number[0], 0);
   EXPECT_EQ(ops.external_id[0], 3);
   EXPECT_EQ(t.str(ops.input_dims[0]), "[[512, 64], [4, 32], [], [], []]");
   EXPECT_EQ(ops.input_types[0], kNoStr);  // emit_nvtx records no dtypes
-  int64_t mm = 0, with_seq = 0;
+  int64_t mm = 0, with_seq = 0, engine = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const std::string_view name = t.str(ops.name[i]);
     EXPECT_EQ(name.find(", "), std::string_view::npos) << name;
@@ -83,7 +83,12 @@ TEST(EmitNvtxOperators, TheExportsRangesWithShapesAreOperators) {
     if (i > 0) EXPECT_LE(ops.start[i - 1], ops.start[i]);
     mm += name == "aten::mm";
     with_seq += ops.sequence_number[i] != kNoValue;
+    if (name.starts_with("autograd::engine::evaluate_function: ")) {
+      ++engine;
+      EXPECT_EQ(ops.input_dims[i], kNoStr);
+    }
   }
+  EXPECT_EQ(engine, 192);
   EXPECT_EQ(mm, 30);  // per step: the input and the weight gradient of each of the five linears
   EXPECT_EQ(with_seq, 348);
 }
