@@ -12,6 +12,7 @@
 #include "analysis/gpu_peaks.h"
 #include "analysis/pytorch/flops_reports.h"
 #include "analysis/pytorch/op_flops.h"
+#include "ingest/open_trace.h"
 #include "test_support.h"
 
 namespace tracedoc {
@@ -188,6 +189,19 @@ TEST(GpuPeaks, GpusTheTableLacksTakeTheirPeaksFromTheirClock) {
     EXPECT_NEAR(p.peak_tflops(Dtype::kBf16), c.bf16, 1e-9) << c.file;
     EXPECT_NEAR(p.peak_tflops(Dtype::kFp8), c.fp8, 1e-9) << c.file;
     EXPECT_NEAR(p.bandwidth_gbps, c.bandwidth, 1e-9) << c.file;
+  }
+  // An Nsight Compute report as a timeline: ncu's device attributes (GeForce GTX 1660 SUPER, 22 SMs
+  // at 1,815 MHz, Turing without tensor cores: FP16 at twice the FP32 rate).
+  const std::string ncu = (testing::shared_dir() / "traces/ncu/lakshya/naive.ncu-rep").string();
+  if (std::filesystem::exists(ncu)) {
+    auto t = open_trace(ncu);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    ASSERT_EQ(t->devices.size(), 1u);
+    EXPECT_EQ(t->devices[0].clock_hz, 1815000000);
+    const auto peaks = pytorch::device_peaks(*t);
+    ASSERT_EQ(peaks.size(), 1u);
+    EXPECT_NEAR(peaks.begin()->second.peak_tflops(Dtype::kFp32), 22 * 1.815 * 128e-3, 1e-9);
+    EXPECT_NEAR(peaks.begin()->second.peak_tflops(Dtype::kFp16), 22 * 1.815 * 256e-3, 1e-9);
   }
   // Nothing to go on: no clock, or an architecture without published rates.
   EXPECT_FALSE(gpu_peaks_from_clock("Tesla V100-SXM2-16GB", 7, 0, 80, 0, 0));

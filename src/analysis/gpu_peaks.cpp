@@ -130,6 +130,11 @@ std::optional<GpuPeaks> gpu_peaks_from_clock(std::string_view name, int32_t comp
     int32_t major, minor;
     std::array<double, pytorch::kDtypeCount> rate, geforce;
   };
+  // Turing parts without tensor cores (GeForce GTX 16, TU116/TU117; the small Quadro T-series):
+  // FP16 on the vector units at twice the FP32 rate.
+  static constexpr std::array<double, pytorch::kDtypeCount> kTuringWithoutTensorCores = {0, 4, 128, 0, 256, 0, 0, 0, 0};
+  static constexpr std::string_view kWithoutTensorCores[] = {"GTX",   " T400",  " T500", " T550",
+                                                             " T600", " T1000", " T1200"};
   // clang-format off
   static constexpr Architecture kArchitectures[] = {
       //  cc        unk  fp64  fp32  tf32  fp16  bf16  fp8   fp4  int8
@@ -151,7 +156,13 @@ std::optional<GpuPeaks> gpu_peaks_from_clock(std::string_view name, int32_t comp
   });
   if (arch == std::end(kArchitectures)) return std::nullopt;
   const bool geforce = contains_case_insensitive(name, "GeForce") && arch->geforce[2] > 0;
-  const std::array<double, pytorch::kDtypeCount>& rate = geforce ? arch->geforce : arch->rate;
+  const bool no_tensor_cores =
+      arch->major == 7 && arch->minor == 5 &&
+      std::any_of(std::begin(kWithoutTensorCores), std::end(kWithoutTensorCores),
+                  [&](std::string_view part) { return contains_case_insensitive(name, part); });
+  const std::array<double, pytorch::kDtypeCount>& rate = no_tensor_cores ? kTuringWithoutTensorCores
+                                                         : geforce       ? arch->geforce
+                                                                         : arch->rate;
   GpuPeaks p;
   p.name = name;
   p.from_clock = true;
