@@ -3,7 +3,8 @@
 // (ingest/emit_nvtx_ops.h) and the steps their ProfilerStep#N ranges mark. The export is a real
 // recording of tests/data/pytorch-cpu (tools/record_cpu_pytorch.py: nsys 2023.4.4, PyTorch 2.15,
 // three training steps of a small model on the CPU); tests/pytorch_own_flops_test.py checks its
-// FLOPs against the PyTorch profiler trace of the same loop.
+// FLOPs against the PyTorch profiler trace of the same loop. The ranges that became operators are
+// drawn and compared once, as operators.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,8 @@
 #include "model/emit_nvtx_names.h"
 #include "model/step_names.h"
 #include "test_support.h"
+#include "view/color_scheme.h"
+#include "view/timeline.h"
 
 namespace tracedoc::testing {
 namespace {
@@ -100,6 +103,39 @@ TEST(EmitNvtxOperators, ProfilerStepRangesMarkTheSteps) {
   EXPECT_EQ(steps->source, StepSource::kProfilerStep);
   ASSERT_EQ(steps->steps.size(), 3u);
   for (size_t s = 0; s < 3; ++s) EXPECT_EQ(steps->steps[s].number, static_cast<int64_t>(s));
+}
+
+// The ranges that are operators show once, as operators: on the timeline and in a diff. The other
+// nine are the scopes (three steps, three zero_grad, three optimizer steps).
+TEST(EmitNvtxOperators, OperatorRangesAreDrawnAndComparedOnce) {
+  const Trace& t = load_nsys(kExport);
+  ASSERT_TRUE(operators_are_ranges(t));
+  size_t operator_ranges = 0;
+  for (size_t i = 0; i < t.ranges.size(); ++i) operator_ranges += range_is_operator(t, i);
+  EXPECT_EQ(operator_ranges, 1869u);
+
+  const Result<view::ColorScheme> colors = view::ColorScheme::load("default");
+  ASSERT_TRUE(colors.ok());
+  const view::Timeline tl = view::build_timeline(t, *colors, nullptr, view::ItemFigures(t));
+  size_t ops = 0, ranges = 0;
+  for (const view::Track& track : tl.tracks) {
+    for (const view::TrackItem& item : track.items) {
+      ops += item.category == view::Category::kOp;
+      ranges += item.category == view::Category::kRange;
+    }
+  }
+  EXPECT_EQ(ops, 1869u);
+  EXPECT_EQ(ranges, 9u);
+
+  // diff: the operators once (109 names), the two optimizer scopes as ranges (steps are left out).
+  const CliRun diff = tracedoc({"diff", kExport, kExport});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_NE(diff.out.find("Operators (per step): 109 unchanged"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("Ranges (per step): 2 unchanged"), std::string::npos) << diff.out;
+
+  // A PyTorch profiler trace keeps its own operators and ranges apart.
+  EXPECT_FALSE(operators_are_ranges(load_kineto(
+      (std::filesystem::path(TRACEDOC_SOURCE_DIR) / "tests/data/pytorch-cpu/cpu_train_flops.json.gz").string())));
 }
 
 }  // namespace

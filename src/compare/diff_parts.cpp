@@ -53,13 +53,16 @@ Samples operator_samples(const Trace& t) {
       o.size(), [&](size_t i) { return o.name[i]; }, [&](size_t i) { return duration_of(o.start[i], o.end[i]); }, t);
 }
 
-// Push/pop and start/end ranges by nvtx_sum's Range name (domain:text), step ranges left out.
+// Push/pop and start/end ranges by nvtx_sum's Range name (domain:text), step ranges and the ranges
+// that are the trace's operators (emit_nvtx with shapes) left out.
 Samples range_samples(const Trace& t) {
   const RangeTable& r = t.ranges;
   nsys_stats::NvtxNamer namer(t);
   std::map<std::pair<StrId, StrId>, std::vector<size_t>> groups;  // (domain, text) -> rows
+  const bool ops_are_ranges = operators_are_ranges(t);
   for (size_t i = 0; i < r.size(); ++i) {
     if (!nsys_stats::is_pushpop(r.kind[i]) && !nsys_stats::is_startend(r.kind[i])) continue;
+    if (ops_are_ranges && range_is_operator(t, i)) continue;  // compared as operators
     groups[{namer.domain(i), r.text[i]}].push_back(i);
   }
   Samples out;

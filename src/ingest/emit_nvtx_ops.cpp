@@ -9,32 +9,20 @@
 
 namespace tracedoc {
 
-namespace {
-constexpr std::string_view kAutogradEngine = "autograd::engine::evaluate_function: ";
-}  // namespace
-
 void add_emit_nvtx_operators(Trace& trace) {
   OpTable& ops = trace.pytorch.ops;
   if (ops.size() > 0) return;
   const RangeTable& r = trace.ranges;
-  auto emitted = [&](size_t i) -> std::optional<EmitNvtxName> {
-    const auto kind = static_cast<RangeKind>(r.kind[i]);
-    if (kind != RangeKind::kNvtxPushPop && kind != RangeKind::kNvtxtPushPop) return std::nullopt;
-    if (r.text[i] == kNoStr || r.end[i] == kNoTime) return std::nullopt;
-    return parse_emit_nvtx_name(trace.str(r.text[i]));
-  };
   bool with_shapes = false;
   for (size_t i = 0; i < r.size() && !with_shapes; ++i) {
-    const std::optional<EmitNvtxName> e = emitted(i);
+    const std::optional<EmitNvtxName> e = emit_nvtx_range(trace, i);
     with_shapes = e && !e->sizes.empty();
   }
   if (!with_shapes) return;
   std::string scratch;
   for (uint32_t i : stable_time_order(r.start)) {
-    const std::optional<EmitNvtxName> parsed = emitted(i);
-    // Operators with inputs carry sizes; the autograd engine's wrapper around each backward node
-    // has none, and is an operator too (as the PyTorch profiler records it).
-    if (!parsed || (parsed->sizes.empty() && !parsed->name.starts_with(kAutogradEngine))) continue;
+    const std::optional<EmitNvtxName> parsed = emit_nvtx_range(trace, i);
+    if (!parsed || !is_emit_nvtx_operator(*parsed)) continue;
     // Interning may grow the pool the parsed views point into: copy them out first.
     const std::string name(parsed->name);
     const std::string dims(parsed->sizes.empty() ? std::string_view() : json::compact(parsed->sizes, scratch));

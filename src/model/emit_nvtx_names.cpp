@@ -57,6 +57,24 @@ std::optional<EmitNvtxName> parse_emit_nvtx_name(std::string_view name) {
   return out;
 }
 
+bool is_emit_nvtx_operator(const EmitNvtxName& e) {
+  return !e.sizes.empty() || e.name.starts_with("autograd::engine::evaluate_function: ");
+}
+
+std::optional<EmitNvtxName> emit_nvtx_range(const Trace& t, size_t row) {
+  const RangeTable& r = t.ranges;
+  const auto kind = static_cast<RangeKind>(r.kind[row]);
+  if (kind != RangeKind::kNvtxPushPop && kind != RangeKind::kNvtxtPushPop) return std::nullopt;
+  if (r.text[row] == kNoStr || r.end[row] == kNoTime) return std::nullopt;
+  return parse_emit_nvtx_name(t.str(r.text[row]));
+}
+
+bool range_is_operator(const Trace& t, size_t row) {
+  if (!operators_are_ranges(t)) return false;
+  const std::optional<EmitNvtxName> e = emit_nvtx_range(t, row);
+  return e && is_emit_nvtx_operator(*e);
+}
+
 std::string_view without_emit_nvtx_attributes(std::string_view name) {
   const size_t first = attributes_at(name);
   return first == std::string_view::npos || first == 0 ? name : name.substr(0, first);

@@ -12,6 +12,8 @@
 #include <optional>
 #include <string_view>
 
+#include "model/trace.h"
+
 namespace tracedoc {
 
 struct EmitNvtxName {
@@ -23,6 +25,23 @@ struct EmitNvtxName {
 
 // The parts of an emit_nvtx range name; nullopt for a name without emit_nvtx's attributes.
 std::optional<EmitNvtxName> parse_emit_nvtx_name(std::string_view name);
+
+// Whether the range is one of the operators: it carries sizes (record_shapes=True gives every
+// operator with inputs its sizes), or it is the autograd engine's wrapper around a backward node
+// ("autograd::engine::evaluate_function: AddmmBackward0", which has no inputs). The rest are the
+// record_function scopes (ProfilerStep#N, Optimizer.step#SGD.step).
+bool is_emit_nvtx_operator(const EmitNvtxName& e);
+
+// Whether a trace's operators are its emit_nvtx ranges (ingest/emit_nvtx_ops.h: an nsys export or
+// capture recorded with shapes; a PyTorch profiler trace records its operators apart). Those
+// ranges are then drawn and compared as operators, not a second time as ranges.
+inline bool operators_are_ranges(const Trace& t) {
+  return t.source.format != "kineto-json" && t.pytorch.ops.size() > 0;
+}
+// The name of range `row` when it is a closed NVTX push/pop range with emit_nvtx's attributes.
+std::optional<EmitNvtxName> emit_nvtx_range(const Trace& t, size_t row);
+// For a trace whose operators are its ranges, whether range `row` is one of them.
+bool range_is_operator(const Trace& t, size_t row);
 
 // The name without emit_nvtx's attributes ("aten::mm, seq = 12, op_id = 7" -> "aten::mm"); any
 // other name as it is.

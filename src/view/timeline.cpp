@@ -17,6 +17,7 @@
 #include "analysis/pytorch/gpu_work.h"
 #include "common/human_units.h"
 #include "model/correlation_index.h"
+#include "model/emit_nvtx_names.h"
 
 namespace tracedoc::view {
 
@@ -217,6 +218,7 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     add(cpu_track(api.global_tid[i]), api.start[i], api.end[i], i, names.of(api.name[i]), Category::kApi);
   }
   const RangeTable& r = trace.ranges;
+  const bool ops_are_ranges = operators_are_ranges(trace);  // emit_nvtx's operators (model/emit_nvtx_names.h)
   for (uint32_t i = 0; i < r.size(); ++i) {
     const auto kind = static_cast<RangeKind>(r.kind[i]);
     if (kind == RangeKind::kNvtxDomainCreate) continue;
@@ -226,6 +228,7 @@ Timeline build_timeline(const Trace& trace, const ColorScheme& colors, const Cri
     }
     const TimeNs end = kind == RangeKind::kNvtxMark ? r.start[i] : r.end[i];
     if (!usable(r.start[i], end)) continue;
+    if (ops_are_ranges && range_is_operator(trace, i)) continue;  // drawn below, as the operator it is
     add(cpu_track(r.global_tid[i]), r.start[i], end, i, names.of(r.text[i]), Category::kRange);
   }
   const OpTable& ops = trace.pytorch.ops;
