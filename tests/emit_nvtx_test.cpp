@@ -4,13 +4,14 @@
 // recording of tests/data/pytorch-cpu (tools/record_cpu_pytorch.py: nsys 2023.4.4, PyTorch 2.15,
 // three training steps of a small model on the CPU); tests/pytorch_own_flops_test.py checks its
 // FLOPs against the PyTorch profiler trace of the same loop. The ranges that became operators are
-// drawn and compared once, as operators.
+// drawn, compared and exported once, as operators.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "analysis/steps.h"
 #include "ingest/nsys_sqlite_reader.h"
+#include "ingest/open_trace.h"
 #include "model/emit_nvtx_names.h"
 #include "model/step_names.h"
 #include "test_support.h"
@@ -105,9 +106,10 @@ TEST(EmitNvtxOperators, ProfilerStepRangesMarkTheSteps) {
   for (size_t s = 0; s < 3; ++s) EXPECT_EQ(steps->steps[s].number, static_cast<int64_t>(s));
 }
 
-// The ranges that are operators show once, as operators: on the timeline and in a diff. The other
+// The ranges that are operators show once, as operators: on the timeline, in a diff and in a Chrome
+// trace export. The other
 // nine are the scopes (three steps, three zero_grad, three optimizer steps).
-TEST(EmitNvtxOperators, OperatorRangesAreDrawnAndComparedOnce) {
+TEST(EmitNvtxOperators, OperatorRangesAreDrawnComparedAndExportedOnce) {
   const Trace& t = load_nsys(kExport);
   ASSERT_TRUE(operators_are_ranges(t));
   size_t operator_ranges = 0;
@@ -132,6 +134,16 @@ TEST(EmitNvtxOperators, OperatorRangesAreDrawnAndComparedOnce) {
   ASSERT_EQ(diff.exit_code, 0) << diff.err;
   EXPECT_NE(diff.out.find("Operators (per step): 109 unchanged"), std::string::npos) << diff.out;
   EXPECT_NE(diff.out.find("Ranges (per step): 2 unchanged"), std::string::npos) << diff.out;
+
+  // Written as a PyTorch trace: the operators as cpu_op events, the scopes as user annotations.
+  const std::string chrome = ::testing::TempDir() + "emit_nvtx_export.json";
+  const CliRun exported = tracedoc({"export", "--to", "chrome", "-o", chrome, kExport});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  auto back = open_trace(chrome);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->pytorch.ops.size(), 1869u);
+  EXPECT_EQ(back->ranges.size(), 9u);
+  std::filesystem::remove(chrome);
 
   // A PyTorch profiler trace keeps its own operators and ranges apart.
   EXPECT_FALSE(operators_are_ranges(load_kineto(

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
+#include "model/emit_nvtx_names.h"
 #include "report/atomic_file.h"
 
 namespace tracedoc {
@@ -228,8 +229,10 @@ void Writer::ops() {
 
 void Writer::ranges() {
   const RangeTable& r = t_.ranges;
+  const bool ops_are_ranges = operators_are_ranges(t_);  // emit_nvtx's operators: written as cpu_op above
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.start[i] == kNoTime) continue;
+    if (ops_are_ranges && range_is_operator(t_, i)) continue;
     // A range never closed (nsys) has no Kineto form; it is written as an instant range.
     const TimeNs end = r.end[i] == kNoTime ? r.start[i] : r.end[i];
     open("X", "user_annotation", t_.str(r.text[i]), pid_of(r.global_tid[i]), tid_of(r.global_tid[i]), r.start[i], end);
