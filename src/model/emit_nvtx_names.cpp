@@ -70,7 +70,6 @@ std::optional<EmitNvtxName> emit_nvtx_range(const Trace& t, size_t row) {
 }
 
 bool range_is_operator(const Trace& t, size_t row) {
-  if (!operators_are_ranges(t)) return false;
   const std::optional<EmitNvtxName> e = emit_nvtx_range(t, row);
   return e && is_emit_nvtx_operator(*e);
 }

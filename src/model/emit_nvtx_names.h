@@ -40,7 +40,8 @@ inline bool operators_are_ranges(const Trace& t) {
 }
 // The name of range `row` when it is a closed NVTX push/pop range with emit_nvtx's attributes.
 std::optional<EmitNvtxName> emit_nvtx_range(const Trace& t, size_t row);
-// For a trace whose operators are its ranges, whether range `row` is one of them.
+// For a trace whose operators are its ranges (the caller checks operators_are_ranges once, not per
+// row), whether range `row` is one of them.
 bool range_is_operator(const Trace& t, size_t row);
 
 // The name without emit_nvtx's attributes ("aten::mm, seq = 12, op_id = 7" -> "aten::mm"); any

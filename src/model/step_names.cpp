@@ -10,8 +10,9 @@ bool blank(char c) { return c == ' ' || c == '\t'; }
 }  // namespace
 
 std::optional<int64_t> profiler_step_number(std::string_view name) {
-  name = without_emit_nvtx_attributes(name);  // "ProfilerStep#3, op_id = 1" under emit_nvtx
+  // Every range's name passes here: the prefix first, emit_nvtx's attributes only on a match.
   if (!name.starts_with(kPrefix)) return std::nullopt;
+  name = without_emit_nvtx_attributes(name);  // "ProfilerStep#3, op_id = 1" under emit_nvtx
   std::string_view rest = name.substr(kPrefix.size());
   while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);
   if (rest.empty() || rest.front() != '#') return std::nullopt;
