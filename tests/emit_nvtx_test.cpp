@@ -84,7 +84,9 @@ TEST(EmitNvtxOperators, TheExportsRangesWithShapesAreOperators) {
     const std::string_view name = t.str(ops.name[i]);
     EXPECT_EQ(name.find(", "), std::string_view::npos) << name;
     EXPECT_LE(ops.start[i], ops.end[i]);
-    if (i > 0) EXPECT_LE(ops.start[i - 1], ops.start[i]);
+    if (i > 0) {
+      EXPECT_LE(ops.start[i - 1], ops.start[i]);
+    }
     mm += name == "aten::mm";
     with_seq += ops.sequence_number[i] != kNoValue;
     if (name.starts_with("autograd::engine::evaluate_function: ")) {

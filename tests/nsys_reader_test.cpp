@@ -1,9 +1,11 @@
 // The nsys SQLite reader on every real export: what it loads, that the direct page scanner reads
 // exactly what SQLite reads, and the schema differences it absorbs.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "common/task_pool.h"
 #include "ingest/nsys_sqlite_reader.h"
+#include "ingest/sqlite_fast_scan.h"
 #include "view/timeline.h"
 #include "test_support.h"
 
@@ -104,6 +106,152 @@ TEST(NsysReader, TablesReadInPartsMatchOneScan) {
     ASSERT_TRUE(one.ok()) << one.status().message();
     ASSERT_TRUE(parts.ok()) << parts.status().message();
     expect_same_trace(*one, *parts, path.filename().string());
+  }
+  set_thread_count(before);
+}
+
+// The tables of an SQLite file and their root pages, with each one's row count and whether its
+// rowids run without gaps.
+struct TableRoot {
+  std::string name;
+  uint32_t root = 0;
+  size_t rows = 0;
+  bool dense = false;
+};
+std::vector<TableRoot> table_roots(const fs::path& path) {
+  std::vector<TableRoot> out;
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT name, rootpage FROM sqlite_master WHERE type = 'table' AND rootpage > 0", -1, &st,
+                     nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    out.push_back({reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+                   static_cast<uint32_t>(sqlite3_column_int64(st, 1)), 0});
+  }
+  sqlite3_finalize(st);
+  for (TableRoot& t : out) {
+    sqlite3_prepare_v2(db, ("SELECT count(*), max(rowid) - min(rowid) + 1 FROM \"" + t.name + "\"").c_str(), -1, &st,
+                       nullptr);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      t.rows = static_cast<size_t>(sqlite3_column_int64(st, 0));
+      t.dense = t.rows == static_cast<size_t>(sqlite3_column_int64(st, 1));
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+// A copy of `source` with `sql` applied.
+fs::path modified_copy(const ScratchDir& dir, const fs::path& source, const std::string& name, const std::string& sql) {
+  const fs::path copy = dir.path() / name;
+  fs::copy_file(source, copy, fs::copy_options::overwrite_existing);
+  fs::permissions(copy, fs::perms::owner_write, fs::perm_options::add);
+  sqlite3* db = nullptr;
+  sqlite3_open(copy.c_str(), &db);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+  return copy;
+}
+
+// What the interior pages' keys say a run of leaves holds, against the rows counted in them, for
+// every table of `path`, whole and in 12 parts: exact for the tables without rowid gaps, never
+// fewer rows than there are for the others.
+struct KeyedCounts {
+  size_t runs = 0, exact = 0, over = 0, unknown = 0;
+  size_t dense_runs = 0, dense_exact = 0;
+  std::vector<std::string> with_gaps;  // the tables whose rowids have gaps
+};
+KeyedCounts keyed_counts(const fs::path& path, const std::string& only_table = "") {
+  KeyedCounts out;
+  auto file = SqlitePageFile::open(path.string());
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  if (!file.ok()) return out;
+  for (const TableRoot& t : table_roots(path)) {
+    if (!only_table.empty() && t.name != only_table) continue;
+    if (!t.dense) out.with_gaps.push_back(t.name);
+    SqlitePageFile::TableLeaves leaves;
+    const Status st = (*file)->leaf_pages(t.root, leaves);
+    EXPECT_TRUE(st.ok()) << t.name << ": " << st.message();
+    if (!st.ok()) continue;
+    const size_t n = leaves.pages.size(), parts = std::min<size_t>(12, n);
+    std::vector<std::pair<size_t, size_t>> runs = {{0, n}};
+    for (size_t i = 0; i < parts; ++i) runs.emplace_back(n * i / parts, n * (i + 1) / parts);
+    for (const auto& [from, to] : runs) {
+      auto counted = (*file)->count_rows(std::span<const uint32_t>(leaves.pages).subspan(from, to - from));
+      EXPECT_TRUE(counted.ok()) << t.name;
+      if (from == 0 && to == n) EXPECT_EQ(*counted, t.rows) << t.name;
+      const std::optional<size_t> keyed = leaves.rows_at_most(from, to);
+      ++out.runs;
+      out.dense_runs += t.dense;
+      out.dense_exact += t.dense && keyed == *counted;
+      if (!keyed) {
+        ++out.unknown;
+      } else if (*keyed == *counted) {
+        ++out.exact;
+      } else {
+        EXPECT_GT(*keyed, *counted) << t.name << " leaves " << from << ".." << to;
+        ++out.over;
+      }
+    }
+  }
+  return out;
+}
+
+// The event tables of every real export were only appended to: their rowids run without gaps, and
+// the keys of their interior pages give the rows of any run of their leaves exactly, so a table is
+// read without counting its rows first. Only small tables keyed by their values (StringIds from 0,
+// the ENUM tables) have gaps, and the keys never tell fewer rows than they hold.
+TEST(NsysReader, InteriorKeysGiveEveryTablesRowCounts) {
+  auto exports = all_exports();
+  if (exports.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
+  KeyedCounts all;
+  for (const auto& path : exports) {
+    SCOPED_TRACE(path.filename().string());
+    const KeyedCounts c = keyed_counts(path);
+    EXPECT_EQ(c.dense_exact, c.dense_runs);
+    for (const std::string& table : c.with_gaps) EXPECT_TRUE(table.starts_with("ENUM_") || table == "StringIds") << table;
+    all.runs += c.runs, all.dense_runs += c.dense_runs;
+  }
+  EXPECT_GT(all.dense_runs, 1000u);
+}
+
+// A table rows were deleted from (its rowids have gaps) and one whose rowids lie far apart: the
+// keys tell more rows than there are, or nothing, and the parts are counted and read again. The
+// model is still the one a single scan reads, and so is what SQLite reads.
+TEST(NsysReader, RangesWithRowidGapsReadInPartsMatchOneScan) {
+  const fs::path root = nsys_traces_dir();
+  if (root.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";
+  const fs::path source = root / "nsys-ai/mfu_2gpu_before.sqlite";
+  ScratchDir dir;
+  const fs::path gaps = modified_copy(dir, source, "gaps.sqlite",
+                                      "DELETE FROM NVTX_EVENTS WHERE rowid % 7 = 3 OR rowid BETWEEN 5000 AND 6200");
+  const fs::path apart =
+      modified_copy(dir, source, "apart.sqlite", "UPDATE NVTX_EVENTS SET rowid = rowid + 4000000000000000000 "
+                                                 "WHERE rowid > 15000");
+  const KeyedCounts g = keyed_counts(gaps, "NVTX_EVENTS"), a = keyed_counts(apart, "NVTX_EVENTS");
+  EXPECT_GT(g.over, 0u);
+  EXPECT_GT(a.unknown, 0u);
+  const int before = thread_count();
+  for (const fs::path& path : {gaps, apart}) {
+    SCOPED_TRACE(path.filename().string());
+    set_thread_count(1);
+    auto one = read_nsys_sqlite(path.string());
+    set_thread_count(3);  // 12 parts
+    auto parts = read_nsys_sqlite(path.string());
+    NsysReadOptions slow;
+    slow.fast_scan = false;
+    auto sqlite = read_nsys_sqlite(path.string(), slow);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    ASSERT_TRUE(parts.ok()) << parts.status().message();
+    ASSERT_TRUE(sqlite.ok()) << sqlite.status().message();
+    EXPECT_EQ(parts->ranges.size(), path == gaps ? 19118u - 3760u : 19118u);
+    expect_same_trace(*one, *parts, path.filename().string());
+    expect_same_column(parts->ranges.start, sqlite->ranges.start, "nvtx start");
+    expect_same_strings(*parts, parts->ranges.text, *sqlite, sqlite->ranges.text, "nvtx text");
   }
   set_thread_count(before);
 }

@@ -9,15 +9,15 @@
 
 namespace tracedoc {
 
-void add_emit_nvtx_operators(Trace& trace) {
+void add_emit_nvtx_operators(Trace& trace, bool texts_may_carry_sizes) {
   OpTable& ops = trace.pytorch.ops;
-  if (ops.size() > 0) return;
+  if (ops.size() > 0 || !texts_may_carry_sizes) return;
   const RangeTable& r = trace.ranges;
   // Every NVTX range of every export passes here: one substring search each until a range with
   // shapes turns up (an export without them, emit_nvtx's ids but no sizes, is read to its end).
   bool with_shapes = false;
   for (size_t i = 0; i < r.size() && !with_shapes; ++i) {
-    if (trace.str(r.text[i]).find(", sizes = [") == std::string_view::npos) continue;
+    if (!may_carry_sizes(trace.str(r.text[i]))) continue;
     const std::optional<EmitNvtxName> e = emit_nvtx_range(trace, i);
     with_shapes = e && !e->sizes.empty();
   }

@@ -17,6 +17,8 @@ namespace tracedoc {
 // Python prints lists, go to input_dims; seq and op_id to sequence_number and external_id). Nothing
 // changes for a trace without a range that carries `sizes` (emit_nvtx without record_shapes: the
 // operators cannot be told from the scopes) or one that already has operators (a PyTorch trace).
-void add_emit_nvtx_operators(Trace& trace);
+// A reader that checked each range text with may_carry_sizes as it interned it passes what it found
+// in `texts_may_carry_sizes`: false skips the search through every range.
+void add_emit_nvtx_operators(Trace& trace, bool texts_may_carry_sizes = true);
 
 }  // namespace tracedoc

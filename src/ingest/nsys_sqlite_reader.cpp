@@ -21,6 +21,7 @@
 #include "ingest/emit_nvtx_ops.h"
 #include "ingest/sqlite_db.h"
 #include "ingest/sqlite_fast_scan.h"
+#include "model/emit_nvtx_names.h"
 
 namespace tracedoc {
 
@@ -187,6 +188,9 @@ class Loader {
   int64_t wrong_type() const { return wrong_type_; }
   // Rows dropped for want of a start or end (see timed).
   int64_t untimed() const { return untimed_; }
+  // Whether a string or range text read may carry emit_nvtx's sizes (may_carry_sizes, checked once
+  // per distinct text as it is interned).
+  bool texts_may_carry_sizes() const { return texts_may_carry_sizes_; }
 
  private:
   // A table without one of its required columns (kRequiredColumns) is not read as if the column
@@ -870,7 +874,11 @@ class Loader {
     return scan(
         table, in,
         [&](const auto& s) {
-          set_row(r.size(), s, [&](std::string_view text, size_t) { return trace_.strings.intern(text); });
+          set_row(r.size(), s, [&](std::string_view text, size_t) {
+            const StrId id = trace_.strings.intern(text);
+            if (id + 1 == trace_.strings.size()) texts_may_carry_sizes_ |= may_carry_sizes(text);  // a new text
+            return id;
+          });
         },
         [&](size_t n) {
           r = RangeTable{};
@@ -882,19 +890,52 @@ class Loader {
   Status load_ranges_in_parts(const std::string& table, const Fields& in, SetRow& set_row) {
     TRACEDOC_ASSIGN_OR_RETURN(const FastLayout layout, fast_layout(table, in.names()));
     const size_t parts = split_parts_;
-    std::vector<uint32_t> leaves;
+    SqlitePageFile::TableLeaves leaves;
     TRACEDOC_RETURN_IF_ERROR(fast_->leaf_pages(layout.root, leaves));
-    auto leaves_of = [&](size_t i) {  // part i's share of the leaves, in equal counts
-      const size_t from = leaves.size() * i / parts, to = leaves.size() * (i + 1) / parts;
-      return std::span<const uint32_t>(leaves).subspan(from, to - from);
+    auto bounds_of = [&](size_t i) {  // part i's share of the leaves, in equal counts: [from, to)
+      return std::pair<size_t, size_t>{leaves.pages.size() * i / parts, leaves.pages.size() * (i + 1) / parts};
     };
-    std::vector<Result<size_t>> counts(parts, size_t{0});
-    parallel_for(parts, [&](size_t i) { counts[i] = fast_->count_rows(leaves_of(i)); });
+    auto leaves_of = [&](size_t i) {
+      const auto [from, to] = bounds_of(i);
+      return std::span<const uint32_t>(leaves.pages).subspan(from, to - from);
+    };
+    // Where each part's rows go. The interior pages' keys tell how many rows each part holds when
+    // the rowids have no gaps, as in every export (its rows are only appended); a part that holds
+    // fewer (a table rows were deleted from) has the parts counted and read again.
     std::vector<size_t> first_row(parts + 1, 0);
-    for (size_t i = 0; i < parts; ++i) {
-      if (!counts[i].ok()) return counts[i].status();
-      first_row[i + 1] = first_row[i] + *counts[i];
+    bool from_keys = true;
+    for (size_t i = 0; i < parts && from_keys; ++i) {
+      const auto [from, to] = bounds_of(i);
+      const std::optional<size_t> rows = leaves.rows_at_most(from, to);
+      from_keys = rows.has_value();
+      if (rows) first_row[i + 1] = first_row[i] + *rows;
     }
+    auto count_parts = [&]() -> Status {
+      std::vector<Result<size_t>> counts(parts, size_t{0});
+      parallel_for(parts, [&](size_t i) { counts[i] = fast_->count_rows(leaves_of(i)); });
+      for (size_t i = 0; i < parts; ++i) {
+        if (!counts[i].ok()) return counts[i].status();
+        first_row[i + 1] = first_row[i] + *counts[i];
+      }
+      return Status::Ok();
+    };
+    if (!from_keys) TRACEDOC_RETURN_IF_ERROR(count_parts());
+    bool miscounted = false;
+    TRACEDOC_RETURN_IF_ERROR(read_parts(layout, parts, first_row, leaves_of, set_row, miscounted));
+    if (miscounted && from_keys) {
+      TRACEDOC_RETURN_IF_ERROR(count_parts());
+      TRACEDOC_RETURN_IF_ERROR(read_parts(layout, parts, first_row, leaves_of, set_row, miscounted));
+    }
+    // Counted, and still another count: the file changed under the reader.
+    if (miscounted) return BadInput("the table changed while it was read");
+    return Status::Ok();
+  }
+
+  // The parts' rows into the range table, sized first: part i's go to rows [first_row[i],
+  // first_row[i + 1]). `miscounted`: a part held another number of rows (nothing is kept then).
+  template <typename LeavesOf, typename SetRow>
+  Status read_parts(const FastLayout& layout, size_t parts, const std::vector<size_t>& first_row,
+                    const LeavesOf& leaves_of, SetRow& set_row, bool& miscounted) {
     auto& r = trace_.ranges;
     r = RangeTable{};
     parallel_for(column_count<RangeTable>(), [&](size_t c) { resize_column(r, c, first_row[parts]); });
@@ -902,9 +943,10 @@ class Loader {
     std::vector<std::vector<size_t>> pooled_rows(parts);  // the rows whose text is an id of the part's pool
     std::vector<Status> statuses(parts);
     std::vector<int64_t> wrong_type(parts, 0);
+    std::vector<uint8_t> part_miscounted(parts, 0), sized(parts, 0);
     parallel_for(parts, [&](size_t i) {
       size_t next = first_row[i];
-      bool extra = false;  // more rows than counted (the file changed): never past the part's rows
+      bool extra = false;  // more rows than expected: never past the part's rows
       auto row = [&](const auto& s) {
         if (next == first_row[i + 1]) {
           extra = true;
@@ -912,22 +954,25 @@ class Loader {
         }
         set_row(next++, s, [&](std::string_view text, size_t at) {
           pooled_rows[i].push_back(at);
-          return pools[i].intern(text);
+          const StrId id = pools[i].intern(text);
+          if (id + 1 == pools[i].size()) sized[i] |= may_carry_sizes(text);  // a new text of the part
+          return id;
         });
       };
       auto no_prepare = [](size_t) {};
       statuses[i] = fast_scan(layout, row, no_prepare, leaves_of(i), &wrong_type[i]);
-      if (statuses[i].ok() && (extra || next != first_row[i + 1])) {
-        statuses[i] = BadInput("the table changed while it was read");
-      }
+      part_miscounted[i] = extra || next != first_row[i + 1];
     });
     for (size_t i = 0; i < parts; ++i) TRACEDOC_RETURN_IF_ERROR(statuses[i]);
+    miscounted = std::find(part_miscounted.begin(), part_miscounted.end(), 1) != part_miscounted.end();
+    if (miscounted) return Status::Ok();
     std::vector<StrId> to_trace;
     for (size_t i = 0; i < parts; ++i) {
       to_trace.resize(pools[i].size());
       for (StrId id = 0; id < pools[i].size(); ++id) to_trace[id] = trace_.strings.intern(pools[i].get(id));
       for (size_t at : pooled_rows[i]) r.text[at] = to_trace[r.text[at]];
       wrong_type_ += wrong_type[i];
+      texts_may_carry_sizes_ |= sized[i] != 0;
     }
     return Status::Ok();
   }
@@ -936,7 +981,11 @@ class Loader {
     Fields in;
     const Field id = in("id"), value = in("value");
     Status st = scan(
-        "StringIds", in, [&](const auto& s) { ids.add(s.int64(id), trace_.strings.intern(s.text(value))); },
+        "StringIds", in,
+        [&](const auto& s) {
+          texts_may_carry_sizes_ |= may_carry_sizes(s.text(value));
+          ids.add(s.int64(id), trace_.strings.intern(s.text(value)));
+        },
         [&](size_t) { ids = StringIdMap{}; });
     ids.finish();
     return st;
@@ -1028,6 +1077,7 @@ class Loader {
   const SqlitePageFile* fast_ = nullptr;
   size_t split_parts_ = 1;
   int64_t wrong_type_ = 0;
+  bool texts_may_carry_sizes_ = false;
   int64_t untimed_ = 0;
   int64_t unnamed_metrics_ = 0;
   std::vector<std::string> gpu_metric_names_;  // load_gpu_metrics: the names `metric` indexes
@@ -1217,7 +1267,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   trace.warnings.unnamed_metrics += unnamed_metrics;
 
   count_reversed_rows(trace);
-  if (want & kLoadRanges) add_emit_nvtx_operators(trace);
+  if (want & kLoadRanges) add_emit_nvtx_operators(trace, main_loader.texts_may_carry_sizes());
   return trace;
 }
 

@@ -112,21 +112,54 @@ Status SqlitePageFile::read_pages(uint32_t first, uint32_t count, std::vector<ui
   return Status::Ok();
 }
 
-Status SqlitePageFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const {
+std::optional<size_t> SqlitePageFile::TableLeaves::rows_at_most(size_t begin, size_t end) const {
+  if (begin >= end) return size_t{0};
+  if (begin == 0 && first_rowid == INT64_MIN) return std::nullopt;  // no rowid below the first
+  const int64_t top = upper[end - 1], below = begin == 0 ? first_rowid - 1 : upper[begin - 1];
+  if (top < below) return std::nullopt;  // keys out of order: a damaged tree
+  // Modular arithmetic gives the true difference: below <= top, and both are int64.
+  const uint64_t rows = static_cast<uint64_t>(top) - static_cast<uint64_t>(below);
+  if (rows > (end - begin) * cells_per_page_at_most) return std::nullopt;
+  return static_cast<size_t>(rows);
+}
+
+Status SqlitePageFile::leaf_pages(uint32_t root_page, TableLeaves& out) const {
   // Depth-first, left to right: leaves come out in rowid order. A table b-tree keeps every leaf at
   // one depth, so once the leftmost leaf has shown that depth, the pages there are taken as leaves
-  // unread: a table's scan then reads its interior pages alone here, not every leaf twice. The scan
-  // checks each leaf's type as it reads it (a damaged tree is not taken on trust).
-  std::vector<std::pair<uint32_t, uint32_t>> stack = {{root_page, 0}};  // (page, depth)
+  // unread: a table's scan then reads its interior pages alone here (and the last leaf, for its
+  // last rowid), not every leaf twice. The scan checks each leaf's type as it reads it (a damaged
+  // tree is not taken on trust).
+  out = TableLeaves{};
+  // A cell is at least 4 bytes (SQLite pads smaller ones), plus its 2-byte pointer.
+  out.cells_per_page_at_most = (usable_ - 8) / 6 + 1;
+  struct Visit {
+    uint32_t page, depth;
+    int64_t upper;  // the key of the cell that points here: no rowid below is larger
+  };
+  std::vector<Visit> stack = {{root_page, 0, INT64_MAX}};
   std::vector<uint8_t> buffer;
   size_t guard = 0;
   int64_t leaf_depth = -1;
+  // The rowid of cell `index` of the leaf page in `buffer`, when it has one.
+  auto rowid_of_cell = [&](uint32_t number, uint16_t cells, uint16_t index) -> std::optional<int64_t> {
+    const size_t header = number == 1 ? 100 : 0;
+    if (index >= cells) return std::nullopt;
+    const uint8_t* p = buffer.data() + header + 8 + 2 * index;
+    const uint16_t offset = static_cast<uint16_t>((p[0] << 8) | p[1]);
+    const uint8_t* end = buffer.data() + usable_;
+    uint64_t payload = 0, rowid = 0;
+    const uint8_t* c = offset < usable_ ? read_varint(buffer.data() + offset, end, &payload) : nullptr;
+    if (!c || !read_varint(c, end, &rowid)) return std::nullopt;
+    return static_cast<int64_t>(rowid);
+  };
   while (!stack.empty()) {
-    const auto [number, depth] = stack.back();
+    const Visit visit = stack.back();
     stack.pop_back();
+    const uint32_t number = visit.page;
     if (number == 0 || number > page_count_ || ++guard > page_count_ + 1) return BadInput("damaged SQLite b-tree");
-    if (static_cast<int64_t>(depth) == leaf_depth) {
-      out.push_back(number);
+    if (static_cast<int64_t>(visit.depth) == leaf_depth) {
+      out.pages.push_back(number);
+      out.upper.push_back(visit.upper);
       continue;
     }
     TRACEDOC_RETURN_IF_ERROR(read_pages(number, 1, buffer));
@@ -139,20 +172,35 @@ Status SqlitePageFile::leaf_pages(uint32_t root_page, std::vector<uint32_t>& out
     // (fuzz/regressions/fuzz_nsys_sqlite/cell_count_past_mapping.sqlite).
     if (header + (type == 0x0D ? 8u : 12u) + 2u * cells > usable_) return BadInput("damaged SQLite b-tree page");
     if (type == 0x0D) {
-      if (leaf_depth < 0) leaf_depth = depth;
-      if (static_cast<int64_t>(depth) != leaf_depth) return BadInput("damaged SQLite b-tree: leaves at two depths");
-      out.push_back(number);
+      if (leaf_depth < 0) leaf_depth = visit.depth;
+      if (static_cast<int64_t>(visit.depth) != leaf_depth) return BadInput("damaged SQLite b-tree: leaves at two depths");
+      out.first_rowid = rowid_of_cell(number, cells, 0).value_or(1);
+      out.pages.push_back(number);
+      out.upper.push_back(visit.upper);
       continue;
     }
     if (type != 0x05) return BadInput("unexpected SQLite page type");
-    if (leaf_depth >= 0 && static_cast<int64_t>(depth) >= leaf_depth) return BadInput("damaged SQLite b-tree depth");
+    if (leaf_depth >= 0 && static_cast<int64_t>(visit.depth) >= leaf_depth) return BadInput("damaged SQLite b-tree depth");
     const uint8_t* pointers = p + header + 12;
-    stack.push_back({be32(p + header + 8), depth + 1});  // right-most child, visited last
+    stack.push_back({be32(p + header + 8), visit.depth + 1, visit.upper});  // right-most child, visited last
     for (int c = cells - 1; c >= 0; --c) {
       const uint16_t offset = static_cast<uint16_t>((pointers[2 * c] << 8) | pointers[2 * c + 1]);
       if (offset + 4u > page_size_) return BadInput("damaged SQLite b-tree cell");
-      stack.push_back({be32(p + offset), depth + 1});
+      uint64_t key = 0;
+      if (!read_varint(p + offset + 4, p + usable_, &key)) return BadInput("damaged SQLite b-tree cell");
+      stack.push_back({be32(p + offset), visit.depth + 1, static_cast<int64_t>(key)});
     }
+  }
+  // The last leaf's last rowid bounds it (its key is the root's: none). An empty table is a root
+  // leaf without cells: no rowids at all.
+  const uint32_t last = out.pages.back();
+  TRACEDOC_RETURN_IF_ERROR(read_pages(last, 1, buffer));
+  const std::optional<uint16_t> cells = leaf_cells(buffer.data(), last);
+  if (!cells) return BadInput("damaged SQLite table page " + std::to_string(last));
+  if (*cells == 0 && out.pages.size() == 1) {
+    out.upper.back() = out.first_rowid - 1;
+  } else if (std::optional<int64_t> rowid = rowid_of_cell(last, *cells, static_cast<uint16_t>(*cells - 1))) {
+    out.upper.back() = std::min(out.upper.back(), *rowid);
   }
   return Status::Ok();
 }

@@ -56,11 +56,26 @@ class SqlitePageFile {
   Status scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
               CountFn&& on_count) const;
 
-  // The same in parts, for threads that read one table at once: its leaf pages in rowid order (the
-  // interior pages read; the leaves are checked when read), the rows a run of them holds, and the
-  // rows of a run of them (without on_count). Consecutive runs, scanned at once and joined in
-  // order, are the table's rows.
-  Status leaf_pages(uint32_t root_page, std::vector<uint32_t>& out) const;
+  // A table's leaf pages in rowid order, and what its interior pages' keys say of the rowids each
+  // holds: no rowid of leaf i is above upper[i], nor at or below upper[i - 1]. The first leaf's
+  // first rowid and the last leaf's last are read from those two leaves.
+  struct TableLeaves {
+    std::vector<uint32_t> pages;
+    std::vector<int64_t> upper;
+    int64_t first_rowid = 1;
+    // The most rows leaves [begin, end) can hold: one per rowid their keys leave room for. That
+    // is their row count when the rowids have no gaps, as in a table rows were only appended to
+    // (an export's); nullopt when the keys allow more rows than the pages could hold (rowids
+    // far apart), which only counting the rows tells.
+    std::optional<size_t> rows_at_most(size_t begin, size_t end) const;
+    size_t cells_per_page_at_most = 0;
+  };
+
+  // The same in parts, for threads that read one table at once: its leaf pages (the interior pages
+  // read; the leaves are checked when read), the rows a run of them holds, and the rows of a run of
+  // them (without on_count). Consecutive runs, scanned at once and joined in order, are the
+  // table's rows.
+  Status leaf_pages(uint32_t root_page, TableLeaves& out) const;
   Result<size_t> count_rows(std::span<const uint32_t> leaves) const;
   template <typename RowFn>
   Status scan_leaves(std::span<const uint32_t> leaves, const std::vector<int>& columns, int rowid_column,
@@ -101,13 +116,17 @@ class SqlitePageFile {
 template <typename RowFn, typename CountFn>
 Status SqlitePageFile::scan(uint32_t root_page, const std::vector<int>& columns, int rowid_column, RowFn&& row,
                             CountFn&& on_count) const {
-  std::vector<uint32_t> leaves;
+  TableLeaves leaves;
   TRACEDOC_RETURN_IF_ERROR(leaf_pages(root_page, leaves));
-  // The row count (from each leaf's header) comes first, so that the caller reserves its columns
-  // once: a first pass over the leaves (the second reads them from the page cache).
-  TRACEDOC_ASSIGN_OR_RETURN(const size_t total, count_rows(leaves));
-  on_count(total);
-  return scan_leaves(leaves, columns, rowid_column, row);
+  // The most rows the table can hold comes first, so that the caller reserves its columns once:
+  // from the interior pages' keys, without reading the leaves twice; counted from each leaf's
+  // header only when the keys leave room for far more rows than the pages could hold.
+  std::optional<size_t> total = leaves.rows_at_most(0, leaves.pages.size());
+  if (!total) {
+    TRACEDOC_ASSIGN_OR_RETURN(total, count_rows(leaves.pages));
+  }
+  on_count(*total);
+  return scan_leaves(leaves.pages, columns, rowid_column, row);
 }
 
 template <typename RowFn>

@@ -38,6 +38,10 @@ bool is_emit_nvtx_operator(const EmitNvtxName& e);
 inline bool operators_are_ranges(const Trace& t) {
   return t.source.format != "kineto-json" && t.pytorch.ops.size() > 0;
 }
+// Whether a range name may carry emit_nvtx's sizes: one substring search, for those that look at
+// every name before parsing any.
+inline bool may_carry_sizes(std::string_view name) { return name.find(", sizes = [") != std::string_view::npos; }
+
 // The name of range `row` when it is a closed NVTX push/pop range with emit_nvtx's attributes.
 std::optional<EmitNvtxName> emit_nvtx_range(const Trace& t, size_t row);
 // For a trace whose operators are its ranges (the caller checks operators_are_ranges once, not per
