@@ -16,8 +16,10 @@ bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; 
 
 // Room kept before a window's data for the tail of the window before: an event is well under this.
 constexpr size_t kSlack = 64u << 10;
-// Windows hold this many runs per thread, so that a round gives every thread several runs.
-constexpr size_t kRunsPerThread = 4;
+// Windows hold this many runs per thread, so that a round gives every thread many runs: each round
+// ends when its last run does, and small runs leave the threads little to wait for (16 runs of
+// 256 KB kept both cores busy 96% of the time on a 1 GB trace, 4 runs of 1 MB 90-94%).
+constexpr size_t kRunsPerThread = 16;
 
 // One window: bytes [begin, end) are document bytes from offset_of(begin); [data, end) were read
 // from the stream for this window, [begin, data) is the tail copied from the window before.

@@ -426,7 +426,10 @@ void TraceBuilder::add_op(const RawEvent& e, TimeNs start, TimeNs end) {
   o.sequence_number.push_back(int_or(e.sequence_number, kNoValue));
   o.fwd_thread_id.push_back(int_or(e.fwd_thread_id, kNoValue));
   const auto compact = [&](const Value& v) {
-    return v.present ? t_.strings.intern(json::compact(v.text, scratch_)) : kNoStr;
+    if (!v.present) return kNoStr;
+    const StrId written = written_lists_.intern(v.text);
+    if (written == compacted_lists_.size()) compacted_lists_.push_back(t_.strings.intern(json::compact(v.text, scratch_)));
+    return compacted_lists_[written];
   };
   o.input_dims.push_back(compact(e.input_dims));
   o.input_types.push_back(compact(e.input_types));

@@ -168,6 +168,10 @@ class TraceBuilder {
   std::unordered_map<int64_t, StrId> thread_names_, process_names_;  // by global tid / global pid
   std::vector<int64_t> collective_kernel_rows_;
   std::string scratch_;  // json::compact's output, reused
+  // Input shapes and types repeat from step to step: each distinct list, as the file writes it, is
+  // compacted once (written_lists_ id -> the compacted list's id in the trace).
+  StringPool written_lists_;
+  std::vector<StrId> compacted_lists_;
   int64_t first_cpu_pid_ = -1;
   // The threads of stored Python calls, numbered in first-seen order; PythonFunctionTable::global_tid
   // holds these numbers until finish() maps them. Mapping a pid or tid can number a new named

@@ -46,7 +46,7 @@ struct KinetoReadOptions {
   // tokenized in runs of about this many bytes at once while one thread builds the model from them
   // in document order (ingest/kineto_event_pipeline.h); the trace read is the same on any number
   // of threads. 0 reads on one thread. Tests make runs small to put small traces through it.
-  size_t parallel_run_bytes = size_t{1} << 20;
+  size_t parallel_run_bytes = size_t{1} << 18;
 };
 
 // True when the first bytes look like a Kineto/Chrome trace: gzip magic, or JSON text starting
