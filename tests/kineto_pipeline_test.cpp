@@ -145,7 +145,7 @@ TEST(KinetoPipeline, ErrorsAndTruncationsAtAnyOffset) {
     SCOPED_TRACE(at);
     expect_pipeline_reads_as_sequential(bytes.substr(0, at), "cut");
     std::string broken = bytes;
-    broken.insert(at, "\"");  // an unescaped quote somewhere
+    broken.insert(at, 1, '"');  // an unescaped quote somewhere
     expect_pipeline_reads_as_sequential(broken, "quote");
     broken = bytes;
     broken[at] = '}';

@@ -213,7 +213,8 @@ TEST(NsysReader, InteriorKeysGiveEveryTablesRowCounts) {
     SCOPED_TRACE(path.filename().string());
     const KeyedCounts c = keyed_counts(path);
     EXPECT_EQ(c.dense_exact, c.dense_runs);
-    for (const std::string& table : c.with_gaps) EXPECT_TRUE(table.starts_with("ENUM_") || table == "StringIds") << table;
+    for (const std::string& table : c.with_gaps)
+      EXPECT_TRUE(table.starts_with("ENUM_") || table == "StringIds") << table;
     all.runs += c.runs, all.dense_runs += c.dense_runs;
   }
   EXPECT_GT(all.dense_runs, 1000u);
@@ -229,9 +230,9 @@ TEST(NsysReader, RangesWithRowidGapsReadInPartsMatchOneScan) {
   ScratchDir dir;
   const fs::path gaps = modified_copy(dir, source, "gaps.sqlite",
                                       "DELETE FROM NVTX_EVENTS WHERE rowid % 7 = 3 OR rowid BETWEEN 5000 AND 6200");
-  const fs::path apart =
-      modified_copy(dir, source, "apart.sqlite", "UPDATE NVTX_EVENTS SET rowid = rowid + 4000000000000000000 "
-                                                 "WHERE rowid > 15000");
+  const fs::path apart = modified_copy(dir, source, "apart.sqlite",
+                                       "UPDATE NVTX_EVENTS SET rowid = rowid + 4000000000000000000 "
+                                       "WHERE rowid > 15000");
   const KeyedCounts g = keyed_counts(gaps, "NVTX_EVENTS"), a = keyed_counts(apart, "NVTX_EVENTS");
   EXPECT_GT(g.over, 0u);
   EXPECT_GT(a.unknown, 0u);

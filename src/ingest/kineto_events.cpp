@@ -428,7 +428,8 @@ void TraceBuilder::add_op(const RawEvent& e, TimeNs start, TimeNs end) {
   const auto compact = [&](const Value& v) {
     if (!v.present) return kNoStr;
     const StrId written = written_lists_.intern(v.text);
-    if (written == compacted_lists_.size()) compacted_lists_.push_back(t_.strings.intern(json::compact(v.text, scratch_)));
+    if (written == compacted_lists_.size())
+      compacted_lists_.push_back(t_.strings.intern(json::compact(v.text, scratch_)));
     return compacted_lists_[written];
   };
   o.input_dims.push_back(compact(e.input_dims));

@@ -173,14 +173,16 @@ Status SqlitePageFile::leaf_pages(uint32_t root_page, TableLeaves& out) const {
     if (header + (type == 0x0D ? 8u : 12u) + 2u * cells > usable_) return BadInput("damaged SQLite b-tree page");
     if (type == 0x0D) {
       if (leaf_depth < 0) leaf_depth = visit.depth;
-      if (static_cast<int64_t>(visit.depth) != leaf_depth) return BadInput("damaged SQLite b-tree: leaves at two depths");
+      if (static_cast<int64_t>(visit.depth) != leaf_depth)
+        return BadInput("damaged SQLite b-tree: leaves at two depths");
       out.first_rowid = rowid_of_cell(number, cells, 0).value_or(1);
       out.pages.push_back(number);
       out.upper.push_back(visit.upper);
       continue;
     }
     if (type != 0x05) return BadInput("unexpected SQLite page type");
-    if (leaf_depth >= 0 && static_cast<int64_t>(visit.depth) >= leaf_depth) return BadInput("damaged SQLite b-tree depth");
+    if (leaf_depth >= 0 && static_cast<int64_t>(visit.depth) >= leaf_depth)
+      return BadInput("damaged SQLite b-tree depth");
     const uint8_t* pointers = p + header + 12;
     stack.push_back({be32(p + header + 8), visit.depth + 1, visit.upper});  // right-most child, visited last
     for (int c = cells - 1; c >= 0; --c) {
