@@ -11,10 +11,12 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "analysis/trace_filter.h"
+#include "model/column_selection.h"
 #include "model/table_sort.h"
 #include "model/trace.h"
 
@@ -121,6 +123,31 @@ TEST(TableColumns, DeclarationsAreWellFormed) {
   EXPECT_EQ(bytes_per_row<CudaEventTable>(), 52u);
 }
 
+// Permutes, filters and truncates copies of `original` (kRows rows) and checks every column of each.
+template <typename Table>
+void expect_reorders_keep_rows_aligned(const Table& original, std::mt19937_64& rng, const std::string& what) {
+  std::vector<uint32_t> order(kRows);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), rng);
+  Table permuted = original;
+  permute_rows(permuted, order);
+  expect_rows(original, permuted, std::vector<size_t>(order.begin(), order.end()), what + ": permute");
+
+  std::vector<uint8_t> keep(kRows);
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < kRows; ++i) {
+    keep[i] = rng() % 3 != 0;
+    if (keep[i]) kept.push_back(i);
+  }
+  Table filtered = original;
+  keep_rows(filtered, keep);
+  expect_rows(original, filtered, kept, what + ": keep");
+
+  Table truncated = original;
+  truncate_rows(truncated, 100);
+  expect_rows(original, truncated, iota_rows(100), what + ": truncate");
+}
+
 TEST(TableColumns, PermuteKeepTruncateKeepRowsAligned) {
   std::mt19937_64 rng(19);
   for (bool with_optional : {false, true}) {
@@ -130,33 +157,45 @@ TEST(TableColumns, PermuteKeepTruncateKeepRowsAligned) {
       Table original;
       fill(original, kRows, rng, with_optional);
       ASSERT_EQ(original.size(), kRows) << what;
-
-      std::vector<uint32_t> order(kRows);
-      std::iota(order.begin(), order.end(), 0u);
-      std::shuffle(order.begin(), order.end(), rng);
-      Table permuted = original;
-      permute_rows(permuted, order);
-      expect_rows(original, permuted, std::vector<size_t>(order.begin(), order.end()), what + ": permute");
-
-      std::vector<uint8_t> keep(kRows);
-      std::vector<size_t> kept;
-      for (size_t i = 0; i < kRows; ++i) {
-        keep[i] = rng() % 3 != 0;
-        if (keep[i]) kept.push_back(i);
-      }
-      Table filtered = original;
-      keep_rows(filtered, keep);
-      expect_rows(original, filtered, kept, what + ": keep");
-
-      Table truncated = original;
-      truncate_rows(truncated, 100);
-      expect_rows(original, truncated, iota_rows(100), what + ": truncate");
+      expect_reorders_keep_rows_aligned(original, rng, what);
 
       Table reserved;
       reserved.reserve(kRows);
       EXPECT_EQ(reserved.size(), 0u) << what;
     });
   }
+}
+
+// A read narrowed to some columns (model/column_selection.h) leaves the others empty: every
+// operation passes them by and keeps the columns read aligned, for random selections of every
+// table a selection can narrow.
+template <typename Table>
+void check_unread_columns(std::mt19937_64& rng) {
+  for (int round = 0; round < 8; ++round) {
+    const uint64_t mask = rng() | time_columns<Table>();
+    Table original;
+    fill(original, kRows, rng, true);
+    size_t index = 0;
+    for_each_column(original, [&](const auto&, auto& values) {
+      if (!((mask >> index++) & 1)) values.clear();
+    });
+    const std::string what = std::string(typeid(Table).name()) + " mask " + std::to_string(mask);
+    ASSERT_EQ(original.size(), kRows) << what;
+    expect_reorders_keep_rows_aligned(original, rng, what);
+
+    // Two reads with one selection (the files of a rank directory) append column by column.
+    Table appended = original;
+    append_rows(appended, original);
+    std::vector<size_t> twice = iota_rows(kRows);
+    twice.insert(twice.end(), twice.begin(), twice.end());
+    expect_rows(original, appended, twice, what + ": append");
+  }
+}
+
+TEST(TableColumns, ColumnsLeftUnreadStayEmptyThroughEveryOperation) {
+  std::mt19937_64 rng(23);
+  std::apply([&](const auto&... table) { (check_unread_columns<std::decay_t<decltype(table)>>(rng), ...); },
+             SelectableTables{});
 }
 
 TEST(TableColumns, AppendMovesEveryColumnByItsRole) {

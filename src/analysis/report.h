@@ -12,6 +12,7 @@
 #include "analysis/result.h"
 #include "common/name_pattern.h"
 #include "common/status.h"
+#include "model/column_selection.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -42,7 +43,13 @@ struct ReportDef {
   ReportKind kind;
   uint32_t tables;  // table bits (model/table_set.h) the report reads
   ReportFn run;
+  // The columns of the large tables it reads, given its arguments (model/column_selection.h); null:
+  // every column. A read for several reports fills the columns of all of them.
+  ColumnSelection (*columns)(const ReportArgs&) = nullptr;
 };
+
+// ReportDef::columns of a report that reads none of the tables a selection narrows.
+inline ColumnSelection reads_no_large_table(const ReportArgs&) { return ColumnSelection::time_only(); }
 
 // NoData("<file> <what>"): the trace lacks what the report summarizes ("does not contain ...").
 Status no_data(const Trace& trace, std::string_view what);

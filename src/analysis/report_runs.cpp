@@ -50,6 +50,15 @@ uint32_t tables_read(const std::vector<ReportRequest>& requests) {
   return tables;
 }
 
+ColumnSelection columns_read(const std::vector<ReportRequest>& requests) {
+  ColumnSelection columns = ColumnSelection::time_only();
+  for (const ReportRequest& r : requests) {
+    if (!r.def->columns) return ColumnSelection{};  // a report that reads every column
+    columns |= r.def->columns(r.args);
+  }
+  return columns;
+}
+
 struct ReportRuns::Kept {
   Status status;
   TableSink table;

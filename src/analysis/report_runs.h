@@ -26,6 +26,9 @@ Result<std::vector<ReportRequest>> report_requests(const std::vector<std::string
 // The tables (model/table_set.h bits) the requests read, arguments included (`:nvtx-name` also
 // reads NVTX ranges and API calls).
 uint32_t tables_read(const std::vector<ReportRequest>& requests);
+// The columns of the large tables they read (ReportDef::columns): all of them as soon as one
+// report does not say.
+ColumnSelection columns_read(const std::vector<ReportRequest>& requests);
 
 class ReportRuns {
  public:

@@ -145,7 +145,7 @@ Result<OutputSettings> output_settings(const InputOptions& opt) {
   return out;
 }
 
-Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
+Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables, const ColumnSelection& columns) {
   if (opt.input.empty()) return UsageError("an INPUT file is required");
   TRACEDOC_ASSIGN_OR_RETURN(OutputSettings out, output_settings(opt));
 
@@ -168,6 +168,8 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables) {
 
   OpenOptions open_options;
   open_options.nsys.tables = tables;
+  // The filters and the Nsight Compute join read columns no report declares.
+  if (!filter.window && !filter.nvtx && opt.ncu.empty()) open_options.nsys.columns = columns;
   open_options.rank = opt.rank;
   // TRACEDOC_TIMING=1 prints where the time goes on stderr.
   const bool timing = std::getenv("TRACEDOC_TIMING") != nullptr;

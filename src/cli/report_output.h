@@ -59,9 +59,10 @@ struct LoadedInput {
   Trace trace;
   OutputSettings output;
 };
-// `tables`: the NsysTables bits the reports read. Parses every option first, so that a usage error
-// is reported before a large file is read.
-Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables);
+// `tables`: the NsysTables bits the reports read, `columns` the columns of them (columns_read; a
+// filter or --ncu reads every column). Parses every option first, so that a usage error is reported
+// before a large file is read.
+Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables, const ColumnSelection& columns = {});
 
 // What the diagnosis reads (diagnose, check, diff): GPU work and graph launches, API calls (launch
 // links, steps), ranges and operators (steps, markers, call sites of findings), GPU memory, OS

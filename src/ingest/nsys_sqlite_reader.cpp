@@ -21,6 +21,7 @@
 #include "ingest/emit_nvtx_ops.h"
 #include "ingest/sqlite_db.h"
 #include "ingest/sqlite_fast_scan.h"
+#include "model/column_selection.h"
 #include "model/emit_nvtx_names.h"
 
 namespace tracedoc {
@@ -116,7 +117,8 @@ StrId raw_id(int64_t v) {
 
 // A column of the table a scan reads, bound by name (Fields); row functions read values through it.
 struct Field {
-  int index;
+  int index = -1;  // -1: not bound (a column the read does not fill)
+  explicit operator bool() const { return index >= 0; }
 };
 
 // The columns one scan reads. in("start") binds the table's `start` column and returns its Field,
@@ -182,6 +184,13 @@ class Loader {
   }
 
   void use_fast_scanner(const SqlitePageFile* fast) { fast_ = fast; }
+  // The columns the loads fill (model/column_selection.h); the others stay empty.
+  // The thread, type and text of every NVTX range are read in any case: the emit_nvtx operators
+  // are made from them after the read (add_emit_nvtx_operators).
+  void select_columns(const ColumnSelection& columns) {
+    columns_ = columns;
+    columns_.select<RangeTable>(&RangeTable::global_tid, &RangeTable::kind, &RangeTable::text);
+  }
   // Large tables are read in this many parts at once (1: one scan each).
   void split_scans(size_t parts) { split_parts_ = std::max<size_t>(parts, 1); }
   // Values of the wrong type read so far (text in an integer column), read as absent.
@@ -307,159 +316,166 @@ class Loader {
 
  public:
   Status load_kernels() {
+    using T = KernelTable;
     auto& k = trace_.kernels;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
-                correlation_id = in("correlationId"), device_id = in("deviceId"), context_id = in("contextId"),
-                green_context_id = in("greenContextId"), stream_id = in("streamId"),
-                demangled_name = in("demangledName"), short_name = in("shortName"), mangled_name = in("mangledName"),
-                grid_x = in("gridX"), grid_y = in("gridY"), grid_z = in("gridZ"), block_x = in("blockX"),
-                block_y = in("blockY"), block_z = in("blockZ"), registers_per_thread = in("registersPerThread"),
-                static_shared_memory = in("staticSharedMemory"), dynamic_shared_memory = in("dynamicSharedMemory"),
-                graph_node_id = in("graphNodeId");
+    const Field start = in("start"), end = in("end"), global_pid = bind(in, "globalPid", &T::global_pid),
+                correlation_id = bind(in, "correlationId", &T::correlation),
+                device_id = bind(in, "deviceId", &T::device), context_id = bind(in, "contextId", &T::context),
+                green_context_id = bind(in, "greenContextId", &T::green_context),
+                stream_id = bind(in, "streamId", &T::stream), demangled_name = bind(in, "demangledName", &T::name),
+                short_name = bind(in, "shortName", &T::short_name),
+                mangled_name = bind(in, "mangledName", &T::mangled_name), grid_x = bind(in, "gridX", &T::grid_x),
+                grid_y = bind(in, "gridY", &T::grid_y), grid_z = bind(in, "gridZ", &T::grid_z),
+                block_x = bind(in, "blockX", &T::block_x), block_y = bind(in, "blockY", &T::block_y),
+                block_z = bind(in, "blockZ", &T::block_z),
+                registers_per_thread = bind(in, "registersPerThread", &T::registers_per_thread),
+                static_shared_memory = bind(in, "staticSharedMemory", &T::static_smem),
+                dynamic_shared_memory = bind(in, "dynamicSharedMemory", &T::dynamic_smem),
+                graph_node_id = bind(in, "graphNodeId", &T::graph_node_id);
     return scan(
         "CUPTI_ACTIVITY_KIND_KERNEL", in,
         [&](const auto& s) {
           if (!timed(s, start, end)) return;
           k.start.push_back(s.int64_or(start, kNoTime));
           k.end.push_back(s.int64_or(end, kNoTime));
-          k.global_pid.push_back(s.int64_or(global_pid, 0));
-          k.correlation.push_back(s.int64_or(correlation_id, kNone));
-          k.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-          k.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-          k.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
-          k.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-          k.name.push_back(raw_id(s.int64_or(demangled_name, kNone)));
-          k.short_name.push_back(raw_id(s.int64_or(short_name, kNone)));
-          k.mangled_name.push_back(raw_id(s.int64_or(mangled_name, kNone)));
-          k.grid_x.push_back(static_cast<int32_t>(s.int64(grid_x)));
-          k.grid_y.push_back(static_cast<int32_t>(s.int64(grid_y)));
-          k.grid_z.push_back(static_cast<int32_t>(s.int64(grid_z)));
-          k.block_x.push_back(static_cast<int32_t>(s.int64(block_x)));
-          k.block_y.push_back(static_cast<int32_t>(s.int64(block_y)));
-          k.block_z.push_back(static_cast<int32_t>(s.int64(block_z)));
-          k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(registers_per_thread)));
-          k.static_smem.push_back(static_cast<int32_t>(s.int64(static_shared_memory)));
-          k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(dynamic_shared_memory)));
-          k.graph_node_id.push_back(s.int64_or(graph_node_id, kNone));
+          if (global_pid) k.global_pid.push_back(s.int64_or(global_pid, 0));
+          if (correlation_id) k.correlation.push_back(s.int64_or(correlation_id, kNone));
+          if (device_id) k.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          if (context_id) k.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          if (green_context_id) k.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+          if (stream_id) k.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          if (demangled_name) k.name.push_back(raw_id(s.int64_or(demangled_name, kNone)));
+          if (short_name) k.short_name.push_back(raw_id(s.int64_or(short_name, kNone)));
+          if (mangled_name) k.mangled_name.push_back(raw_id(s.int64_or(mangled_name, kNone)));
+          if (grid_x) k.grid_x.push_back(static_cast<int32_t>(s.int64(grid_x)));
+          if (grid_y) k.grid_y.push_back(static_cast<int32_t>(s.int64(grid_y)));
+          if (grid_z) k.grid_z.push_back(static_cast<int32_t>(s.int64(grid_z)));
+          if (block_x) k.block_x.push_back(static_cast<int32_t>(s.int64(block_x)));
+          if (block_y) k.block_y.push_back(static_cast<int32_t>(s.int64(block_y)));
+          if (block_z) k.block_z.push_back(static_cast<int32_t>(s.int64(block_z)));
+          if (registers_per_thread)
+            k.registers_per_thread.push_back(static_cast<int32_t>(s.int64(registers_per_thread)));
+          if (static_shared_memory) k.static_smem.push_back(static_cast<int32_t>(s.int64(static_shared_memory)));
+          if (dynamic_shared_memory) k.dynamic_smem.push_back(static_cast<int32_t>(s.int64(dynamic_shared_memory)));
+          if (graph_node_id) k.graph_node_id.push_back(s.int64_or(graph_node_id, kNone));
         },
-        [&](size_t n) {
-          k = KernelTable{};
-          k.reserve(n);
-        });
+        [&](size_t n) { prepare_table(k, n); });
   }
 
   Status load_memcpy() {
+    using T = MemcpyTable;
     auto& m = trace_.memcpys;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
-                correlation_id = in("correlationId"), bytes = in("bytes"), device_id = in("deviceId"),
-                context_id = in("contextId"), green_context_id = in("greenContextId"), stream_id = in("streamId"),
-                src_device_id = in("srcDeviceId"), dst_device_id = in("dstDeviceId"), copy_kind = in("copyKind"),
-                src_kind = in("srcKind"), dst_kind = in("dstKind");
+    const Field start = in("start"), end = in("end"), global_pid = bind(in, "globalPid", &T::global_pid),
+                correlation_id = bind(in, "correlationId", &T::correlation), bytes = bind(in, "bytes", &T::bytes),
+                device_id = bind(in, "deviceId", &T::device), context_id = bind(in, "contextId", &T::context),
+                green_context_id = bind(in, "greenContextId", &T::green_context),
+                stream_id = bind(in, "streamId", &T::stream), src_device_id = bind(in, "srcDeviceId", &T::src_device),
+                dst_device_id = bind(in, "dstDeviceId", &T::dst_device),
+                copy_kind = bind(in, "copyKind", &T::copy_kind), src_kind = bind(in, "srcKind", &T::src_kind),
+                dst_kind = bind(in, "dstKind", &T::dst_kind);
     return scan(
         "CUPTI_ACTIVITY_KIND_MEMCPY", in,
         [&](const auto& s) {
           if (!timed(s, start, end)) return;
           m.start.push_back(s.int64_or(start, kNoTime));
           m.end.push_back(s.int64_or(end, kNoTime));
-          m.global_pid.push_back(s.int64_or(global_pid, 0));
-          m.correlation.push_back(s.int64_or(correlation_id, kNone));
-          m.bytes.push_back(s.int64_or(bytes, 0));
-          m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-          m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-          m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
-          m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-          m.src_device.push_back(to_i32(s.int64_or(src_device_id, kNone)));
-          m.dst_device.push_back(to_i32(s.int64_or(dst_device_id, kNone)));
-          m.copy_kind.push_back(to_kind(s.int64_or(copy_kind, kNone)));
-          m.src_kind.push_back(to_kind(s.int64_or(src_kind, kNone)));
-          m.dst_kind.push_back(to_kind(s.int64_or(dst_kind, kNone)));
+          if (global_pid) m.global_pid.push_back(s.int64_or(global_pid, 0));
+          if (correlation_id) m.correlation.push_back(s.int64_or(correlation_id, kNone));
+          if (bytes) m.bytes.push_back(s.int64_or(bytes, 0));
+          if (device_id) m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          if (context_id) m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          if (green_context_id) m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+          if (stream_id) m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          if (src_device_id) m.src_device.push_back(to_i32(s.int64_or(src_device_id, kNone)));
+          if (dst_device_id) m.dst_device.push_back(to_i32(s.int64_or(dst_device_id, kNone)));
+          if (copy_kind) m.copy_kind.push_back(to_kind(s.int64_or(copy_kind, kNone)));
+          if (src_kind) m.src_kind.push_back(to_kind(s.int64_or(src_kind, kNone)));
+          if (dst_kind) m.dst_kind.push_back(to_kind(s.int64_or(dst_kind, kNone)));
         },
-        [&](size_t n) {
-          m = MemcpyTable{};
-          m.reserve(n);
-        });
+        [&](size_t n) { prepare_table(m, n); });
   }
 
   Status load_memset() {
+    using T = MemsetTable;
     auto& m = trace_.memsets;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_pid = in("globalPid"),
-                correlation_id = in("correlationId"), bytes = in("bytes"), value = in("value"),
-                device_id = in("deviceId"), context_id = in("contextId"), green_context_id = in("greenContextId"),
-                stream_id = in("streamId"), mem_kind = in("memKind");
+    const Field start = in("start"), end = in("end"), global_pid = bind(in, "globalPid", &T::global_pid),
+                correlation_id = bind(in, "correlationId", &T::correlation), bytes = bind(in, "bytes", &T::bytes),
+                value = bind(in, "value", &T::value), device_id = bind(in, "deviceId", &T::device),
+                context_id = bind(in, "contextId", &T::context),
+                green_context_id = bind(in, "greenContextId", &T::green_context),
+                stream_id = bind(in, "streamId", &T::stream), mem_kind = bind(in, "memKind", &T::mem_kind);
     return scan(
         "CUPTI_ACTIVITY_KIND_MEMSET", in,
         [&](const auto& s) {
           if (!timed(s, start, end)) return;
           m.start.push_back(s.int64_or(start, kNoTime));
           m.end.push_back(s.int64_or(end, kNoTime));
-          m.global_pid.push_back(s.int64_or(global_pid, 0));
-          m.correlation.push_back(s.int64_or(correlation_id, kNone));
-          m.bytes.push_back(s.int64_or(bytes, 0));
-          m.value.push_back(s.int64_or(value, 0));
-          m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
-          m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
-          m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
-          m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
-          m.mem_kind.push_back(to_kind(s.int64_or(mem_kind, kNone)));
+          if (global_pid) m.global_pid.push_back(s.int64_or(global_pid, 0));
+          if (correlation_id) m.correlation.push_back(s.int64_or(correlation_id, kNone));
+          if (bytes) m.bytes.push_back(s.int64_or(bytes, 0));
+          if (value) m.value.push_back(s.int64_or(value, 0));
+          if (device_id) m.device.push_back(static_cast<int32_t>(s.int64_or(device_id, 0)));
+          if (context_id) m.context.push_back(static_cast<int32_t>(s.int64_or(context_id, 0)));
+          if (green_context_id) m.green_context.push_back(to_i32(s.int64_or(green_context_id, kNone)));
+          if (stream_id) m.stream.push_back(static_cast<int32_t>(s.int64_or(stream_id, 0)));
+          if (mem_kind) m.mem_kind.push_back(to_kind(s.int64_or(mem_kind, kNone)));
         },
-        [&](size_t n) {
-          m = MemsetTable{};
-          m.reserve(n);
-        });
+        [&](size_t n) { prepare_table(m, n); });
   }
 
   Status load_api() {
+    using T = ApiTable;
     auto& a = trace_.api;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
-                correlation_id = in("correlationId"), name_id = in("nameId"), return_value = in("returnValue"),
-                event_class = in("eventClass"), callchain_id = in("callchainId");
+    const Field start = in("start"), end = in("end"), global_tid = bind(in, "globalTid", &T::global_tid),
+                correlation_id = bind(in, "correlationId", &T::correlation), name_id = bind(in, "nameId", &T::name),
+                return_value = bind(in, "returnValue", &T::return_value),
+                event_class = bind(in, "eventClass", &T::api_class), callchain_id = bind(in, "callchainId", &T::stack);
     return scan(
         "CUPTI_ACTIVITY_KIND_RUNTIME", in,
         [&](const auto& s) {
           if (!timed(s, start, end)) return;
           a.start.push_back(s.int64_or(start, kNoTime));
           a.end.push_back(s.int64_or(end, kNoTime));
-          a.global_tid.push_back(s.int64_or(global_tid, 0));
-          a.correlation.push_back(s.int64_or(correlation_id, kNone));
-          a.name.push_back(raw_id(s.int64_or(name_id, kNone)));
-          a.return_value.push_back(s.int64_or(return_value, kNone));
-          int64_t cls = s.int64_or(event_class, 0);
-          a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
-          a.stack.push_back(chain_id(s.int64_or(callchain_id, kNone)));
+          if (global_tid) a.global_tid.push_back(s.int64_or(global_tid, 0));
+          if (correlation_id) a.correlation.push_back(s.int64_or(correlation_id, kNone));
+          if (name_id) a.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+          if (return_value) a.return_value.push_back(s.int64_or(return_value, kNone));
+          if (event_class) {
+            const int64_t cls = s.int64_or(event_class, 0);
+            a.api_class.push_back(cls == 0 ? 0 : cls == 1 ? 1 : 2);
+          }
+          if (callchain_id) a.stack.push_back(chain_id(s.int64_or(callchain_id, kNone)));
         },
-        [&](size_t n) {
-          a = ApiTable{};
-          a.reserve(n);
-        });
+        [&](size_t n) { prepare_table(a, n); });
   }
 
   Status load_os_calls() {
+    using T = OsCallTable;
     auto& o = trace_.os_calls;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), name_id = in("nameId"),
-                return_value = in("returnValue"), event_class = in("eventClass"), nesting_level = in("nestingLevel"),
-                callchain_id = in("callchainId");
+    const Field start = in("start"), end = in("end"), global_tid = bind(in, "globalTid", &T::global_tid),
+                name_id = bind(in, "nameId", &T::name), return_value = bind(in, "returnValue", &T::return_value),
+                event_class = bind(in, "eventClass", &T::event_class),
+                nesting_level = bind(in, "nestingLevel", &T::nesting_level),
+                callchain_id = bind(in, "callchainId", &T::stack);
     return scan(
         "OSRT_API", in,
         [&](const auto& s) {
           if (!timed(s, start, end)) return;
           o.start.push_back(s.int64_or(start, kNoTime));
           o.end.push_back(s.int64_or(end, kNoTime));
-          o.global_tid.push_back(s.int64_or(global_tid, 0));
-          o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
-          o.return_value.push_back(s.int64_or(return_value, kNone));
-          o.event_class.push_back(static_cast<int32_t>(s.int64_or(event_class, 27)));
-          o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(nesting_level, 0)));
-          o.stack.push_back(chain_id(s.int64_or(callchain_id, kNone)));
+          if (global_tid) o.global_tid.push_back(s.int64_or(global_tid, 0));
+          if (name_id) o.name.push_back(raw_id(s.int64_or(name_id, kNone)));
+          if (return_value) o.return_value.push_back(s.int64_or(return_value, kNone));
+          if (event_class) o.event_class.push_back(static_cast<int32_t>(s.int64_or(event_class, 27)));
+          if (nesting_level) o.nesting_level.push_back(static_cast<int32_t>(s.int64_or(nesting_level, 0)));
+          if (callchain_id) o.stack.push_back(chain_id(s.int64_or(callchain_id, kNone)));
         },
-        [&](size_t n) {
-          o = OsCallTable{};
-          o.reserve(n);
-        });
+        [&](size_t n) { prepare_table(o, n); });
   }
 
   // Thread switches and CPU samples: the running / waiting state of CPU threads.
@@ -837,11 +853,15 @@ class Loader {
   // order, part after part, which is the order one scan adds them in.
   Status load_ranges(const StringIdMap& ids) {
     const std::string table = "NVTX_EVENTS";
+    using T = RangeTable;
     auto& r = trace_.ranges;
     Fields in;
-    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"), end_global_tid = in("endGlobalTid"),
-                event_type = in("eventType"), text_id = in("textId"), text_column = in("text"),
-                domain_id = in("domainId"), range_id = in("rangeId");
+    // (The thread, type and text of every range are always read: see select_columns.)
+    const Field start = in("start"), end = in("end"), global_tid = in("globalTid"),
+                end_global_tid = bind(in, "endGlobalTid", &T::end_global_tid), event_type = in("eventType"),
+                text_id = in("textId"), text_column = in("text"), domain_id = bind(in, "domainId", &T::domain_id),
+                range_id = bind(in, "rangeId", &T::range_id);
+    const bool row_ids = columns_.has(&T::row_id);
     // Row `at` of the table, appended (one scan) or written in place (the parts, into a table sized
     // first); a text without a string id goes through intern(text, at).
     auto set_row = [&](size_t at, const auto& s, auto&& intern) {
@@ -854,15 +874,15 @@ class Loader {
       put(r.start, s.int64_or(start, kNoTime));
       put(r.end, s.int64_or(end, kNoTime));
       put(r.global_tid, s.int64_or(global_tid, 0));
-      put(r.end_global_tid, s.int64_or(end_global_tid, kNone));
+      if (end_global_tid) put(r.end_global_tid, s.int64_or(end_global_tid, kNone));
       put(r.kind, static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
       StrId text = kNoStr;
       if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
       if (text == kNoStr && !s.is_null(text_column)) text = intern(s.text(text_column), at);
       put(r.text, text);
-      put(r.domain_id, s.int64_or(domain_id, kNone));
-      put(r.range_id, s.int64_or(range_id, kNone));
-      put(r.row_id, static_cast<int64_t>(at) + 1);
+      if (domain_id) put(r.domain_id, s.int64_or(domain_id, kNone));
+      if (range_id) put(r.range_id, s.int64_or(range_id, kNone));
+      if (row_ids) put(r.row_id, static_cast<int64_t>(at) + 1);
     };
     if (split_parts_ > 1 && fast_ && trace_.source.has_table(table)) {
       TRACEDOC_ASSIGN_OR_RETURN(auto cols, db_.column_names(table));
@@ -880,10 +900,7 @@ class Loader {
             return id;
           });
         },
-        [&](size_t n) {
-          r = RangeTable{};
-          r.reserve(n);
-        });
+        [&](size_t n) { prepare_table(r, n); });
   }
 
   template <typename SetRow>
@@ -938,7 +955,10 @@ class Loader {
                     const LeavesOf& leaves_of, SetRow& set_row, bool& miscounted) {
     auto& r = trace_.ranges;
     r = RangeTable{};
-    parallel_for(column_count<RangeTable>(), [&](size_t c) { resize_column(r, c, first_row[parts]); });
+    const uint64_t filled = columns_.mask<RangeTable>();
+    parallel_for(column_count<RangeTable>(), [&](size_t c) {
+      if ((filled >> c) & 1) resize_column(r, c, first_row[parts]);
+    });
     std::vector<StringPool> pools(parts);
     std::vector<std::vector<size_t>> pooled_rows(parts);  // the rows whose text is an id of the part's pool
     std::vector<Status> statuses(parts);
@@ -1075,12 +1095,26 @@ class Loader {
   const SqliteDb& db_;
   Trace& trace_;
   const SqlitePageFile* fast_ = nullptr;
+  ColumnSelection columns_;
   size_t split_parts_ = 1;
   int64_t wrong_type_ = 0;
   bool texts_may_carry_sizes_ = false;
   int64_t untimed_ = 0;
   int64_t unnamed_metrics_ = 0;
   std::vector<std::string> gpu_metric_names_;  // load_gpu_metrics: the names `metric` indexes
+
+  // in(name) when the read fills `member`'s column, else an unbound Field: the scan decodes only
+  // the columns some row function stores.
+  template <typename Table, typename T>
+  Field bind(Fields& in, std::string name, std::vector<T> Table::*member) const {
+    return columns_.has(member) ? in(std::move(name)) : Field{};
+  }
+  // Empties a table and makes room for n rows in the columns the read fills.
+  template <typename Table>
+  void prepare_table(Table& table, size_t n) const {
+    table = Table{};
+    reserve_rows(table, n, columns_.mask<Table>());
+  }
 
   // Whether an interval row has both times. nsys declares them NOT NULL; a row without them (NULL,
   // or text: a damaged file) is dropped and counted, as JSON events without a usable timestamp
@@ -1156,6 +1190,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
   }
   Loader main_loader(db, trace);
   main_loader.use_fast_scanner(fast.get());
+  main_loader.select_columns(options.columns);
   StringIdMap ids;
 
   // The tables as jobs on the task pool (common/task_pool.h): the strings, NVTX and the other host
@@ -1219,6 +1254,7 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     }
     Loader loader(own ? *own : db, trace);
     loader.use_fast_scanner(fast.get());
+    loader.select_columns(options.columns);
     job_times[1 + j].first = since_start();
     Status st = (loader.*job.load)();
     if (st.ok()) st = MemoryBudget::check(path);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "model/column_selection.h"
 #include "model/table_set.h"
 #include "model/trace.h"
 
@@ -14,8 +15,9 @@ namespace tracedoc {
 
 struct NsysReadOptions {
   uint32_t tables = kLoadAll;
-  bool parallel = true;   // load independent tables at once, on the task pool (common/task_pool.h)
-  bool fast_scan = true;  // decode table pages directly (falls back to SQLite when it cannot)
+  ColumnSelection columns;  // the columns of the large tables to fill (default: all; the others stay empty)
+  bool parallel = true;     // load independent tables at once, on the task pool (common/task_pool.h)
+  bool fast_scan = true;    // decode table pages directly (falls back to SQLite when it cannot)
 };
 
 // True when the first bytes of the file are the SQLite header.

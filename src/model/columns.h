@@ -69,13 +69,17 @@ struct Column {
   ::tracedoc::Column<Self, type>{#name, &Self::name, ::tracedoc::ColumnRole::role, absent, description},
 // The members and columns() of a table from its column list; size() is the first column's length
 // (never an optional one), reserve(n) makes room for n rows in every column that every row fills.
-#define TRACEDOC_TABLE(TableType, COLUMN_LIST)                            \
-  COLUMN_LIST(TRACEDOC_COLUMN_MEMBER)                                     \
-  static constexpr auto columns() {                                       \
-    using Self = TableType;                                               \
-    return std::tuple{COLUMN_LIST(TRACEDOC_COLUMN_ENTRY)};                \
-  }                                                                       \
-  size_t size() const { return std::get<0>(columns()).of(*this).size(); } \
+#define TRACEDOC_TABLE(TableType, COLUMN_LIST)                                             \
+  COLUMN_LIST(TRACEDOC_COLUMN_MEMBER)                                                      \
+  static constexpr auto columns() {                                                        \
+    using Self = TableType;                                                                \
+    return std::tuple{COLUMN_LIST(TRACEDOC_COLUMN_ENTRY)};                                 \
+  }                                                                                        \
+  size_t size() const {                                                                    \
+    /* the first column's member, found once at compile time: loops call size() per row */ \
+    static constexpr auto first = std::get<0>(columns()).member;                           \
+    return (this->*first).size();                                                          \
+  }                                                                                        \
   void reserve(size_t n) { ::tracedoc::reserve_rows(*this, n); }
 
 // f(column, values) for every column of a table, in declaration order (values const for a const table).
@@ -87,7 +91,7 @@ void for_each_column(Table& table, F&& f) {
 
 // f(column) for every column of a table type.
 template <typename Table, typename F>
-void for_each_column_of(F&& f) {
+constexpr void for_each_column_of(F&& f) {
   std::apply([&](const auto&... column) { (f(column), ...); }, Table::columns());
 }
 

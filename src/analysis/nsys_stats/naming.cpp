@@ -13,6 +13,13 @@ StrId kernel_name(const Trace& trace, size_t i, const ReportArgs& args) {
   return k.name[i];
 }
 
+ColumnSelection kernel_name_columns(const ReportArgs& args) {
+  auto columns = ColumnSelection::time_only();
+  if (args.has("base")) return columns.select<KernelTable>(&KernelTable::short_name);
+  if (args.has("mangled")) columns.select<KernelTable>(&KernelTable::mangled_name);
+  return columns.select<KernelTable>(&KernelTable::name);
+}
+
 std::string_view strip_api_version(std::string_view name) {
   if (name.size() >= 6 && name[name.size() - 6] == '_' && name[name.size() - 5] == 'v') {
     return name.substr(0, name.size() - 6);

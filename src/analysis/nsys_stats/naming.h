@@ -15,6 +15,8 @@ namespace tracedoc::nsys_stats {
 // Demangled name by default; `base` selects the short name, `mangled` the mangled name when the
 // export has one (falling back to the demangled name, as nsys's kernel view does).
 StrId kernel_name(const Trace& trace, size_t i, const ReportArgs& args);
+// The kernel columns kernel_name reads for these arguments.
+ColumnSelection kernel_name_columns(const ReportArgs& args);
 
 // `cudaLaunchKernel_v7000` -> `cudaLaunchKernel`; only a 6-character `_vNNNN` suffix is removed,
 // so `cudaGraphLaunch_v10000` stays as nsys prints it.

@@ -249,17 +249,32 @@ Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, b
   std::vector<uint64_t> keys_needing_tag;
   DenseIdMap filter_verdict_ids;
   std::vector<int8_t> filter_verdict;
+  // Ranges without a domain (most of them) find their group by text id and style in an array, not
+  // by a hash lookup: a few million ranges are grouped here.
+  const size_t no_text = trace.strings.size();
+  std::vector<uint32_t> group_by_text(2 * (no_text + 1), DenseIdMap::kEmpty);
   for (size_t i = 0; i < r.size(); ++i) {
     const uint16_t kind = r.kind[i];
     const bool pp = is_pushpop(kind);
     if (!((pushpop && pp) || (startend && is_startend(kind)))) continue;
-    const uint64_t key = nvtx_group_key(namer.domain(i), r.text[i], style_column && !pp);
+    const StrId domain = namer.domain(i);
+    const bool startend_style = style_column && !pp;
+    const uint64_t key = nvtx_group_key(domain, r.text[i], startend_style);
     if (args.name_filter) {
       uint32_t v = filter_verdict_ids.id(key & ~(uint64_t{1} << 63));
       if (v == filter_verdict.size()) filter_verdict.push_back(args.name_ok(namer.tag(i)) ? 1 : 0);
       if (!filter_verdict[v]) continue;
     }
-    groups.add(groups.group_of(key), namer.duration(i));
+    uint32_t group = DenseIdMap::kEmpty;
+    if (domain == kNoStr) {
+      const size_t text = r.text[i] < no_text ? r.text[i] : no_text;
+      uint32_t& known = group_by_text[2 * text + (startend_style ? 1 : 0)];
+      if (known == DenseIdMap::kEmpty) known = groups.group_of(key);
+      group = known;
+    } else {
+      group = groups.group_of(key);
+    }
+    groups.add(group, namer.duration(i));
   }
   // Spell out tags (domain:text) once per group.
   std::vector<std::string> domain_tags(groups.group_count());
@@ -390,6 +405,39 @@ Status osrt_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
 }
 
 Status nvtx_sum(const Trace& t, const ReportArgs& a, RowSink& s) { return nvtx_summary(t, a, s, true, true, true); }
+
+ColumnSelection kernel_sum_columns(const ReportArgs& args) {
+  // :nvtx-name joins each kernel to its launch call and the ranges around it: every column.
+  return args.has("nvtx-name") ? ColumnSelection{} : kernel_name_columns(args);
+}
+ColumnSelection kernel_config_sum_columns(const ReportArgs& args) {
+  using K = KernelTable;
+  ColumnSelection columns = kernel_sum_columns(args);
+  return columns.select<K>(&K::grid_x, &K::grid_y, &K::grid_z, &K::block_x, &K::block_y, &K::block_z);
+}
+ColumnSelection memop_sum_columns(const ReportArgs&) {  // for_each_memop's
+  return ColumnSelection::time_only()
+      .select<MemcpyTable>(&MemcpyTable::bytes, &MemcpyTable::copy_kind)
+      .select<MemsetTable>(&MemsetTable::bytes);
+}
+ColumnSelection api_sum_columns(const ReportArgs&) {  // name_id_summary's
+  return ColumnSelection::time_only().select<ApiTable>(&ApiTable::name);
+}
+ColumnSelection osrt_sum_columns(const ReportArgs&) {
+  return ColumnSelection::time_only().select<OsCallTable>(&OsCallTable::name, &OsCallTable::event_class);
+}
+ColumnSelection nvtx_sum_columns(const ReportArgs&) {  // nvtx_summary's and NvtxNamer's
+  using R = RangeTable;
+  return ColumnSelection::time_only().select<R>(&R::global_tid, &R::kind, &R::text, &R::domain_id);
+}
+ColumnSelection gpu_sum_columns(const ReportArgs& args) {
+  ColumnSelection columns = kernel_sum_columns(args);
+  return columns |= memop_sum_columns(args);
+}
+ColumnSelection api_gpu_sum_columns(const ReportArgs& args) {
+  ColumnSelection columns = gpu_sum_columns(args);
+  return columns |= api_sum_columns(args);
+}
 Status nvtx_pushpop_sum(const Trace& t, const ReportArgs& a, RowSink& s) {
   return nvtx_summary(t, a, s, true, false, false);
 }
