@@ -2,7 +2,7 @@
 // reads three of the kernel table's 22 columns; on a 3-million-row export the other columns are
 // most of the read's work and of its memory. Reports declare the columns they read
 // (ReportDef::columns), a read fills those and leaves the others empty, and the generic operations
-// of columns.h treat an empty column as not read (sort, filter and truncate pass it by).
+// of columns.h treat an empty column as not read (sort, filter, truncate and append pass it by).
 //
 // A selection is a bit per column, in the order of the table's column list (columns.h), for the
 // tables below; every other table is always read whole. The default selection is every column.
@@ -123,16 +123,5 @@ class ColumnSelection {
   static constexpr size_t kSlots = std::tuple_size_v<SelectableTables>;
   std::array<uint64_t, kSlots> masks_{};
 };
-
-// Makes room for n rows in the columns of `mask` that every row fills (reserve_rows, narrowed).
-template <typename Table>
-void reserve_rows(Table& table, size_t n, uint64_t mask) {
-  static_assert(column_count<Table>() <= 64, "a column mask holds 64 columns");
-  size_t index = 0;
-  for_each_column(table, [&](const auto& column, auto& values) {
-    if (!column.optional() && ((mask >> index) & 1)) reserve_on_huge_pages(values, n);
-    ++index;
-  });
-}
 
 }  // namespace tracedoc

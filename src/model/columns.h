@@ -121,11 +121,16 @@ size_t bytes_per_row() {
   return bytes;
 }
 
+// `mask` (a bit per column in declaration order, model/column_selection.h) narrows it to the columns
+// a read fills.
 template <typename Table>
-void reserve_rows(Table& table, size_t n) {
+void reserve_rows(Table& table, size_t n, uint64_t mask = ~uint64_t{0}) {
+  static_assert(column_count<Table>() <= 64, "a column mask holds 64 columns");
+  size_t index = 0;
   for_each_column(table, [&](const auto& column, auto& values) {
-    if (column.optional()) return;  // a table that never fills it keeps it empty
-    reserve_on_huge_pages(values, n);
+    // An optional column: a table that never fills it keeps it empty.
+    if (!column.optional() && ((mask >> index) & 1)) reserve_on_huge_pages(values, n);
+    ++index;
   });
 }
 

@@ -31,8 +31,9 @@ std::string_view StringPool::store(std::string_view s) {
 
 namespace {
 // The strings' hash: 16 bytes per step through a 64x64->128-bit multiply (a trace interns a few
-// million names, most of them 20-60 bytes long, several times faster than std::hash's byte-wise
-// tail). Ids do not depend on it: they are given in the order strings are first seen.
+// million names, most of them 20-60 bytes long; this took half the CPU time std::hash did when
+// reading a tiled export's NVTX texts). Ids do not depend on it: they are given in the order strings
+// are first seen.
 inline uint64_t load64(const char* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
