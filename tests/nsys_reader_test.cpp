@@ -183,7 +183,9 @@ KeyedCounts keyed_counts(const fs::path& path, const std::string& only_table = "
     for (const auto& [from, to] : runs) {
       auto counted = (*file)->count_rows(std::span<const uint32_t>(leaves.pages).subspan(from, to - from));
       EXPECT_TRUE(counted.ok()) << t.name;
-      if (from == 0 && to == n) EXPECT_EQ(*counted, t.rows) << t.name;
+      if (from == 0 && to == n) {
+        EXPECT_EQ(*counted, t.rows) << t.name;
+      }
       const std::optional<size_t> keyed = leaves.rows_at_most(from, to);
       ++out.runs;
       out.dense_runs += t.dense;

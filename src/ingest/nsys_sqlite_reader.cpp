@@ -863,7 +863,7 @@ class Loader {
                 range_id = bind(in, "rangeId", &T::range_id);
     const bool row_ids = columns_.has(&T::row_id);
     // Row `at` of the table, appended (one scan) or written in place (the parts, into a table sized
-    // first); a text without a string id goes through intern(text, at).
+    // first); a text without a string id goes through intern(text).
     auto set_row = [&](size_t at, const auto& s, auto&& intern) {
       auto put = [at](auto& column, auto value) {
         if (at < column.size())
@@ -878,7 +878,7 @@ class Loader {
       put(r.kind, static_cast<uint16_t>(s.int64_or(event_type, 0xFFFF)));
       StrId text = kNoStr;
       if (!s.is_null(text_id)) text = ids.map(s.int64(text_id));
-      if (text == kNoStr && !s.is_null(text_column)) text = intern(s.text(text_column), at);
+      if (text == kNoStr && !s.is_null(text_column)) text = intern(s.text(text_column));
       put(r.text, text);
       if (domain_id) put(r.domain_id, s.int64_or(domain_id, kNone));
       if (range_id) put(r.range_id, s.int64_or(range_id, kNone));
@@ -894,7 +894,7 @@ class Loader {
     return scan(
         table, in,
         [&](const auto& s) {
-          set_row(r.size(), s, [&](std::string_view text, size_t) {
+          set_row(r.size(), s, [&](std::string_view text) {
             const StrId id = trace_.strings.intern(text);
             if (id + 1 == trace_.strings.size()) texts_may_carry_sizes_ |= may_carry_sizes(text);  // a new text
             return id;
@@ -959,12 +959,22 @@ class Loader {
     parallel_for(column_count<RangeTable>(), [&](size_t c) {
       if ((filled >> c) & 1) resize_column(r, c, first_row[parts]);
     });
-    std::vector<StringPool> pools(parts);
-    std::vector<std::vector<size_t>> pooled_rows(parts);  // the rows whose text is an id of the part's pool
-    std::vector<Status> statuses(parts);
-    std::vector<int64_t> wrong_type(parts, 0);
-    std::vector<uint8_t> part_miscounted(parts, 0), sized(parts, 0);
+    // A text without a string id gets an id of its part's own pool, marked by kPartText, until
+    // the pools join the trace's. (Trace ids stay below the mark: 2^31 strings would not fit in
+    // memory; a pool that large is read by one scan instead.)
+    constexpr StrId kPartText = StrId{1} << 31;
+    if (trace_.strings.size() >= kPartText) return BadInput("too many strings to read in parts");
+    // What each part writes as it reads, on cache lines of its own: parts next to each other in
+    // one array had both threads writing the same line on every row (a quarter of the parts' time).
+    struct alignas(64) Part {
+      StringPool pool;
+      Status status;
+      int64_t wrong_type = 0;
+      bool miscounted = false, sized = false;
+    };
+    std::vector<Part> part(parts);
     parallel_for(parts, [&](size_t i) {
+      Part& mine = part[i];
       size_t next = first_row[i];
       bool extra = false;  // more rows than expected: never past the part's rows
       auto row = [&](const auto& s) {
@@ -972,28 +982,34 @@ class Loader {
           extra = true;
           return;
         }
-        set_row(next++, s, [&](std::string_view text, size_t at) {
-          pooled_rows[i].push_back(at);
-          const StrId id = pools[i].intern(text);
-          if (id + 1 == pools[i].size()) sized[i] |= may_carry_sizes(text);  // a new text of the part
-          return id;
+        set_row(next++, s, [&](std::string_view text) {
+          const StrId id = mine.pool.intern(text);
+          if (id + 1 == mine.pool.size()) mine.sized |= may_carry_sizes(text);  // a new text of the part
+          return id | kPartText;
         });
       };
       auto no_prepare = [](size_t) {};
-      statuses[i] = fast_scan(layout, row, no_prepare, leaves_of(i), &wrong_type[i]);
-      part_miscounted[i] = extra || next != first_row[i + 1];
+      mine.status = fast_scan(layout, row, no_prepare, leaves_of(i), &mine.wrong_type);
+      mine.miscounted = extra || next != first_row[i + 1];
     });
-    for (size_t i = 0; i < parts; ++i) TRACEDOC_RETURN_IF_ERROR(statuses[i]);
-    miscounted = std::find(part_miscounted.begin(), part_miscounted.end(), 1) != part_miscounted.end();
+    for (const Part& p : part) TRACEDOC_RETURN_IF_ERROR(p.status);
+    miscounted = std::any_of(part.begin(), part.end(), [](const Part& p) { return p.miscounted; });
     if (miscounted) return Status::Ok();
-    std::vector<StrId> to_trace;
+    // The pools join the trace's part after part (the order one scan adds the texts in), then
+    // every part's rows take the trace's ids at once.
+    std::vector<std::vector<StrId>> to_trace(parts);
     for (size_t i = 0; i < parts; ++i) {
-      to_trace.resize(pools[i].size());
-      for (StrId id = 0; id < pools[i].size(); ++id) to_trace[id] = trace_.strings.intern(pools[i].get(id));
-      for (size_t at : pooled_rows[i]) r.text[at] = to_trace[r.text[at]];
-      wrong_type_ += wrong_type[i];
-      texts_may_carry_sizes_ |= sized[i] != 0;
+      for (StrId id = 0; id < part[i].pool.size(); ++id)
+        to_trace[i].push_back(trace_.strings.intern(part[i].pool.get(id)));
+      wrong_type_ += part[i].wrong_type;
+      texts_may_carry_sizes_ |= part[i].sized;
     }
+    parallel_for(parts, [&](size_t i) {
+      for (size_t at = first_row[i]; at < first_row[i + 1]; ++at) {
+        StrId& text = r.text[at];
+        if (text != kNoStr && (text & kPartText)) text = to_trace[i][text & ~kPartText];
+      }
+    });
     return Status::Ok();
   }
 
@@ -1291,11 +1307,17 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
     if (Status st = main_loader.load_callchains("CUDA_CALLCHAINS", trace.api.stack); !st.ok()) return explain(st);
   }
 
-  for (auto* col : {&trace.kernels.name, &trace.kernels.short_name, &trace.kernels.mangled_name, &trace.api.name,
-                    &trace.os_calls.name, &trace.overhead.name, &trace.openmp.name}) {
-    trace.warnings.unknown_string_ids += ids.remap(*col);
-  }
-  trace.warnings.unknown_string_ids += trace.stacks.map_names([&](StrId raw) { return ids.map(raw); });
+  // The GPU-side tables hold the export's string ids (they were read before the strings were):
+  // each column takes the pool's ids at once, with the call stacks' names.
+  const std::array<std::vector<StrId>*, 7> named = {
+      &trace.kernels.name,  &trace.kernels.short_name, &trace.kernels.mangled_name, &trace.api.name,
+      &trace.os_calls.name, &trace.overhead.name,      &trace.openmp.name};
+  std::array<int64_t, named.size() + 1> unknown{};
+  parallel_for(unknown.size(), [&](size_t c) {
+    unknown[c] =
+        c < named.size() ? ids.remap(*named[c]) : trace.stacks.map_names([&](StrId raw) { return ids.map(raw); });
+  });
+  for (int64_t n : unknown) trace.warnings.unknown_string_ids += n;
   // The GPU metrics' names, now that the pool is free.
   std::vector<StrId> metric_ids;
   for (const std::string& name : gpu_metric_names) metric_ids.push_back(trace.strings.intern(name));
@@ -1308,16 +1330,22 @@ Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& o
 }
 
 void count_reversed_rows(Trace& trace) {
-  auto count = [&](const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) {
-    for (size_t i = 0; i < start.size(); ++i)
-      trace.warnings.negative_durations += end[i] != kNoTime && end[i] < start[i];
-  };
-  count(trace.kernels.start, trace.kernels.end);
-  count(trace.memcpys.start, trace.memcpys.end);
-  count(trace.memsets.start, trace.memsets.end);
-  count(trace.api.start, trace.api.end);
-  count(trace.ranges.start, trace.ranges.end);
-  count(trace.os_calls.start, trace.os_calls.end);
+  const std::array<std::pair<const std::vector<TimeNs>*, const std::vector<TimeNs>*>, 6> intervals = {{
+      {&trace.kernels.start, &trace.kernels.end},
+      {&trace.memcpys.start, &trace.memcpys.end},
+      {&trace.memsets.start, &trace.memsets.end},
+      {&trace.api.start, &trace.api.end},
+      {&trace.ranges.start, &trace.ranges.end},
+      {&trace.os_calls.start, &trace.os_calls.end},
+  }};
+  std::array<int64_t, intervals.size()> reversed{};
+  parallel_for(intervals.size(), [&](size_t t) {
+    const auto& [start, end] = intervals[t];
+    int64_t n = 0;  // counted here, not in `reversed`: its counters share a cache line
+    for (size_t i = 0; i < start->size(); ++i) n += (*end)[i] != kNoTime && (*end)[i] < (*start)[i];
+    reversed[t] = n;
+  });
+  for (int64_t n : reversed) trace.warnings.negative_durations += n;
 }
 
 }  // namespace tracedoc

@@ -84,6 +84,7 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
   const KernelNames& names = names_or;
   const auto& k = trace.kernels;
   GroupedValues groups;
+  groups.durations_from(k.start, k.end);
   groups.reserve(k.size());
   std::map<std::array<int32_t, 6>, uint32_t> config_ids;
   std::vector<std::array<int32_t, 6>> configs;
@@ -92,7 +93,10 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
     const StrId name = names.id(i);
     int8_t& ok = name_ok[name == kNoStr ? names.id_bound() : name];
     if (ok < 0) ok = args.name_ok(names.text(name)) ? 1 : 0;
-    if (!ok) continue;
+    if (!ok) {
+      groups.tag(GroupedValues::kLeftOut);
+      continue;
+    }
     uint64_t key = name;
     if (by_config) {
       std::array<int32_t, 6> c = {k.grid_x[i], k.grid_y[i], k.grid_z[i], k.block_x[i], k.block_y[i], k.block_z[i]};
@@ -100,7 +104,7 @@ Status kernel_summary(const Trace& trace, const ReportArgs& args, RowSink& sink,
       if (fresh) configs.push_back(c);
       key |= static_cast<uint64_t>(it->second) << 32;
     }
-    groups.add(groups.group_of(key), sat_sub(k.end[i], k.start[i]));  // no overflow on damaged times
+    groups.tag(groups.group_of(key));
   }
   auto name_of = [&](uint32_t g) { return static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu); };
   // Full ties (total, count, name) keep SQLite's GROUP BY order: grid and block ascending.
@@ -202,14 +206,18 @@ template <typename Table, typename Keep>
 Status name_id_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, const Table& t,
                        std::string_view (*display)(std::string_view), Keep keep) {
   GroupedValues groups;
+  groups.durations_from(t.start, t.end);
   groups.reserve(t.size());
   std::vector<int8_t> name_ok(trace.strings.size() + 1, -1);
   for (size_t i = 0; i < t.size(); ++i) {
-    if (!keep(i)) continue;
+    if (!keep(i)) {
+      groups.tag(GroupedValues::kLeftOut);
+      continue;
+    }
     const StrId id = t.name[i];
     int8_t& ok = name_ok[id == kNoStr ? trace.strings.size() : id];
     if (ok < 0) ok = args.name_ok(display(trace.str(id))) ? 1 : 0;
-    if (ok) groups.add(groups.group_of(id), sat_sub(t.end[i], t.start[i]));  // no overflow on damaged times
+    groups.tag(ok ? groups.group_of(id) : GroupedValues::kLeftOut);
   }
   SummaryLayout layout;
   layout.count_name = "Num Calls";
@@ -244,38 +252,34 @@ Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, b
   const auto& r = trace.ranges;
   NvtxNamer namer(trace);
   GroupedValues groups;
+  groups.durations_from(r.start, r.end, namer.max_timestamp());  // namer.duration's
   groups.reserve(r.size());
   // Group key: style bit, domain name id, text id. Tags are only spelled out for output.
-  std::vector<uint64_t> keys_needing_tag;
   DenseIdMap filter_verdict_ids;
   std::vector<int8_t> filter_verdict;
   // Ranges without a domain (most of them) find their group by text id and style in an array, not
   // by a hash lookup: a few million ranges are grouped here.
   const size_t no_text = trace.strings.size();
   std::vector<uint32_t> group_by_text(2 * (no_text + 1), DenseIdMap::kEmpty);
-  for (size_t i = 0; i < r.size(); ++i) {
+  auto group_of_range = [&](size_t i) -> uint32_t {
     const uint16_t kind = r.kind[i];
     const bool pp = is_pushpop(kind);
-    if (!((pushpop && pp) || (startend && is_startend(kind)))) continue;
+    if (!((pushpop && pp) || (startend && is_startend(kind)))) return GroupedValues::kLeftOut;
     const StrId domain = namer.domain(i);
     const bool startend_style = style_column && !pp;
     const uint64_t key = nvtx_group_key(domain, r.text[i], startend_style);
     if (args.name_filter) {
       uint32_t v = filter_verdict_ids.id(key & ~(uint64_t{1} << 63));
       if (v == filter_verdict.size()) filter_verdict.push_back(args.name_ok(namer.tag(i)) ? 1 : 0);
-      if (!filter_verdict[v]) continue;
+      if (!filter_verdict[v]) return GroupedValues::kLeftOut;
     }
-    uint32_t group = DenseIdMap::kEmpty;
-    if (domain == kNoStr) {
-      const size_t text = r.text[i] < no_text ? r.text[i] : no_text;
-      uint32_t& known = group_by_text[2 * text + (startend_style ? 1 : 0)];
-      if (known == DenseIdMap::kEmpty) known = groups.group_of(key);
-      group = known;
-    } else {
-      group = groups.group_of(key);
-    }
-    groups.add(group, namer.duration(i));
-  }
+    if (domain != kNoStr) return groups.group_of(key);
+    const size_t text = r.text[i] < no_text ? r.text[i] : no_text;
+    uint32_t& known = group_by_text[2 * text + (startend_style ? 1 : 0)];
+    if (known == DenseIdMap::kEmpty) known = groups.group_of(key);
+    return known;
+  };
+  for (size_t i = 0; i < r.size(); ++i) groups.tag(group_of_range(i));
   // Spell out tags (domain:text) once per group.
   std::vector<std::string> domain_tags(groups.group_count());
   auto text_id = [&](uint32_t g) { return static_cast<StrId>(groups.key(g) & 0xFFFFFFFFu); };
