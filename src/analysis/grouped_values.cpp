@@ -1,6 +1,7 @@
 #include "analysis/grouped_values.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "common/task_pool.h"
 
@@ -8,27 +9,51 @@ namespace tracedoc {
 
 std::vector<SummaryStats> GroupedValues::summarize_all() {
   const size_t n = ids_.size();
-  // offset[g + 1]: the rows of group g; a left-out row counts in offset[0], which stays out.
-  std::vector<size_t> offset(n + 1, 0);
-  for (uint32_t g : group_) ++offset[g == kLeftOut ? 0 : g + 1];
-  offset[0] = 0;
-  for (size_t g = 0; g < n; ++g) offset[g + 1] += offset[g];
-  const size_t rows = offset[n];
-  std::vector<int64_t> bucketed;
-  reserve_on_huge_pages(bucketed, rows);
-  bucketed.resize(rows);
-  std::vector<size_t> cursor(offset.begin(), offset.end() - 1);
-  if (durations_) {
-    for (size_t i = 0; i < group_.size(); ++i) {
-      if (group_[i] != kLeftOut) bucketed[cursor[group_[i]]++] = durations_.of(i);
+  // The rows in slices, bucketed at once on the task pool: a stable counting sort in which slice
+  // s's rows of a group follow those of the slices before it. Each slice counts every group, so
+  // there are slices only while the groups are few next to the rows (a group per row is one slice).
+  constexpr size_t kRowsPerSlice = size_t{1} << 16;
+  const size_t slices = std::clamp<size_t>(std::min(group_.size() / kRowsPerSlice, group_.size() / (4 * (n + 1))), 1,
+                                           4 * static_cast<size_t>(thread_count()));
+  auto slice_rows = [&](size_t s) {
+    return std::pair<size_t, size_t>{group_.size() * s / slices, group_.size() * (s + 1) / slices};
+  };
+  // counts[s * n + g]: the rows of group g in slice s, then where the first of them goes.
+  std::vector<size_t> counts(slices * n, 0);
+  parallel_for(slices, [&](size_t s) {
+    const auto [from, to] = slice_rows(s);
+    size_t* mine = counts.data() + s * n;
+    for (size_t i = from; i < to; ++i) {
+      if (group_[i] != kLeftOut) ++mine[group_[i]];
     }
-  } else {
-    for (size_t i = 0; i < group_.size(); ++i) bucketed[cursor[group_[i]]++] = value_[i];
+  });
+  // offset[g]: the first row of group g in the buckets.
+  std::vector<size_t> offset(n + 1, 0);
+  size_t rows = 0;
+  for (size_t g = 0; g < n; ++g) {
+    offset[g] = rows;
+    for (size_t s = 0; s < slices; ++s) {
+      const size_t c = counts[s * n + g];
+      counts[s * n + g] = rows;
+      rows += c;
+    }
   }
+  offset[n] = rows;
+  // Every bucket is written before it is read: no zeros first (new[], not a resized vector).
+  std::unique_ptr<int64_t[]> bucketed(new int64_t[std::max<size_t>(rows, 1)]);
+  advise_huge_pages(bucketed.get(), rows * sizeof(int64_t));
+  parallel_for(slices, [&](size_t s) {
+    const auto [from, to] = slice_rows(s);
+    size_t* cursor = counts.data() + s * n;
+    for (size_t i = from; i < to; ++i) {
+      const uint32_t g = group_[i];
+      if (g != kLeftOut) bucketed[cursor[g]++] = durations_ ? durations_.of(i) : value_[i];
+    }
+  });
   std::vector<SummaryStats> stats(n);
   auto summarize_groups = [&](size_t from, size_t to) {
     for (size_t g = from; g < to; ++g) {
-      stats[g] = summarize(std::span<int64_t>(bucketed.data() + offset[g], offset[g + 1] - offset[g]));
+      stats[g] = summarize(std::span<int64_t>(bucketed.get() + offset[g], offset[g + 1] - offset[g]));
     }
   };
   // Groups are independent: many rows are summarized in parts on the task pool, each part about
