@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "analysis/report_registry.h"
+#include "analysis/result.h"
 #include "common/task_pool.h"
+#include "ingest/open_trace.h"
+#include "model/columns.h"
 #include "test_support.h"
 
 namespace tracedoc::testing {
@@ -112,6 +116,45 @@ TEST(Threads, OutputsAreTheSameBytesOnOneTwoAndSevenThreads) {
       for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(many[i] == one[i]) << "output " << i << " differs";
     }
   }
+}
+
+// A real export's NVTX ranges repeated 16 times (305,888 ranges): the NVTX summary reads them in
+// slices on the task pool (the latest timestamp, the buckets of each range's durations), and every
+// range of every copy lands in its range's group, in row order, on any number of threads.
+TEST(Threads, NvtxSummaryOfManyRangesInSlices) {
+  const std::string path = (shared_dir() / "traces/nsys/nsys-ai/mfu_2gpu_before.sqlite").string();
+  if (shared_dir().empty() || !fs::exists(path)) GTEST_SKIP() << "../shared is absent: " << path;
+  auto read = open_trace(path, {});
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  Trace& trace = *read;
+  const ReportDef* nvtx_sum = find_report("nvtx_sum");
+  ASSERT_NE(nvtx_sum, nullptr);
+  TableSink once;
+  ASSERT_TRUE(nvtx_sum->run(trace, {}, once).ok());
+  ASSERT_EQ(trace.ranges.size(), 19'118u);
+  ASSERT_EQ(once.row_count(), 18'499u);
+  constexpr int kCopies = 16;
+  const RangeTable original = trace.ranges;
+  for (int c = 1; c < kCopies; ++c) append_rows(trace.ranges, original);
+  const int before = thread_count();
+  for (int threads : {1, 2, 7}) {
+    SCOPED_TRACE(threads);
+    set_thread_count(threads);
+    TableSink many;
+    ASSERT_TRUE(nvtx_sum->run(trace, {}, many).ok());
+    ASSERT_EQ(many.row_count(), once.row_count());
+    for (size_t r = 0; r < once.row_count(); ++r) {
+      const auto a = once.row_at(r), b = many.row_at(r);
+      EXPECT_EQ(b[9].s, a[9].s) << r;            // the range, in the same order
+      EXPECT_EQ(b[1].i, kCopies * a[1].i) << r;  // total time
+      EXPECT_EQ(b[2].i, kCopies * a[2].i) << r;  // instances
+      EXPECT_NEAR(b[3].d, a[3].d, 0.11) << r;    // average (a float sum, rounded to 0.1)
+      EXPECT_EQ(b[4].d, a[4].d) << r;            // median: each value 16 times over
+      EXPECT_EQ(b[5].i, a[5].i) << r;            // min
+      EXPECT_EQ(b[6].i, a[6].i) << r;            // max
+    }
+  }
+  set_thread_count(before);
 }
 
 TEST(Threads, BadThreadCountIsAUsageError) {

@@ -12,18 +12,13 @@ std::vector<SummaryStats> GroupedValues::summarize_all() {
   // The rows in slices, bucketed at once on the task pool: a stable counting sort in which slice
   // s's rows of a group follow those of the slices before it. Each slice counts every group, so
   // there are slices only while the groups are few next to the rows (a group per row is one slice).
-  constexpr size_t kRowsPerSlice = size_t{1} << 16;
-  const size_t slices = std::clamp<size_t>(std::min(group_.size() / kRowsPerSlice, group_.size() / (4 * (n + 1))), 1,
-                                           4 * static_cast<size_t>(thread_count()));
-  auto slice_rows = [&](size_t s) {
-    return std::pair<size_t, size_t>{group_.size() * s / slices, group_.size() * (s + 1) / slices};
-  };
+  const RowSlices slices(group_.size(), size_t{1} << 16,
+                         std::min(4 * static_cast<size_t>(thread_count()), group_.size() / (4 * (n + 1))));
   // counts[s * n + g]: the rows of group g in slice s, then where the first of them goes.
-  std::vector<size_t> counts(slices * n, 0);
-  parallel_for(slices, [&](size_t s) {
-    const auto [from, to] = slice_rows(s);
+  std::vector<size_t> counts(slices.count * n, 0);
+  parallel_for(slices.count, [&](size_t s) {
     size_t* mine = counts.data() + s * n;
-    for (size_t i = from; i < to; ++i) {
+    for (size_t i = slices.begin(s); i < slices.end(s); ++i) {
       if (group_[i] != kLeftOut) ++mine[group_[i]];
     }
   });
@@ -32,7 +27,7 @@ std::vector<SummaryStats> GroupedValues::summarize_all() {
   size_t rows = 0;
   for (size_t g = 0; g < n; ++g) {
     offset[g] = rows;
-    for (size_t s = 0; s < slices; ++s) {
+    for (size_t s = 0; s < slices.count; ++s) {
       const size_t c = counts[s * n + g];
       counts[s * n + g] = rows;
       rows += c;
@@ -42,10 +37,9 @@ std::vector<SummaryStats> GroupedValues::summarize_all() {
   // Every bucket is written before it is read: no zeros first (new[], not a resized vector).
   std::unique_ptr<int64_t[]> bucketed(new int64_t[std::max<size_t>(rows, 1)]);
   advise_huge_pages(bucketed.get(), rows * sizeof(int64_t));
-  parallel_for(slices, [&](size_t s) {
-    const auto [from, to] = slice_rows(s);
+  parallel_for(slices.count, [&](size_t s) {
     size_t* cursor = counts.data() + s * n;
-    for (size_t i = from; i < to; ++i) {
+    for (size_t i = slices.begin(s); i < slices.end(s); ++i) {
       const uint32_t g = group_[i];
       if (g != kLeftOut) bucketed[cursor[g]++] = durations_ ? durations_.of(i) : value_[i];
     }

@@ -9,6 +9,7 @@
 // order. tests/threads_test.cpp runs real traces with 1, 2 and 7 threads and compares the bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -33,5 +34,17 @@ void parallel_for(size_t count, const std::function<void(size_t)>& job);
 
 // Runs the functions at once (as parallel_for over them).
 void parallel_invoke(const std::vector<std::function<void()>>& functions);
+
+// Rows [0, rows) in consecutive slices for parallel_for: about `rows_per_slice` rows each (at least
+// one slice), and at most `most` slices, by default 4 per thread so that the pool evens out slices
+// that take longer. Slice s is rows [begin(s), end(s)).
+struct RowSlices {
+  RowSlices(size_t rows, size_t rows_per_slice, size_t most = 4 * static_cast<size_t>(thread_count()))
+      : rows(rows), count(std::max<size_t>(1, std::min(rows / std::max<size_t>(rows_per_slice, 1), most))) {}
+  size_t begin(size_t s) const { return rows * s / count; }
+  size_t end(size_t s) const { return rows * (s + 1) / count; }
+  size_t rows;
+  size_t count;
+};
 
 }  // namespace tracedoc

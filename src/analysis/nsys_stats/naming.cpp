@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/checked_math.h"
+#include "common/task_pool.h"
 
 namespace tracedoc::nsys_stats {
 
@@ -43,23 +44,39 @@ constexpr int64_t kPidBits = 0x0000FFFFFF000000;
 
 NvtxNamer::NvtxNamer(const Trace& trace) : trace_(trace) {
   const auto& r = trace.ranges;
+  // The latest timestamp and the rows that create domains (few), in slices on the task pool; then
+  // the domains in row order, as one pass would see them.
+  const RowSlices slices(r.size(), size_t{1} << 16);
+  struct alignas(64) Slice {
+    bool any = false;
+    TimeNs latest = 0;
+    std::vector<size_t> domain_rows;
+  };
+  std::vector<Slice> slice(slices.count);
+  parallel_for(slices.count, [&](size_t s) {
+    Slice& mine = slice[s];
+    for (size_t i = slices.begin(s); i < slices.end(s); ++i) {
+      for (const TimeNs t : {r.start[i], r.end[i]}) {
+        if (t == kNoTime) continue;
+        mine.latest = mine.any ? std::max(mine.latest, t) : t;
+        mine.any = true;
+      }
+      if (r.kind[i] == static_cast<uint16_t>(RangeKind::kNvtxDomainCreate) && r.domain_id[i] != kNoValue)
+        mine.domain_rows.push_back(i);
+    }
+  });
   std::map<std::pair<int64_t, int64_t>, TimeNs> first_seen;
   bool any = false;
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (r.start[i] != kNoTime) {
-      max_ts_ = any ? std::max(max_ts_, r.start[i]) : r.start[i];
-      any = true;
-    }
-    if (r.end[i] != kNoTime) {
-      max_ts_ = any ? std::max(max_ts_, r.end[i]) : r.end[i];
-      any = true;
-    }
-    if (r.kind[i] != static_cast<uint16_t>(RangeKind::kNvtxDomainCreate) || r.domain_id[i] == kNoValue) continue;
-    auto key = std::make_pair(r.global_tid[i] & kPidBits, r.domain_id[i]);
-    auto it = first_seen.find(key);
-    if (it == first_seen.end() || r.start[i] < it->second) {
-      first_seen[key] = r.start[i];
-      domains_[key] = r.text[i];
+  for (const Slice& mine : slice) {
+    if (mine.any) max_ts_ = any ? std::max(max_ts_, mine.latest) : mine.latest;
+    any |= mine.any;
+    for (size_t i : mine.domain_rows) {
+      auto key = std::make_pair(r.global_tid[i] & kPidBits, r.domain_id[i]);
+      auto it = first_seen.find(key);
+      if (it == first_seen.end() || r.start[i] < it->second) {
+        first_seen[key] = r.start[i];
+        domains_[key] = r.text[i];
+      }
     }
   }
 }
