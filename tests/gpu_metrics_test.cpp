@@ -177,7 +177,9 @@ TEST(GpuMetrics, TimeWeightedFiguresEqualADirectComputation) {
     EXPECT_NEAR(all.mean(), static_cast<double>(sum / ns), 1e-9);
     EXPECT_EQ(all.max(), max);
     EXPECT_EQ(in_kernels.covered(), static_cast<int64_t>(busy_ns));
-    if (busy_ns > 0) EXPECT_NEAR(in_kernels.mean(), static_cast<double>(busy_sum / busy_ns), 1e-9);
+    if (busy_ns > 0) {
+      EXPECT_NEAR(in_kernels.mean(), static_cast<double>(busy_sum / busy_ns), 1e-9);
+    }
   }
 
   // The report: SM Active while kernels ran, 82.25% (median 95, p90 100) over 74.0 ms of kernels,

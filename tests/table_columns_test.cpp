@@ -108,7 +108,9 @@ TEST(TableColumns, DeclarationsAreWellFormed) {
     for_each_column_of<Table>([&](const auto& column) {
       EXPECT_TRUE(names.insert(std::string(column.name)).second) << info.name << "." << column.name << " twice";
       EXPECT_FALSE(column.description.empty()) << info.name << "." << column.name;
-      if (first) EXPECT_FALSE(column.optional()) << info.name << ": the first column sizes the table";
+      if (first) {
+        EXPECT_FALSE(column.optional()) << info.name << ": the first column sizes the table";
+      }
       first = false;
     });
     if (info.order == TableOrder::kByTime) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -959,11 +960,17 @@ class Loader {
     parallel_for(column_count<RangeTable>(), [&](size_t c) {
       if ((filled >> c) & 1) resize_column(r, c, first_row[parts]);
     });
-    // A text without a string id gets an id of its part's own pool, marked by kPartText, until
-    // the pools join the trace's. (Trace ids stay below the mark: 2^31 strings would not fit in
-    // memory; a pool that large is read by one scan instead.)
+    // Texts without a string id join the trace's pool in the order one scan meets them. A part
+    // that starts when every part before it has joined the pool, and no other thread is writing
+    // it, interns its texts there itself: on two threads, the parts one thread reads while the
+    // other reads the GPU-side tables. Any other part interns into a pool of its own, marking
+    // those ids with kPartText (trace ids stay below the mark: 2^31 strings would not fit in
+    // memory; a pool that large is read by one scan instead); its pool joins the trace's, and its
+    // rows take the trace's ids, as soon as the parts before it have joined, on the thread that
+    // finishes last of them.
     constexpr StrId kPartText = StrId{1} << 31;
     if (trace_.strings.size() >= kPartText) return BadInput("too many strings to read in parts");
+    const size_t strings_before = trace_.strings.size();
     // What each part writes as it reads, on cache lines of its own: parts next to each other in
     // one array had both threads writing the same line on every row (a quarter of the parts' time).
     struct alignas(64) Part {
@@ -973,43 +980,80 @@ class Loader {
       bool miscounted = false, sized = false;
     };
     std::vector<Part> part(parts);
+    std::mutex joining;                   // guards the three below
+    size_t joined = 0;                    // the parts whose texts are in the trace's pool
+    bool pool_busy = false;               // a thread is writing the trace's pool
+    std::vector<uint8_t> done(parts, 0);  // read, and sound
+    // Joins the parts that are done, in order, while no other thread writes the pool; called
+    // with `joining` held.
+    auto join_done_parts = [&](std::unique_lock<std::mutex>& lock) {
+      while (!pool_busy && joined < parts && done[joined]) {
+        const size_t k = joined;
+        pool_busy = true;
+        lock.unlock();
+        std::vector<StrId> to_trace;
+        for (StrId id = 0; id < part[k].pool.size(); ++id)
+          to_trace.push_back(trace_.strings.intern(part[k].pool.get(id)));
+        for (size_t at = first_row[k]; at < first_row[k + 1]; ++at) {
+          StrId& text = r.text[at];
+          if (text != kNoStr && (text & kPartText)) text = to_trace[text & ~kPartText];
+        }
+        part[k].pool = StringPool{};
+        lock.lock();
+        pool_busy = false;
+        joined = k + 1;
+      }
+    };
     parallel_for(parts, [&](size_t i) {
       Part& mine = part[i];
+      bool direct = false;
+      {
+        std::lock_guard lock(joining);
+        direct = joined == i && !pool_busy;
+        if (direct) pool_busy = true;
+      }
       size_t next = first_row[i];
       bool extra = false;  // more rows than expected: never past the part's rows
-      auto row = [&](const auto& s) {
-        if (next == first_row[i + 1]) {
-          extra = true;
-          return;
-        }
-        set_row(next++, s, [&](std::string_view text) {
+      auto read = [&](auto&& intern) {
+        auto row = [&](const auto& s) {
+          if (next == first_row[i + 1]) {
+            extra = true;
+            return;
+          }
+          set_row(next++, s, intern);
+        };
+        auto no_prepare = [](size_t) {};
+        mine.status = fast_scan(layout, row, no_prepare, leaves_of(i), &mine.wrong_type);
+      };
+      if (direct) {
+        read([&](std::string_view text) {
+          const StrId id = trace_.strings.intern(text);
+          if (id + 1 == trace_.strings.size()) mine.sized |= may_carry_sizes(text);  // a new text
+          return id;
+        });
+      } else {
+        read([&](std::string_view text) {
           const StrId id = mine.pool.intern(text);
           if (id + 1 == mine.pool.size()) mine.sized |= may_carry_sizes(text);  // a new text of the part
           return id | kPartText;
         });
-      };
-      auto no_prepare = [](size_t) {};
-      mine.status = fast_scan(layout, row, no_prepare, leaves_of(i), &mine.wrong_type);
-      mine.miscounted = extra || next != first_row[i + 1];
-    });
-    for (const Part& p : part) TRACEDOC_RETURN_IF_ERROR(p.status);
-    miscounted = std::any_of(part.begin(), part.end(), [](const Part& p) { return p.miscounted; });
-    if (miscounted) return Status::Ok();
-    // The pools join the trace's part after part (the order one scan adds the texts in), then
-    // every part's rows take the trace's ids at once.
-    std::vector<std::vector<StrId>> to_trace(parts);
-    for (size_t i = 0; i < parts; ++i) {
-      for (StrId id = 0; id < part[i].pool.size(); ++id)
-        to_trace[i].push_back(trace_.strings.intern(part[i].pool.get(id)));
-      wrong_type_ += part[i].wrong_type;
-      texts_may_carry_sizes_ |= part[i].sized;
-    }
-    parallel_for(parts, [&](size_t i) {
-      for (size_t at = first_row[i]; at < first_row[i + 1]; ++at) {
-        StrId& text = r.text[at];
-        if (text != kNoStr && (text & kPartText)) text = to_trace[i][text & ~kPartText];
       }
+      mine.miscounted = extra || next != first_row[i + 1];
+      std::unique_lock lock(joining);
+      done[i] = mine.status.ok() && !mine.miscounted;  // a part after an unsound one never joins
+      if (direct) pool_busy = false, joined = done[i] ? i + 1 : joined;
+      join_done_parts(lock);
     });
+    Status failed = Status::Ok();
+    for (const Part& p : part) {
+      if (!p.status.ok() && failed.ok()) failed = p.status;
+    }
+    miscounted = std::any_of(part.begin(), part.end(), [](const Part& p) { return p.miscounted; });
+    if (!failed.ok() || miscounted) {
+      trace_.strings.truncate(strings_before);  // read again, or by one scan: as if never read
+      return failed;
+    }
+    for (const Part& p : part) wrong_type_ += p.wrong_type, texts_may_carry_sizes_ |= p.sized;
     return Status::Ok();
   }
 

@@ -1,5 +1,6 @@
 #include "model/string_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tracedoc {
@@ -104,6 +105,20 @@ StrId StringPool::intern(std::string_view s) {
   hash_low_.push_back(static_cast<uint32_t>(h));
   slots_[i] = slot_value(h, id);
   return id;
+}
+
+void StringPool::truncate(size_t n) {
+  if (n >= views_.size()) return;
+  views_.resize(n);
+  hash_low_.resize(n);
+  std::fill(slots_.begin(), slots_.end(), 0);
+  const size_t mask = slots_.size() - 1;
+  for (StrId id = 0; id < n; ++id) {
+    const uint64_t h = hash_text(views_[id]);
+    size_t i = h & mask;
+    while (slots_[i]) i = (i + 1) & mask;
+    slots_[i] = slot_value(h, id);
+  }
 }
 
 StrId StringPool::add_unique(std::string_view s) {

@@ -27,6 +27,8 @@ class StringPool {
   std::string_view get(StrId id) const { return id == kNoStr ? std::string_view{} : views_[id]; }
   bool valid(StrId id) const { return id != kNoStr && id < views_.size(); }
   size_t size() const { return views_.size(); }
+  // Forgets the strings from id `n` on (their bytes stay allocated): a reader that must read again.
+  void truncate(size_t n);
 
  private:
   std::string_view store(std::string_view s);
