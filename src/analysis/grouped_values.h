@@ -12,6 +12,7 @@
 #include "analysis/statistics.h"
 #include "common/flat_hash.h"
 #include "common/huge_pages.h"
+#include "model/columns.h"
 
 namespace tracedoc {
 
@@ -37,8 +38,7 @@ class GroupedValues {
   // the rows' durations, read back from the table when summarized instead of kept here: 8 bytes a
   // row of fresh memory less, which a read of millions of rows pays for in page faults. A row
   // without an end (kNoTime) lasts until `open_end`. Call before reserve and tag.
-  void durations_from(const std::vector<int64_t>& start, const std::vector<int64_t>& end,
-                      int64_t open_end = std::numeric_limits<int64_t>::min()) {
+  void durations_from(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end, TimeNs open_end = kNoTime) {
     durations_ = {&start, &end, open_end};
   }
   void tag(uint32_t group) { group_.push_back(group); }
@@ -51,13 +51,13 @@ class GroupedValues {
 
  private:
   struct Durations {
-    const std::vector<int64_t>* start = nullptr;
-    const std::vector<int64_t>* end = nullptr;
-    int64_t open_end = 0;
+    const std::vector<TimeNs>* start = nullptr;
+    const std::vector<TimeNs>* end = nullptr;
+    TimeNs open_end = 0;
     explicit operator bool() const { return start != nullptr; }
     int64_t of(size_t row) const {
-      const int64_t e = (*end)[row];
-      return sat_sub(e == std::numeric_limits<int64_t>::min() ? open_end : e, (*start)[row]);  // no overflow
+      const TimeNs e = (*end)[row];
+      return sat_sub(e == kNoTime ? open_end : e, (*start)[row]);  // no overflow on damaged times
     }
   };
   DenseIdMap ids_;

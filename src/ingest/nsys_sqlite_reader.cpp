@@ -1041,7 +1041,10 @@ class Loader {
       mine.miscounted = extra || next != first_row[i + 1];
       std::unique_lock lock(joining);
       done[i] = mine.status.ok() && !mine.miscounted;  // a part after an unsound one never joins
-      if (direct) pool_busy = false, joined = done[i] ? i + 1 : joined;
+      if (direct) {
+        pool_busy = false;
+        if (done[i]) joined = i + 1;
+      }
       join_done_parts(lock);
     });
     Status failed = Status::Ok();
