@@ -4,13 +4,21 @@
 // the two thread counts (5 each by default) and the medians are compared; the traces read must be
 // the same (row counts checked). Goal on a 2-core machine: 1.7x for both.
 //
+// Beside each read run two controls: as many copies of a job as there are threads, at once, against
+// one copy alone, for a job bound by the core (a hash over a buffer in its own cache) and one bound
+// by memory (a sum over 64 MiB). They say how far the machine scaled during the same runs: on a
+// shared virtual machine two cores sometimes get little more memory bandwidth than one, and then
+// no read, which moves its trace through memory, scales as it does otherwise.
+//
 //   read_threads [--input TRACE.json(.gz)] [--target-mb MB] [--nsys-source FILE.sqlite] [--runs R]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,6 +41,71 @@ std::pair<double, double> cpu_so_far() {
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   return {seconds(u.ru_utime), seconds(u.ru_stime)};
 }
+
+// The controls: each copy of a job works on a buffer of its own, the same work every time. The
+// cache job hashes 256 KiB that stay in a core's own cache (what the cores compute); the memory job
+// sums 64 MiB four times over (what the memory delivers to them).
+enum class Control { kCache, kMemory };
+
+// Copy `copy`'s buffer for a job, filled (its pages touched) on first use, before any timing.
+const std::vector<uint64_t>& control_buffer(Control kind, size_t copy) {
+  static std::deque<std::vector<uint64_t>> buffers[2];  // (growing keeps the others in place)
+  auto& mine = buffers[static_cast<int>(kind)];
+  if (mine.size() <= copy) mine.resize(copy + 1);
+  std::vector<uint64_t>& buffer = mine[copy];
+  if (buffer.empty()) {
+    buffer.resize(kind == Control::kCache ? size_t{32} << 10 : size_t{8} << 20);
+    for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = i * 0x9E3779B97F4A7C15ull;
+  }
+  return buffer;
+}
+
+uint64_t control_job(Control kind, const std::vector<uint64_t>& buffer) {
+  uint64_t result = 1469598103934665603ull;
+  if (kind == Control::kCache) {
+    for (int pass = 0; pass < 1000; ++pass) {
+      for (uint64_t w : buffer) result = (result ^ w) * 1099511628211ull;
+    }
+  } else {
+    for (int pass = 0; pass < 4; ++pass) {
+      for (uint64_t w : buffer) result += w;
+    }
+  }
+  return result;
+}
+
+// Seconds for `copies` copies of a control job at once on `copies` threads of the task pool.
+double control_seconds(Control kind, int copies) {
+  std::vector<const std::vector<uint64_t>*> buffers;
+  for (int i = 0; i < copies; ++i) buffers.push_back(&control_buffer(kind, static_cast<size_t>(i)));
+  tracedoc::set_thread_count(copies);
+  std::vector<uint64_t> results(static_cast<size_t>(copies));
+  const auto t0 = std::chrono::steady_clock::now();
+  tracedoc::parallel_for(results.size(), [&](size_t i) { results[i] = control_job(kind, *buffers[i]); });
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (std::adjacent_find(results.begin(), results.end(), std::not_equal_to<>()) != results.end()) std::exit(1);
+  return s;
+}
+
+// The two controls' times on one thread and on `cores`, gathered run after run beside the reads.
+struct Controls {
+  std::vector<double> seconds[2][2];  // [kind][0: one copy, 1: `cores` copies]
+
+  void run(int copies, int cores) {
+    for (Control kind : {Control::kCache, Control::kMemory})
+      seconds[static_cast<int>(kind)][copies == 1 ? 0 : 1].push_back(control_seconds(kind, copies == 1 ? 1 : cores));
+  }
+  // How much faster `cores` copies ran at once than one copy alone (the medians).
+  double scaling(Control kind, int cores) { return cores * median_seconds(kind, 0) / median_seconds(kind, 1); }
+  // The memory job's reads per second, GB/s, of one copy alone (0) or of all copies at once (1).
+  double memory_gb_per_s(int cores, int all) {
+    const double bytes = 4.0 * (size_t{8} << 20) * sizeof(uint64_t) * (all ? cores : 1);
+    return bytes / median_seconds(Control::kMemory, all) / 1e9;
+  }
+  double median_seconds(Control kind, int all) {
+    return tracedoc::median(std::span<double>(seconds[static_cast<int>(kind)][all]));
+  }
+};
 
 struct Read {
   double seconds = 0, user = 0, system = 0;  // wall and CPU-seconds of the read
@@ -57,9 +130,13 @@ Read read_once(const fs::path& path, int threads) {
 
 void measure(const std::string& label, const fs::path& path, int runs, int cores) {
   std::vector<Read> one, all;
-  read_once(path, cores);  // the page cache warm for both
+  Controls controls;
+  read_once(path, cores);      // the page cache warm for both
+  controls.run(cores, cores);  // the controls' buffers in place on every thread
   for (int i = 0; i < runs; ++i) {
+    controls.run(1, cores);
     one.push_back(read_once(path, 1));
+    controls.run(cores, cores);
     all.push_back(read_once(path, cores));
   }
   const size_t rows_one = one.back().rows, rows_all = all.back().rows;
@@ -79,6 +156,12 @@ void measure(const std::string& label, const fs::path& path, int runs, int cores
   std::printf(
       "  1 thread %.3f s (%.0f MB/s), %d threads %.3f s (%.0f MB/s): %.2fx (goal >= 1.7x on 2 cores; median of %d)\n",
       t1, mb / t1, cores, tn, mb / tn, t1 / tn, runs);
+  // A shared virtual machine's cores do not always scale: beside the read, what they gave at the time.
+  std::printf(
+      "  the machine in the same runs, %d copies at once against one: a cache-bound job %.2fx, a memory-bound"
+      " job %.2fx (%.1f GB/s against %.1f)\n",
+      cores, controls.scaling(Control::kCache, cores), controls.scaling(Control::kMemory, cores),
+      controls.memory_gb_per_s(cores, 1), controls.memory_gb_per_s(cores, 0));
   // The CPU time the threads add (contention, the parts' merges) shows here, apart from the machine's noise.
   std::printf("  CPU-seconds, user + system: 1 thread %.3f + %.3f, %d threads %.3f + %.3f (medians)\n",
               median_of(one, &Read::user), median_of(one, &Read::system), cores, median_of(all, &Read::user),

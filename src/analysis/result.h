@@ -59,6 +59,9 @@ class RowSink {
  public:
   virtual ~RowSink() = default;
   virtual void begin(const std::vector<ColumnSpec>& columns) = 0;
+  // After begin(): how many rows will follow, when the report knows (a sink that keeps the rows
+  // makes room for them once).
+  virtual void expect_rows(size_t /*rows*/) {}
   // Cells are only valid during the call.
   virtual void row(std::span<const Cell> cells) = 0;
   virtual void end() = 0;
@@ -72,6 +75,8 @@ class TableSink : public RowSink {
     columns_ = columns;
     cells_.clear();
   }
+  // A large report's rows at once: growing by doubling would fault in about twice the memory.
+  void expect_rows(size_t rows) override { cells_.reserve(cells_.size() + rows * columns_.size()); }
   void row(std::span<const Cell> cells) override {
     for (Cell c : cells) {
       if (c.type == Cell::Type::kText && !c.stable) c.s = strings_.emplace_back(c.s);

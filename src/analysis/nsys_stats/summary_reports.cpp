@@ -65,6 +65,7 @@ void emit_time_summary(GroupedValues& groups, const SummaryLayout& layout, const
   std::vector<ColumnSpec> columns = time_summary_columns(layout.count_name);
   for (const auto& l : layout.label_columns) columns.push_back({l, Unit::kNone});
   sink.begin(columns);
+  sink.expect_rows(order.size());
   std::vector<Cell> row;
   for (uint32_t g : order) {
     const SummaryStats& s = stats[g];
