@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "analysis/result.h"
+#include "model/columns.h"
 
 namespace tracedoc {
 
@@ -32,6 +33,12 @@ inline int64_t sat_sub(int64_t a, int64_t b) {
   if (__builtin_sub_overflow(a, b, &r))
     return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
   return r;
+}
+
+// How long a row from `start` to `end` lasted, a row without an end (kNoTime) lasting until
+// `open_end`: nsys's rule for NVTX ranges never closed (they end at the latest timestamp).
+inline int64_t duration_until(TimeNs start, TimeNs end, TimeNs open_end) {
+  return sat_sub(end == kNoTime ? open_end : end, start);
 }
 
 // a * b, clamped.

@@ -55,10 +55,7 @@ class GroupedValues {
     const std::vector<TimeNs>* end = nullptr;
     TimeNs open_end = 0;
     explicit operator bool() const { return start != nullptr; }
-    int64_t of(size_t row) const {
-      const TimeNs e = (*end)[row];
-      return sat_sub(e == kNoTime ? open_end : e, (*start)[row]);  // no overflow on damaged times
-    }
+    int64_t of(size_t row) const { return duration_until((*start)[row], (*end)[row], open_end); }
   };
   DenseIdMap ids_;
   std::vector<uint32_t> group_;

@@ -103,7 +103,7 @@ std::string NvtxNamer::tag(size_t i, bool* null) const {
 
 TimeNs NvtxNamer::duration(size_t i) const {
   const auto& r = trace_.ranges;
-  return sat_sub(r.end[i] == kNoTime ? max_ts_ : r.end[i], r.start[i]);  // no overflow on damaged times
+  return duration_until(r.start[i], r.end[i], max_ts_);
 }
 
 }  // namespace tracedoc::nsys_stats

@@ -253,7 +253,7 @@ Status nvtx_summary(const Trace& trace, const ReportArgs& args, RowSink& sink, b
   const auto& r = trace.ranges;
   NvtxNamer namer(trace);
   GroupedValues groups;
-  groups.durations_from(r.start, r.end, namer.max_timestamp());  // namer.duration's
+  groups.durations_from(r.start, r.end, namer.max_timestamp());  // as namer.duration
   groups.reserve(r.size());
   // Group key: style bit, domain name id, text id. Tags are only spelled out for output.
   DenseIdMap filter_verdict_ids;
