@@ -163,6 +163,12 @@ void start_flusher() {
   std::thread flusher(flusher_loop);
   pthread_setname_np(flusher.native_handle(), kFlusherName);
   flusher.detach();
+  // Returns once the thread runs its loop: a program that forks right after its first recorded event
+  // must not catch the new thread still starting, inside the allocator. glibc's malloc is locked
+  // around fork, but a sanitizer's allocator is not (GCC 12's ASan), and the child would inherit its
+  // lock held forever. Bounded: a thread that never gets to run does not stall the program.
+  const int64_t give_up = now_ns() + 1'000'000'000;
+  while (g_flusher_tid.load() < 0 && now_ns() < give_up) std::this_thread::yield();
 }
 
 void atfork_prepare() { g_mutex.lock(); }
