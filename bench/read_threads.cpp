@@ -46,6 +46,9 @@ std::pair<double, double> cpu_so_far() {
 // cache job hashes 256 KiB that stay in a core's own cache (what the cores compute); the memory job
 // sums 64 MiB four times over (what the memory delivers to them).
 enum class Control { kCache, kMemory };
+constexpr size_t kCacheWords = size_t{32} << 10;  // 256 KiB
+constexpr size_t kMemoryWords = size_t{8} << 20;  // 64 MiB
+constexpr int kCachePasses = 1000, kMemoryPasses = 4;
 
 // Copy `copy`'s buffer for a job, filled (its pages touched) on first use, before any timing.
 const std::vector<uint64_t>& control_buffer(Control kind, size_t copy) {
@@ -54,7 +57,7 @@ const std::vector<uint64_t>& control_buffer(Control kind, size_t copy) {
   if (mine.size() <= copy) mine.resize(copy + 1);
   std::vector<uint64_t>& buffer = mine[copy];
   if (buffer.empty()) {
-    buffer.resize(kind == Control::kCache ? size_t{32} << 10 : size_t{8} << 20);
+    buffer.resize(kind == Control::kCache ? kCacheWords : kMemoryWords);
     for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = i * 0x9E3779B97F4A7C15ull;
   }
   return buffer;
@@ -63,11 +66,11 @@ const std::vector<uint64_t>& control_buffer(Control kind, size_t copy) {
 uint64_t control_job(Control kind, const std::vector<uint64_t>& buffer) {
   uint64_t result = 1469598103934665603ull;
   if (kind == Control::kCache) {
-    for (int pass = 0; pass < 1000; ++pass) {
+    for (int pass = 0; pass < kCachePasses; ++pass) {
       for (uint64_t w : buffer) result = (result ^ w) * 1099511628211ull;
     }
   } else {
-    for (int pass = 0; pass < 4; ++pass) {
+    for (int pass = 0; pass < kMemoryPasses; ++pass) {
       for (uint64_t w : buffer) result += w;
     }
   }
@@ -89,20 +92,20 @@ double control_seconds(Control kind, int copies) {
 
 // The two controls' times on one thread and on `cores`, gathered run after run beside the reads.
 struct Controls {
-  std::vector<double> seconds[2][2];  // [kind][0: one copy, 1: `cores` copies]
+  std::vector<double> seconds[2][2];  // [kind][all: `cores` copies at once, else one copy]
 
-  void run(int copies, int cores) {
+  void run(bool all, int cores) {
     for (Control kind : {Control::kCache, Control::kMemory})
-      seconds[static_cast<int>(kind)][copies == 1 ? 0 : 1].push_back(control_seconds(kind, copies == 1 ? 1 : cores));
+      seconds[static_cast<int>(kind)][all].push_back(control_seconds(kind, all ? cores : 1));
   }
   // How much faster `cores` copies ran at once than one copy alone (the medians).
-  double scaling(Control kind, int cores) { return cores * median_seconds(kind, 0) / median_seconds(kind, 1); }
+  double scaling(Control kind, int cores) { return cores * median_seconds(kind, false) / median_seconds(kind, true); }
   // The memory job's reads per second, GB/s, of one copy alone (0) or of all copies at once (1).
-  double memory_gb_per_s(int cores, int all) {
-    const double bytes = 4.0 * (size_t{8} << 20) * sizeof(uint64_t) * (all ? cores : 1);
+  double memory_gb_per_s(int cores, bool all) {
+    const double bytes = double{kMemoryPasses} * kMemoryWords * sizeof(uint64_t) * (all ? cores : 1);
     return bytes / median_seconds(Control::kMemory, all) / 1e9;
   }
-  double median_seconds(Control kind, int all) {
+  double median_seconds(Control kind, bool all) {
     return tracedoc::median(std::span<double>(seconds[static_cast<int>(kind)][all]));
   }
 };
@@ -131,12 +134,12 @@ Read read_once(const fs::path& path, int threads) {
 void measure(const std::string& label, const fs::path& path, int runs, int cores) {
   std::vector<Read> one, all;
   Controls controls;
-  read_once(path, cores);      // the page cache warm for both
-  controls.run(cores, cores);  // the controls' buffers in place on every thread
+  read_once(path, cores);     // the page cache warm for both
+  controls.run(true, cores);  // every copy's buffer filled before any timing
   for (int i = 0; i < runs; ++i) {
-    controls.run(1, cores);
+    controls.run(false, cores);
     one.push_back(read_once(path, 1));
-    controls.run(cores, cores);
+    controls.run(true, cores);
     all.push_back(read_once(path, cores));
   }
   const size_t rows_one = one.back().rows, rows_all = all.back().rows;
@@ -161,7 +164,7 @@ void measure(const std::string& label, const fs::path& path, int runs, int cores
       "  the machine in the same runs, %d copies at once against one: a cache-bound job %.2fx, a memory-bound"
       " job %.2fx (%.1f GB/s against %.1f)\n",
       cores, controls.scaling(Control::kCache, cores), controls.scaling(Control::kMemory, cores),
-      controls.memory_gb_per_s(cores, 1), controls.memory_gb_per_s(cores, 0));
+      controls.memory_gb_per_s(cores, true), controls.memory_gb_per_s(cores, false));
   // The CPU time the threads add (contention, the parts' merges) shows here, apart from the machine's noise.
   std::printf("  CPU-seconds, user + system: 1 thread %.3f + %.3f, %d threads %.3f + %.3f (medians)\n",
               median_of(one, &Read::user), median_of(one, &Read::system), cores, median_of(all, &Read::user),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -167,8 +168,8 @@ void start_flusher() {
   // must not catch the new thread still starting, inside the allocator. glibc's malloc is locked
   // around fork, but a sanitizer's allocator is not (GCC 12's ASan), and the child would inherit its
   // lock held forever. Bounded: a thread that never gets to run does not stall the program.
-  const int64_t give_up = now_ns() + 1'000'000'000;
-  while (g_flusher_tid.load() < 0 && now_ns() < give_up) std::this_thread::yield();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (g_flusher_tid.load() < 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
 }
 
 void atfork_prepare() { g_mutex.lock(); }
