@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -190,18 +192,24 @@ TEST(SlowFaults, AnalysesPastTheMemoryLimit) {
   std::string body;
   for (int i = 0; i < 20000; ++i) body += "," + kernel_event(1000 + i * 10);
   const fs::path trace =
-      gzip_stream(dir.path() / "mid.json.gz", "{\"traceEvents\": [" + kernel_event(1), body, 150, "]}");
-  // One thread in all three runs: the peaks compared are then of one schedule, and the growth
-  // between two of the watchdog's samples is one thread's (the margin's assumption) even on a
-  // loaded machine.
-  CliRun read = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--threads", "1", trace.string()});
-  ASSERT_EQ(read.exit_code, 0) << read.err;
-  CliRun whole = tracedoc({"diagnose", "--threads", "1", trace.string()});
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  ASSERT_GT(whole.peak_rss, read.peak_rss + 2 * kMargin)
-      << "diagnose should need more than the read: " << whole.peak_rss / kMiB << " vs " << read.peak_rss / kMiB
-      << " MiB";
-  const uint64_t limit = (read.peak_rss + whole.peak_rss) / 2;
+      gzip_stream(dir.path() / "mid.json.gz", "{\"traceEvents\": [" + kernel_event(1), body, 200, "]}");
+  // One thread in every run: the peaks compared are then of one schedule, and the growth between
+  // two of the watchdog's samples is one thread's (the margin's assumption) even on a loaded
+  // machine. A peak still varies by up to 35 MiB from run to run, and on 3 million kernels the
+  // diagnosis needed only 123-205 MiB more than the read: on 4 million it needs 250-280 MiB more,
+  // and the limit goes between the read's higher peak of two runs and the diagnosis's lower one.
+  uint64_t read_peak = 0, whole_peak = UINT64_MAX;
+  for (int run = 0; run < 2; ++run) {
+    CliRun read = tracedoc({"stats", "-r", "cuda_gpu_kern_sum", "-f", "csv", "--threads", "1", trace.string()});
+    ASSERT_EQ(read.exit_code, 0) << read.err;
+    read_peak = std::max(read_peak, read.peak_rss);
+    CliRun whole = tracedoc({"diagnose", "--threads", "1", trace.string()});
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    whole_peak = std::min(whole_peak, whole.peak_rss);
+  }
+  ASSERT_GT(whole_peak, read_peak + 2 * kMargin)
+      << "diagnose should need more than the read: " << whole_peak / kMiB << " vs " << read_peak / kMiB << " MiB";
+  const uint64_t limit = (read_peak + whole_peak) / 2;
   const fs::path out = dir.path() / "diagnosis.txt";
   CliRun r = tracedoc(
       {"diagnose", "--threads", "1", "--max-memory", std::to_string(limit), "-o", out.string(), trace.string()});
