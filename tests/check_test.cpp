@@ -163,15 +163,26 @@ busy_drop_max_pct = 5
   EXPECT_TRUE(b.compares_baseline());
 }
 
-TEST(CheckBudget, EmptyBudgetChecksNothing) {
+TEST(CheckBudget, ABudgetThatChecksNothingIsAnError) {
+  // A gate that passes whatever the trace holds is a typo, not a budget: an empty file, comments
+  // only, or a baseline without a limit.
   tracedoc::testing::ScratchDir dir;
-  const Budget b = load(dir, "# no limits yet\n");
-  EXPECT_TRUE(b.empty());
-  const CheckReport r = check(load_nsys(kExample.string()), b);
-  EXPECT_TRUE(r.results.empty());
-  EXPECT_EQ(r.failed(), 0u);
+  for (const char* text : {"", "# no limits yet\n", "[steps]\nmarker = \"train_step\"\n"}) {
+    const fs::path path = dir.write("empty.toml", text);
+    const auto b = budget::load_budget(path.string());
+    ASSERT_FALSE(b.ok()) << text;
+    EXPECT_EQ(b.status().message(),
+              path.string() +
+                  ": the budget sets no limits, so it would check nothing (set one in [steps], [gpu], [copies], "
+                  "[memory], [ranks], [[kernel]], [findings] or [baseline]; docs/check.md)");
+  }
+  // A folder given for the file.
+  const auto folder = budget::load_budget(dir.path().string());
+  ASSERT_FALSE(folder.ok());
+  EXPECT_EQ(folder.status().message(), dir.path().string() + ": is a directory, not a file");
+  // A check report without results still says so (a merged report of no ranks).
+  const CheckReport r;
   EXPECT_NE(check_text(r).find("nothing checked: the budget"), std::string::npos) << check_text(r);
-  EXPECT_NE(check_json(r).find("\"checked\": 0"), std::string::npos);
 }
 
 TEST(CheckBudget, ErrorsNameTheFileAndTheKey) {

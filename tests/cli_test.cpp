@@ -583,11 +583,16 @@ TEST(CliCheck, ExitCodesFormatsAndBaseline) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL  steps.p50_max_ms"), std::string::npos) << r.out;
 
-  // An empty budget checks nothing and says so.
+  // A budget that checks nothing is an error, so that a typo never passes a CI gate; so is a folder.
   const fs::path empty = dir.write("empty.toml", "");
   r = tracedoc({"check", kExample.string(), "--budget", empty.string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("nothing checked"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(empty.string() + ": the budget sets no limits, so it would check nothing"), std::string::npos)
+      << r.err;
+  r = tracedoc({"check", kExample.string(), "--budget", dir.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tracedoc: " + dir.path().string() + ": is a directory, not a file\n");
 
   // The baseline, relative to the budget file: the same trace regresses by 0%.
   fs::copy_file(kExample, dir.path() / "baseline.sqlite");
@@ -719,7 +724,7 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   CliRun same = tracedoc({"diff", p.clean_sqlite.string(), p.clean_json.string()});
   ASSERT_EQ(same.exit_code, 0) << same.err;
   EXPECT_NE(
-      same.out.find("Step time: median 9.60 ms -> 9.60 ms (+0.0%), unchanged (p 1.000; 12 -> 12 steps, ProfilerStep)"),
+      same.out.find("Step time: median 10.0 ms -> 10.0 ms (+0.0%), unchanged (p 1.000; 12 -> 12 steps, ProfilerStep)"),
       std::string::npos)
       << same.out;
   EXPECT_NE(same.out.find("\nKernels (per step): 30 unchanged\n"), std::string::npos) << same.out;
@@ -728,8 +733,8 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   // The slow DataLoader: the steps are slower by the loading time, which is all idle GPU time.
   CliRun slow = tracedoc({"diff", p.clean_json.string(), p.slow_json.string()});
   ASSERT_EQ(slow.exit_code, 0) << slow.err;
-  EXPECT_NE(slow.out.find("Step time: median 9.60 ms -> 14.0 ms (+45.6%), slower"), std::string::npos) << slow.out;
-  EXPECT_NE(slow.out.find("  idle               336 µs    4.70 ms    +4.37 ms\n"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("Step time: median 10.0 ms -> 14.7 ms (+45.9%), slower"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("  idle               336 µs    4.90 ms    +4.57 ms\n"), std::string::npos) << slow.out;
   EXPECT_NE(slow.out.find("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), std::string::npos)
       << slow.out;
   EXPECT_NE(slow.out.find("appeared    critical            dataloader_bound"), std::string::npos) << slow.out;
@@ -750,10 +755,10 @@ TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   EXPECT_TRUE(markdown.out.empty());
   EXPECT_EQ(read_file(md).rfind("### tracedoc diff: `", 0), 0u);
 
-  // The gate: 45.6% slower fails a 5% allowance, passes a 50% one, and the way back passes.
+  // The gate: 45.9% slower fails a 5% allowance, passes a 50% one, and the way back passes.
   CliRun gate = tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "--fail-on-regression", "5"});
   EXPECT_EQ(gate.exit_code, 1);
-  EXPECT_EQ(gate.err, "tracedoc: diff: regression: median step time +45.6%, more than the 5% allowed\n");
+  EXPECT_EQ(gate.err, "tracedoc: diff: regression: median step time +45.9%, more than the 5% allowed\n");
   EXPECT_EQ(tracedoc({"diff", p.clean_json.string(), p.slow_json.string(), "--fail-on-regression", "50"}).exit_code, 0);
   EXPECT_EQ(tracedoc({"diff", p.slow_json.string(), p.clean_json.string(), "--fail-on-regression", "0"}).exit_code, 0);
 }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "Summary",
     "Trace",
     "TraceError",
+    "TraceWarning",
     "View",
     "diff",
     "load",
@@ -39,6 +41,13 @@ __all__ = [
     "rules",
     "tables",
 ]
+
+
+class TraceWarning(UserWarning):
+    """What a read left to say without failing, in the command line's words: events it counted and
+    skipped or kept (ends before starts, unusable timestamps), a folder's entries it did not read
+    and why, Nsight Compute values read as absent. ``load`` issues one per line the CLI prints as
+    ``tracedoc: warning: ...``."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,8 @@ def load(
     """
     limit = None if max_memory is None else str(max_memory)
     core = _tracedoc.load(os.fspath(path), rank, limit, threads, filter_time or "", filter_nvtx or "", all_ranks)
+    for line in core.read_warnings():
+        warnings.warn(line, TraceWarning, stacklevel=2)
     return Trace(core)
 
 
@@ -337,8 +348,8 @@ class Trace:
         """What ``tracedoc summary -f json`` prints for this trace: time split, steps, top kernels
         and calls, per-GPU figures, exact ns and bytes (a Summary: the JSON as a dict, its tables as
         DataFrames, HTML in a notebook)."""
-        if top < 0 or gap_ms < 0:
-            raise TraceError("summary: top and gap_ms must not be negative")
+        if top < 0:
+            raise TraceError("summary: top must not be negative")
         return Summary(json.loads(self._core.summary_json(top, gap_ms, step_marker or "")))
 
     def diagnose(self, config: str | os.PathLike[str] | None = None) -> Diagnosis:
@@ -350,6 +361,7 @@ class Trace:
     def to_parquet(self, directory: str | os.PathLike[str]) -> list[str]:
         """Writes every table with rows as ``DIRECTORY/<table>.parquet`` (the table's schema and
         field metadata kept); returns the paths written."""
+        import pyarrow
         import pyarrow.parquet
 
         os.makedirs(directory, exist_ok=True)
@@ -361,6 +373,10 @@ class Trace:
             table = self.table(name)
             metadata = dict(table.schema.metadata or {})
             metadata[b"tracedoc.format"] = self.format.encode()
-            pyarrow.parquet.write_table(table.replace_schema_metadata(metadata), path)
+            # Written as the CLI writes its outputs: whole or not at all (a full disk leaves no
+            # partial file), a device or FIFO in place.
+            sink = pyarrow.BufferOutputStream()
+            pyarrow.parquet.write_table(table.replace_schema_metadata(metadata), sink)
+            _tracedoc.write_output(path, sink.getvalue().to_pybytes())
             written.append(path)
         return written

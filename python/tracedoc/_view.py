@@ -16,9 +16,12 @@ class View:
         self.height = height
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the page, which needs no network and no other file, to ``path``."""
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(self.html)
+        """Writes the page, which needs no network and no other file, to ``path``, as ``tracedoc
+        view -o`` writes it: whole or not at all (a full disk leaves no partial file; TraceError
+        says why), a device or FIFO in place, a directory refused."""
+        from tracedoc._tracedoc import write_output  # the engine, imported when used
+
+        write_output(os.fspath(path), self.html.encode("utf-8"))
 
     def _repr_html_(self) -> str:
         return (

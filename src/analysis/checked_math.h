@@ -11,8 +11,10 @@
 // point; the reports that mirror such an expression cell for cell use sql_* below instead.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "analysis/result.h"
 #include "model/columns.h"
@@ -48,6 +50,14 @@ inline int64_t sat_mul(int64_t a, int64_t b) {
     return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   }
   return r;
+}
+
+// x rounded to the nearest integer, or nullopt when it is not a number or lies past the int64 range
+// (where llround and a cast are undefined): a value read from a file may be anything.
+inline std::optional<int64_t> rounded_int64(double x) {
+  constexpr double kRange = 9223372036854775808.0;  // 2^63, exact as a double
+  if (!(x > -kRange && x < kRange)) return std::nullopt;
+  return std::llround(x);
 }
 
 // SQLite's `a - b` as a cell: the integer, or a real when it leaves the int64 range.

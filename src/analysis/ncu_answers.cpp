@@ -7,6 +7,8 @@
 #include <limits>
 #include <string_view>
 
+#include "analysis/checked_math.h"
+
 namespace tracedoc {
 
 namespace {
@@ -73,10 +75,11 @@ NcuAnswers ncu_answers(const NcuReport& report, const NcuResult& r) {
   auto n = [&](std::string_view name) { return report.number(r, name); };
   NcuAnswers a;
   a.duration_ns = n("gpu__time_duration.sum");
-  auto or_zero = [](double v) { return std::isnan(v) ? 0.0 : v; };
-  a.registers_per_thread = static_cast<int64_t>(or_zero(n("launch__registers_per_thread")));
-  a.shared_mem_per_block = static_cast<int64_t>(or_zero(n("launch__shared_mem_per_block_static")) +
-                                                or_zero(n("launch__shared_mem_per_block_dynamic")));
+  // 0 where absent (or unusable: the readers drop such values, and a sum of two may still overflow).
+  auto count = [&](std::string_view name) { return rounded_int64(n(name)).value_or(0); };
+  a.registers_per_thread = count("launch__registers_per_thread");
+  a.shared_mem_per_block =
+      sat_add(count("launch__shared_mem_per_block_static"), count("launch__shared_mem_per_block_dynamic"));
   a.achieved_occupancy_pct = n("sm__warps_active.avg.pct_of_peak_sustained_active");
   a.theoretical_occupancy_pct = n("sm__maximum_warps_per_active_cycle_pct");
   a.occupancy_limiters = occupancy_limiters(report, r);

@@ -6,6 +6,7 @@
 #include <map>
 #include <string_view>
 
+#include "analysis/checked_math.h"
 #include "analysis/ncu_answers.h"
 #include "analysis/ncu_join.h"
 #include "analysis/nsys_stats/summary_reports.h"
@@ -43,9 +44,13 @@ std::string stall_text(const NcuAnswers& a, size_t k) {
   return out;
 }
 
-Cell duration_cell(const NcuAnswers& a) {
-  return std::isnan(a.duration_ns) ? Cell::null() : Cell::integer(std::llround(a.duration_ns));
+// An integer column's cell: null where the value is absent or does not fit.
+Cell integer_cell(double x) {
+  const auto v = rounded_int64(x);
+  return v ? Cell::integer(*v) : Cell::null();
 }
+
+Cell duration_cell(const NcuAnswers& a) { return integer_cell(a.duration_ns); }
 
 Cell value_cell(const NcuValue& v) {
   switch (v.kind) {
@@ -192,7 +197,7 @@ Status ncu_kernel_rows(const NcuReport& report, const NcuRowOptions& options, Ro
            Cell::text(s3),
            rounded(a.sm_throughput_pct, 2),
            rounded(a.memory_throughput_pct, 2),
-           std::isnan(a.dram_bytes) ? Cell::null() : Cell::integer(std::llround(a.dram_bytes)),
+           integer_cell(a.dram_bytes),
            number(a.flop_per_s),
            rounded(a.arithmetic_intensity, 3),
            Cell::text(a.bound),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -298,6 +299,7 @@ void add_memory(const Trace& trace, std::vector<DeviceSummary>& devices) {
 void add_model_flops(const Trace& trace, const pytorch::OpLinks& links, const StepSet* steps, SummaryPart& part) {
   const pytorch::FlopsAttribution flops = pytorch::attribute_flops(trace, links);
   part.unknown_flop_ops = flops.costs.unknown;
+  part.overflowing_flop_ops = flops.costs.overflowing;
   std::map<std::string_view, NamedFlops> by_name;
   for (size_t i = 0; i < flops.costs.cost.size(); ++i) {
     const pytorch::OpCost& c = flops.costs.cost[i];
@@ -471,6 +473,13 @@ NcuSummary ncu_summary(const Trace& trace, const std::vector<NamedTotal>& top_ke
 }
 
 }  // namespace
+
+Result<int64_t> gap_threshold_from_ms(double ms) {
+  constexpr double kMaxMs = 1e9;
+  if (!(ms >= 0 && ms <= kMaxMs))
+    return UsageError(fmt::format("the gap must be from 0 to {:g} ms, not {}", kMaxMs, ms));
+  return static_cast<int64_t>(std::llround(ms * 1e6));
+}
 
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options) {
   std::vector<SummaryPart> parts;

@@ -19,6 +19,7 @@
 #include "analysis/ncu_answers.h"
 #include "analysis/quantile_sketch.h"
 #include "analysis/steps.h"
+#include "common/status.h"
 #include "model/trace.h"
 
 namespace tracedoc {
@@ -106,6 +107,10 @@ struct MfuSummary {
   int64_t model_flops = 0;          // every counted operator's (in steps or not): the shares' whole
   std::vector<NamedFlops> top_ops;  // by FLOPs, the `top` largest
   int64_t unknown_ops = 0;          // operators whose shapes said too little for a formula
+  int64_t overflowing_ops = 0;      // of those, operators whose shapes give 2^63 FLOPs or bytes or more
+  // The median MFU, when it is one: a share of the peak above 100% says the recorded types or
+  // shapes are wrong, not how well the GPU was used.
+  bool mfu_known() const { return peaks_known && median_mfu_pct <= 100; }
 };
 
 // The TensorBoard plugin's average step (tb_step_breakdown's Average row) over every process's steps:
@@ -218,6 +223,11 @@ struct SummaryOptions {
   uint32_t quantile_capacity = 0;
 };
 
+// The gap threshold of a number of milliseconds (summary --gap, Python's gap_ms): from 0 to a
+// billion ms (11.6 days); NaN, infinities and larger values are usage errors, never a threshold
+// cast past the int64 range.
+Result<int64_t> gap_threshold_from_ms(double ms);
+
 TraceSummary summarize(const Trace& trace, const SummaryOptions& options = {});
 
 // What a summary is made of before anything is ranked, averaged or compared across GPUs: every
@@ -270,6 +280,7 @@ struct SummaryPart {
   std::vector<NamedFlops> model_flop_ops;  // every operator name with model FLOPs
   std::vector<std::string> peak_gpus;      // the GPUs' table names, sorted
   int64_t unknown_flop_ops = 0;
+  int64_t overflowing_flop_ops = 0;
   std::vector<ThreadSummary> threads;
   bool pytorch_units = false;
   std::vector<SummaryUnitPart> units;

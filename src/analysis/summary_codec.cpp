@@ -55,12 +55,12 @@ void fields(F& f, SummaryPart& p) {
   f(p.span_end), f(p.gpu_ops), f(p.api_calls), f(p.ranges), f(p.cpu_ops), f(p.devices), f(p.kernel_total_ns);
   f(p.kernels), f(p.api), f(p.copies), f(p.has_steps), f(p.step_source), f(p.steps), f(p.role_steps);
   f(p.role_step_ns), f(p.role_ns), f(p.has_dispatch), f(p.dispatch), f(p.model_flop_ops);
-  f(p.peak_gpus), f(p.unknown_flop_ops), f(p.threads), f(p.pytorch_units);
+  f(p.peak_gpus), f(p.unknown_flop_ops), f(p.overflowing_flop_ops), f(p.threads), f(p.pytorch_units);
   f(p.units), f(p.collectives), f(p.findings), f(p.gap_threshold_ns);
 }
 
 namespace {
-constexpr part_codec::Format kFormat{"TDSP", 6, "summary part"};
+constexpr part_codec::Format kFormat{"TDSP", 7, "summary part"};
 }  // namespace
 
 std::string encode_summary_part(const SummaryPart& part) { return part_codec::encode(part, kFormat); }

@@ -129,6 +129,7 @@ std::optional<MfuSummary> merged_mfu(const std::vector<SummaryPart>& parts, size
     }
     gpus.insert(gpus.end(), p.peak_gpus.begin(), p.peak_gpus.end());
     m.unknown_ops += p.unknown_flop_ops;
+    m.overflowing_ops += p.overflowing_flop_ops;
   }
   if (by_name.empty()) return std::nullopt;
   const std::optional<StepSource> source = merged_step_source(parts);

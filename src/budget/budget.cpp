@@ -233,7 +233,7 @@ Result<std::string> baseline_trace_path(const Budget& b, const std::string& give
 
 Result<Budget> load_budget(const std::string& path) {
   const Reader r(path);
-  TRACEDOC_ASSIGN_OR_RETURN(auto parsed, read_toml_file(path));
+  TRACEDOC_ASSIGN_OR_RETURN(auto parsed, read_toml_file(path, "budget"));
   const toml::table& root = parsed;
   Budget b;
   b.path = path;
@@ -261,6 +261,14 @@ Result<Budget> load_budget(const std::string& path) {
                      "unknown section (expected [steps], [gpu], [copies], [memory], [ranks], [[kernel]], [findings] or "
                      "[baseline])");
     }
+  }
+  // A gate that checks nothing passes whatever the trace holds: a typo in a path or a section name
+  // must not turn a CI gate green.
+  if (b.empty()) {
+    return BadInput(fmt::format(
+        "{}: the budget sets no limits, so it would check nothing (set one in [steps], [gpu], [copies], [memory], "
+        "[ranks], [[kernel]], [findings] or [baseline]; docs/check.md)",
+        path));
   }
   // One set of steps for every figure: the budget's marker, else the diagnose configuration's.
   if (b.step_marker.empty()) b.step_marker = b.diagnose_options.steps.marker;

@@ -43,6 +43,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr double kYearSeconds = 365.0 * 24 * 3600;
+
 struct CaptureOptions {
   std::string output = "tracedoc-capture";
   std::string trace = "cuda,nvtx";
@@ -134,9 +136,12 @@ int run_capture(const CaptureOptions& opt) {
     return fail(UsageError("capture: --cuda-graph-trace must be node or graph"));
   if (!opt.export_format.empty() && opt.export_format != "sqlite")
     return fail(UsageError("capture: --export takes sqlite"));
-  if (!(opt.delay_s >= 0) || !std::isfinite(opt.delay_s) ||
-      !(opt.duration_s == -1 || (opt.duration_s > 0 && std::isfinite(opt.duration_s)))) {
-    return fail(UsageError("capture: --delay must be 0 or more seconds and --duration more than 0"));
+  if (!(opt.delay_s >= 0 && opt.delay_s <= kYearSeconds) ||
+      !(opt.duration_s == -1 || (opt.duration_s > 0 && opt.duration_s <= kYearSeconds))) {
+    // At most a year: the recorder takes nanoseconds as an int64 (NaN and infinities are no time).
+    return fail(
+        UsageError("capture: --delay must be from 0 to a year of seconds, and --duration more than 0 and at "
+                   "most a year"));
   }
   const std::string library = find_inject_library();
   if (library.empty()) {
@@ -146,7 +151,7 @@ int run_capture(const CaptureOptions& opt) {
   }
   std::error_code ec;
   fs::create_directories(opt.output, ec);
-  if (ec || !fs::is_directory(opt.output))
+  if (ec || !fs::is_directory(opt.output, ec))
     return fail(IoError(fmt::format("capture: {}: cannot create the output directory", opt.output)));
   if (is_capture_directory(opt.output)) {
     if (!opt.force)
@@ -162,6 +167,7 @@ int run_capture(const CaptureOptions& opt) {
   g_child = ::fork();
   if (g_child < 0) return fail(IoError(fmt::format("capture: fork: {}", std::strerror(errno))));
   if (g_child == 0) {
+    ::signal(SIGXFSZ, SIG_DFL);  // ignored by tracedoc itself (cli/main.cpp); an ignored signal survives exec
     ::setenv("TRACEDOC_CAPTURE_DIR", dir.c_str(), 1);
     if (kinds.count("nvtx")) ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 1);
     if (kinds.count("cuda")) ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);

@@ -32,7 +32,6 @@ struct CheckCommandOptions {
   std::string format = "column";
   std::string output = "-";
   std::string step_marker;
-  std::string max_memory;
   int64_t rank = -1;
 };
 
@@ -46,12 +45,12 @@ int run_check(const CheckCommandOptions& opt) {
   const auto base_path = budget::baseline_trace_path(b, opt.baseline, "--baseline");
   if (!base_path.ok()) return fail(base_path.status());
 
-  auto trace = read_trace(opt.input, opt.rank, opt.max_memory);
+  auto trace = read_trace(opt.input, opt.rank);
   if (!trace.ok()) return fail(trace.status());
   const budget::Measures current = budget::measure(*trace, b);
   std::optional<budget::Measures> base;
   if (!base_path->empty()) {
-    auto base_trace = read_trace(*base_path, opt.rank, opt.max_memory);
+    auto base_trace = read_trace(*base_path, opt.rank);
     if (!base_trace.ok()) return fail(base_trace.status());
     base = budget::measure(*base_trace, b, budget::MeasureScope::kBaseline);
   }
@@ -80,10 +79,9 @@ std::function<int()> add_check_command(CLI::App& app) {
   cmd->add_option("--baseline", opt->baseline,
                   "Baseline trace for the [baseline] limits (instead of the budget's baseline.path)");
   add_format_option(cmd, opt->format, {{"column", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
-  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  add_output_file_option(cmd, opt->output);
   add_step_marker_option(cmd, opt->step_marker);
   add_rank_option(cmd, opt->rank, " (of the baseline too)");
-  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_check(*opt); };
 }
 

@@ -30,7 +30,6 @@ struct DiagnoseCommandOptions {
   std::string config;
   std::string fail_on;
   std::string step_marker;
-  std::string max_memory;
   std::vector<std::string> ncu;
   int64_t rank = -1;
   bool list_rules = false;
@@ -58,7 +57,7 @@ int run_diagnose(const DiagnoseCommandOptions& opt) {
 
   std::vector<diagnose::Diagnosis> diagnoses;
   for (const std::string& input : opt.inputs) {
-    auto trace = read_trace(input, opt.rank, opt.max_memory);
+    auto trace = read_trace(input, opt.rank);
     if (!trace.ok()) return fail(trace.status());
     if (Status st = attach_ncu_reports(*trace, opt.ncu); !st.ok()) return fail(st);
     diagnoses.push_back(diagnose::diagnose(*trace, options));
@@ -90,7 +89,7 @@ std::function<int()> add_diagnose_command(CLI::App& app) {
   cmd->add_option("inputs", opt->inputs,
                   "Traces: nsys exports, PyTorch traces or rank directories (one diagnosis each)");
   add_format_option(cmd, opt->format, {{"column", ""}, {"json", "schema_version 1"}, {"markdown", ""}}, {"text"});
-  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  add_output_file_option(cmd, opt->output);
   cmd->add_option("--rules", opt->rules, "Only these rules (comma-separated ids; --list-rules shows them)")
       ->allow_extra_args(false);  // `--rules a,b INPUT`: the input is not one more rule
   cmd->add_option("--config", opt->config,
@@ -99,7 +98,6 @@ std::function<int()> add_diagnose_command(CLI::App& app) {
   add_step_marker_option(cmd, opt->step_marker);
   add_rank_option(cmd, opt->rank);
   add_ncu_option(cmd, opt->ncu);
-  add_max_memory_option(cmd, opt->max_memory);
   cmd->add_flag("--list-rules", opt->list_rules, "Print the rules, their parameters and defaults, and exit");
   return [opt] { return run_diagnose(*opt); };
 }

@@ -42,15 +42,10 @@ struct DiffCommandOptions {
   bool no_findings = false;
   std::string config;
   std::optional<double> fail_on_regression;
-  std::string max_memory;
 };
 
 int run_diff(const DiffCommandOptions& opt) {
   if (opt.base.empty() || opt.next.empty()) return fail(UsageError("diff: BASE and NEW are required"));
-  if (opt.fail_on_regression && !(*opt.fail_on_regression >= 0)) {
-    return fail(UsageError(fmt::format("diff: --fail-on-regression must be a percentage of 0 or more, not {:g}",
-                                       *opt.fail_on_regression)));
-  }
   compare::DiffOptions options;
   options.alpha = opt.alpha;
   options.min_change_pct = opt.min_change;
@@ -64,8 +59,8 @@ int run_diff(const DiffCommandOptions& opt) {
 
   // Both traces at once, on the task pool.
   std::optional<Result<Trace>> base, next_read;
-  parallel_invoke({[&] { base.emplace(read_trace(opt.base, opt.rank, opt.max_memory)); },
-                   [&] { next_read.emplace(read_trace(opt.next, opt.rank, opt.max_memory)); }});
+  parallel_invoke({[&] { base.emplace(read_trace(opt.base, opt.rank)); },
+                   [&] { next_read.emplace(read_trace(opt.next, opt.rank)); }});
   Result<Trace>& next = *next_read;
   if (!base->ok()) return fail(base->status());
   if (!next.ok()) return fail(next.status());
@@ -104,7 +99,7 @@ std::function<int()> add_diff_command(CLI::App& app) {
   cmd->add_option("new", opt->next, "The trace after (either format)");
   add_format_option(cmd, opt->format, {{"column", ""}, {"csv", ""}, {"json", "schema_version 1"}, {"markdown", ""}},
                     {"text"});
-  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  add_output_file_option(cmd, opt->output);
   cmd->add_option("--alpha", opt->alpha, "Significance level of the adjusted p-values (default 0.05)");
   cmd->add_option("--min-change", opt->min_change,
                   "Smallest change of a median or per-step count that counts, in % (default 5)");
@@ -115,8 +110,8 @@ std::function<int()> add_diff_command(CLI::App& app) {
   cmd->add_flag("--no-findings", opt->no_findings, "Do not run diagnose on the two traces");
   cmd->add_option("--config", opt->config, "diagnose's TOML configuration, for the findings and the [steps] marker");
   cmd->add_option("--fail-on-regression", opt->fail_on_regression,
-                  "Exit 1 when the median step time got significantly slower by more than this %");
-  add_max_memory_option(cmd, opt->max_memory);
+                  "Exit 1 when the median step time got significantly slower by more than this %")
+      ->check(number_from_to(0, 1e6));
   return [opt] { return run_diff(*opt); };
 }
 

@@ -32,7 +32,6 @@ struct ExportOptions {
   std::string input;
   std::string to;
   std::string output;
-  std::string max_memory;
   int64_t rank = -1;
   bool no_findings = false;
   std::string config, step_marker;
@@ -60,7 +59,7 @@ int run_export(const ExportOptions& opt) {
     if (Status st = diagnose::load_config(opt.config, options); !st.ok()) return fail(st);
   }
   if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
-  auto trace = read_trace(opt.input, opt.rank, opt.max_memory, kLoadAll);
+  auto trace = read_trace(opt.input, opt.rank, kLoadAll);
   if (!trace.ok()) return fail(trace.status());
   std::vector<diagnose::Finding> findings;
   if (annotate) findings = diagnose::diagnose(*trace, options).findings;
@@ -82,14 +81,13 @@ std::function<int()> add_export_command(CLI::App& app) {
   cmd->add_option("--to", opt->to,
                   "Output format: sqlite (an nsys export) or chrome (a PyTorch profiler / Chrome trace JSON)")
       ->required();
-  cmd->add_option("-o,--output", opt->output, "Output file, written whole or not at all")->required();
+  add_output_file_option(cmd, opt->output, true);
   add_rank_option(cmd, opt->rank, " (default: all ranks, merged)");
   cmd->add_flag("--no-findings", opt->no_findings,
                 "--to chrome: leave out the diagnose findings (written as annotations by default)");
   cmd->add_option("--config", opt->config, "--to chrome: diagnose's TOML configuration for the findings");
   add_step_marker_option(cmd, opt->step_marker,
                          "--to chrome: steps of the findings are these ranges (NAME* for a prefix)");
-  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_export(*opt); };
 }
 

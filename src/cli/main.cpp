@@ -5,6 +5,7 @@
 #endif
 
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,8 @@
 #include "analysis/gpu_peaks.h"
 #include "cli/commands.h"
 #include "cli/report_output.h"
+#include "cli/shared_options.h"
+#include "common/memory_budget.h"
 #include "common/pending_files.h"
 #include "common/task_pool.h"
 
@@ -72,8 +75,11 @@ int run_command(int argc, char** argv) {
   const std::string threads_help =
       fmt::format("Threads to run on (default: the {} cores this process may use); outputs do not depend on it",
                   tracedoc::usable_cores());
+  // So is the memory guard: every command reads something, and each stops at the same limit.
+  std::string max_memory;
   for (CLI::App* cmd : app.get_subcommands([](CLI::App*) { return true; })) {
     cmd->add_option("--threads", threads, threads_help)->check(CLI::Range(1, 4096));
+    add_max_memory_option(cmd, max_memory);
   }
   // The GPUs' peaks the FLOPs figures are measured against (docs/flops.md), for every command that
   // reads a trace's operators: a file of the user's GPUs, or one peak for every GPU.
@@ -86,7 +92,7 @@ int run_command(int argc, char** argv) {
                     "the built-in table (docs/flops.md)");
     cmd->add_option("--peak-tflops", peak_tflops,
                     "Every GPU's peak, TFLOP/s for every type (MFU of a GPU the table lacks)")
-        ->check(CLI::PositiveNumber);
+        ->check(number_from_to(1e-6, 1e9));
   }
   try {
     app.parse(argc, argv);
@@ -101,6 +107,11 @@ int run_command(int argc, char** argv) {
     return kExitBadInput;
   }
   tracedoc::set_thread_count(threads);  // 0: usable_cores()
+  const auto memory_limit = max_memory.empty() ? tracedoc::Result<uint64_t>(tracedoc::MemoryBudget::default_limit())
+                                               : tracedoc::parse_memory_size(max_memory);
+  if (!memory_limit.ok()) return fail(memory_limit.status());
+  tracedoc::MemoryBudget::set_limit(*memory_limit);
+  tracedoc::MemoryBudget::start_watchdog();  // counts what the analyses allocate too, not only the reads
   if (!gpu_peaks_file.empty()) {
     if (const tracedoc::Status st = tracedoc::load_user_gpu_peaks(gpu_peaks_file); !st.ok())
       return tracedoc::cli::fail(st);
@@ -125,6 +136,10 @@ int run_command(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   keep_freed_memory_for_reuse();
+  // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, reported as any failed write and
+  // its temporary file removed, instead of SIGXFSZ ending the process mid-write. (`capture` gives the
+  // program it runs the default back.)
+  ::signal(SIGXFSZ, SIG_IGN);
   tracedoc::PendingFiles::remove_on_termination_signals();  // an interrupted run leaves no half-written file
   return finish_output(run_command(argc, argv));
 }

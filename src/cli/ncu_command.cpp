@@ -42,6 +42,7 @@ int run_ncu(const NcuCommandOptions& opt) {
 
   auto report = read_ncu_input(opt.in.input);
   if (!report.ok()) return fail(report.status());
+  report_ncu_warnings(*report);
   const NcuReport& r = *report;
   std::vector<ReportJob> jobs;
   auto job = [&](const char* name, const char* display,

@@ -16,49 +16,17 @@
 #include "ingest/ncu_csv_reader.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "ingest/open_trace.h"
-#include "report/atomic_file.h"
+#include "ingest/read_warnings.h"
+#include "report/output_file.h"
 
 namespace tracedoc::cli {
 
 namespace {
 
-// Per-event problems of a trace, one line on stderr: counted, never fatal.
+// What the read left to say (ingest/read_warnings.h), one line each on stderr: counted, never fatal.
 void report_read_warnings(const Trace& trace) {
-  const auto& w = trace.warnings;
-  if (w.torn_frames > 0) {
-    std::fprintf(
-        stderr,
-        "tracedoc: warning: %s: %lld capture frame(s) cut short (a process died while writing); the rest is read\n",
-        trace.source.path.c_str(), static_cast<long long>(w.torn_frames));
-  }
-  if (!w.any()) return;
-  std::vector<std::string> parts;
-  const bool json = trace.source.format == "kineto-json";
-  if (w.negative_durations) {
-    parts.push_back(fmt::format("{} ending before they start ({})", w.negative_durations,
-                                json ? "read with duration 0" : "kept as recorded, as nsys does"));
-  }
-  if (w.absurd_durations) parts.push_back(fmt::format("{} longer than a week (skipped)", w.absurd_durations));
-  if (w.missing_times) parts.push_back(fmt::format("{} without a usable timestamp (skipped)", w.missing_times));
-  if (w.unusable_durations) {
-    parts.push_back(
-        fmt::format("{} with a duration that is not a number (NaN, Infinity; skipped)", w.unusable_durations));
-  }
-  if (w.oversized_events) {
-    parts.push_back(fmt::format("{} larger than {} (skipped unread)", w.oversized_events,
-                                format_memory_size(KinetoReadOptions{}.max_unit_bytes)));
-  }
-  if (w.bad_values) parts.push_back(fmt::format("{} with a value of the wrong type (read as absent)", w.bad_values));
-  if (w.unknown_string_ids) {
-    parts.push_back(
-        fmt::format("{} naming a string id the export does not have (read as unnamed)", w.unknown_string_ids));
-  }
-  if (w.unnamed_metrics) {
-    parts.push_back(fmt::format("{} GPU metric samples of a metric TARGET_INFO_GPU_METRICS does not name (dropped)",
-                                w.unnamed_metrics));
-  }
-  std::fprintf(stderr, "tracedoc: warning: %s: events %s\n", trace.source.path.c_str(),
-               fmt::format("{}", fmt::join(parts, "; ")).c_str());
+  for (const std::string& line : read_warning_lines(trace))
+    std::fprintf(stderr, "tracedoc: warning: %s\n", line.c_str());
 }
 
 void print_heading(TextOut& out, const ReportJob& job) {
@@ -66,6 +34,11 @@ void print_heading(TextOut& out, const ReportJob& job) {
 }
 
 }  // namespace
+
+void report_ncu_warnings(const NcuReport& report) {
+  if (const std::string line = ncu_warning_line(report); !line.empty())
+    std::fprintf(stderr, "tracedoc: warning: %s\n", line.c_str());
+}
 
 Status write_text(const std::string& output, const std::string& raw) {
   // Every text output is valid UTF-8 (common/utf8.h), whatever bytes the trace's names hold.
@@ -75,13 +48,7 @@ Status write_text(const std::string& output, const std::string& raw) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return Status::Ok();
   }
-  AtomicFile file;
-  Status st = file.open(output);
-  if (st.ok() && std::fwrite(text.data(), 1, text.size(), file.file()) != text.size()) {
-    st = IoError(fmt::format("{}: write failed", output));
-  }
-  if (st.ok()) st = file.commit();
-  return st;
+  return write_output(output, text);
 }
 
 int fail(const Status& st) {
@@ -104,7 +71,6 @@ void add_input_options(CLI::App* cmd, InputOptions& opt) {
                   "Nsight Systems export (.sqlite) or report (.nsys-rep), PyTorch profiler trace (.json, .json.gz) "
                   "or a directory of per-rank PyTorch traces");
   add_rank_option(cmd, opt.rank, " (default: all ranks, merged)");
-  add_max_memory_option(cmd, opt.max_memory);
   add_report_format_option(cmd, opt.format);
   cmd->add_option("-o,--output", opt.output, "'-' for stdout, or a base name: files BASE_<report>.<ext>");
   cmd->add_option("--timeunit", opt.timeunit, "ns, us, ms or s (default ns)");
@@ -122,11 +88,10 @@ Result<TraceFilter> parse_filter(const InputOptions& opt) {
   return ::tracedoc::parse_filter(opt.filter_time, opt.filter_nvtx, opt.all_ranks);
 }
 
-Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory, uint32_t tables) {
+Result<Trace> read_trace(const std::string& path, int64_t rank, uint32_t tables) {
   InputOptions in;
   in.input = path;
   in.rank = rank;
-  in.max_memory = max_memory;
   TRACEDOC_ASSIGN_OR_RETURN(auto loaded, load_input(in, tables));
   return std::move(loaded.trace);
 }
@@ -159,13 +124,6 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables, const C
     out.filter_suffix = fmt::format("_start={}_end={}", filter.window->start, filter.window->end);
   }
 
-  auto memory_limit =
-      opt.max_memory.empty() ? Result<uint64_t>(MemoryBudget::default_limit()) : parse_memory_size(opt.max_memory);
-  if (!memory_limit.ok()) return memory_limit.status();
-  MemoryBudget::set_subject(opt.input);
-  MemoryBudget::set_limit(*memory_limit);
-  MemoryBudget::start_watchdog();  // also counts what the analyses allocate after the read
-
   OpenOptions open_options;
   open_options.nsys.tables = tables;
   // The filters and the Nsight Compute join read columns no report declares.
@@ -186,6 +144,7 @@ Result<LoadedInput> load_input(const InputOptions& opt, uint32_t tables, const C
     if (!st.ok()) return st;
   }
   TRACEDOC_RETURN_IF_ERROR(attach_ncu_reports(*trace, opt.ncu));
+  MemoryBudget::set_subject(opt.input);  // what the analyses of the trace read
   return LoadedInput{std::move(*trace), std::move(out)};
 }
 
@@ -199,6 +158,7 @@ void add_ncu_option(CLI::App* cmd, std::vector<std::string>& into) {
 Status attach_ncu_reports(Trace& trace, const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     TRACEDOC_ASSIGN_OR_RETURN(NcuReport report, read_ncu_input(path));
+    report_ncu_warnings(report);
     trace.ncu_reports.push_back(std::make_shared<const NcuReport>(std::move(report)));
   }
   return Status::Ok();
@@ -245,7 +205,7 @@ int write_reports(std::vector<ReportJob>& jobs, const OutputSettings& settings) 
     // As nsys: the filter and then the report arguments become part of the name
     // (BASE_um_sum_rows=20.csv, BASE_cuda_gpu_kern_sum_start=0_end=5000_base.csv).
     const std::string path = fmt::format("{}_{}.{}", settings.output, job.file_stem, format_extension(settings.format));
-    AtomicFile file;
+    OutputFile file;
     Status st = file.open(path);
     if (!st.ok()) return fail(st);
     {

@@ -14,6 +14,7 @@
 #include "common/split.h"
 #include "common/status.h"
 #include "ingest/nsys_sqlite_reader.h"
+#include "model/ncu_report.h"
 #include "model/trace.h"
 #include "report/writers.h"
 
@@ -22,7 +23,6 @@ namespace tracedoc::cli {
 struct InputOptions {
   std::string input;
   int64_t rank = -1;
-  std::string max_memory;
   std::string format;
   std::string output = "-";
   std::string timeunit = "ns";
@@ -31,13 +31,15 @@ struct InputOptions {
   std::vector<std::string> ncu;  // --ncu: Nsight Compute reports to join to the kernels
 };
 
-// Registers INPUT, --rank, --max-memory, -f, -o, --timeunit, --filter-time, --filter-nvtx and
+// Registers INPUT, --rank, -f, -o, --timeunit, --filter-time, --filter-nvtx and
 // --all-ranks on a subcommand.
 void add_input_options(CLI::App* cmd, InputOptions& opt);
 
 // --ncu REPORT (repeatable), and reading those reports onto the trace (Trace::ncu_reports).
 void add_ncu_option(CLI::App* cmd, std::vector<std::string>& into);
 Status attach_ncu_reports(Trace& trace, const std::vector<std::string>& paths);
+// A report's per-value problems (NcuReport::unusable_values), one warning line on stderr.
+void report_ncu_warnings(const NcuReport& report);
 
 // Prints "tracedoc: <message>" and returns the bad-input exit code.
 int fail(const Status& st);
@@ -73,8 +75,7 @@ inline constexpr uint32_t kDiagnoseTables = kLoadKernels | kLoadMemcpy | kLoadMe
                                             kLoadGpuMetrics;
 
 // Reads one whole trace (no filters, no output settings): diagnose, check, diff.
-Result<Trace> read_trace(const std::string& path, int64_t rank, const std::string& max_memory,
-                         uint32_t tables = kDiagnoseTables);
+Result<Trace> read_trace(const std::string& path, int64_t rank, uint32_t tables = kDiagnoseTables);
 
 // Parses the filter options alone (also used for per-rule start=/end=/nvtx=).
 Result<TraceFilter> parse_filter(const InputOptions& opt);

@@ -55,7 +55,6 @@ std::function<int()> add_sql_command(CLI::App& app) {
   cmd->add_option("-o,--output", opt->in.output, "'-' for stdout, or a base name: BASE_sql.<ext>");
   add_rank_option(cmd, opt->in.rank);
   add_ncu_option(cmd, opt->in.ncu);
-  add_max_memory_option(cmd, opt->in.max_memory);
   return [opt] { return run_sql(*opt); };
 }
 

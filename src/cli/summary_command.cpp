@@ -24,7 +24,6 @@ struct SummaryCommandOptions {
   std::vector<std::string> inputs;
   std::string format = "text";
   std::string output = "-";
-  std::string max_memory;
   std::vector<std::string> ncu;
   std::string step_marker;
   int64_t rank = -1;
@@ -34,10 +33,11 @@ struct SummaryCommandOptions {
 
 int run_summary(const SummaryCommandOptions& opt) {
   if (opt.inputs.empty()) return fail(UsageError("summary: at least one INPUT is required"));
-  if (opt.gap_ms < 0) return fail(UsageError("summary: --gap must not be negative"));
+  const auto gap = gap_threshold_from_ms(opt.gap_ms);
+  if (!gap.ok()) return fail(UsageError("summary: --gap: " + gap.status().message()));
   SummaryOptions options;
   options.top = opt.top;
-  options.gap_threshold_ns = static_cast<int64_t>(opt.gap_ms * 1e6);
+  options.gap_threshold_ns = *gap;
   if (!opt.step_marker.empty()) options.steps.marker = opt.step_marker;
 
   std::vector<TraceSummary> summaries;
@@ -45,7 +45,6 @@ int run_summary(const SummaryCommandOptions& opt) {
     InputOptions in;
     in.input = input;
     in.rank = opt.rank;
-    in.max_memory = opt.max_memory;
     in.ncu = opt.ncu;
     // Every table a summary reads: the GPU work and graph launches, API calls, ranges (steps,
     // markers), GPU memory, CPU thread switches and OS runtime calls.
@@ -74,13 +73,12 @@ std::function<int()> add_summary_command(CLI::App& app) {
   cmd->add_option("inputs", opt->inputs,
                   "Traces: nsys exports, PyTorch traces or rank directories (one overview each)");
   add_format_option(cmd, opt->format, {{"text", ""}, {"json", "every figure, exact ns and bytes"}}, {"column"});
-  cmd->add_option("-o,--output", opt->output, "'-' for stdout (default) or a file, written whole or not at all");
+  add_output_file_option(cmd, opt->output);
   cmd->add_option("--top", opt->top, "Rows in the top kernel and API lists (default 5)");
   cmd->add_option("--gap", opt->gap_ms, "Count GPU idle gaps longer than this many ms (default 1)");
   add_step_marker_option(cmd, opt->step_marker);
   add_ncu_option(cmd, opt->ncu);
   add_rank_option(cmd, opt->rank);
-  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_summary(*opt); };
 }
 

@@ -49,7 +49,7 @@ struct ViewCommandOptions {
   int width = 1600;
   int64_t rank = -1;
   bool no_findings = false;
-  std::string config, step_marker, max_memory;
+  std::string config, step_marker;
   std::vector<std::string> ncu;
   std::string flame;  // a flame graph of the CPU samples instead of the timeline: which samples
 };
@@ -104,7 +104,7 @@ int run_view(ViewCommandOptions opt) {
   if (opt.inputs.size() > 1) {
     std::error_code ec;
     std::filesystem::create_directories(opt.output, ec);
-    if (ec || !std::filesystem::is_directory(opt.output)) {
+    if (ec || !std::filesystem::is_directory(opt.output, ec)) {
       return fail(UsageError(fmt::format("view: {}: with several inputs -o must be a directory ({})", opt.output,
                                          ec ? ec.message() : "not a directory")));
     }
@@ -120,7 +120,7 @@ int run_view(ViewCommandOptions opt) {
     const std::string output = output_for(opt, input, opt.format);
     if (std::filesystem::equivalent(input, output, ec))
       return fail(UsageError(fmt::format("view: {}: the output would replace the input", output)));
-    auto trace = read_trace(input, opt.rank, opt.max_memory, kLoadAll);  // prints its own timing
+    auto trace = read_trace(input, opt.rank, kLoadAll);  // prints its own timing
     if (!trace.ok()) return fail(trace.status());
     if (!opt.flame.empty()) {
       if (Status st = write_flame(*trace, input, opt, output); !st.ok()) return fail(st);
@@ -189,7 +189,6 @@ std::function<int()> add_view_command(CLI::App& app) {
   cmd->add_option("--flame", opt->flame,
                   "A flame graph of the CPU samples instead of the timeline (SVG): all, gpu-idle (the launching "
                   "threads while their GPUs idle), steps, step#N, or a range name (NAME, NAME*)");
-  add_max_memory_option(cmd, opt->max_memory);
   return [opt] { return run_view(*opt); };
 }
 

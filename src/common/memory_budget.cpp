@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/pending_files.h"
+#include "common/stop_request.h"
 
 namespace tracedoc {
 
@@ -99,6 +100,7 @@ uint64_t MemoryBudget::resident_bytes() {
 }
 
 Status MemoryBudget::check(std::string_view what, uint64_t extra) {
+  if (StopRequest::requested()) return Status(ErrorCode::kInterrupted, fmt::format("{}: interrupted", what));
   const uint64_t max = g_limit;
   if (max == 0) return Status::Ok();
   const uint64_t used = resident_bytes();
@@ -120,7 +122,7 @@ Result<uint64_t> parse_memory_size(std::string_view text) {
   const std::string original(text);
   double value = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value < 0)
+  if (ec != std::errc() || !(value >= 0))
     return UsageError(fmt::format("--max-memory: '{}' is not a size (e.g. 512M, 4G)", original));
   std::string unit(p, text.data() + text.size());
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -137,6 +139,9 @@ Result<uint64_t> parse_memory_size(std::string_view text) {
     scale = 1024.0 * 1024 * 1024 * 1024;
   else if (!unit.empty())
     return UsageError(fmt::format("--max-memory: unknown unit in '{}' (use K, M, G or T)", original));
+  // 2^63 bytes (8 EiB) and more, or infinity, is no limit a machine has.
+  if (!(value * scale < 9223372036854775808.0))
+    return UsageError(fmt::format("--max-memory: '{}' is larger than any memory (e.g. 512M, 4G)", original));
   return static_cast<uint64_t>(value * scale);
 }
 

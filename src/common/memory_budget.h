@@ -26,7 +26,8 @@ class MemoryBudget {
   // Resident set size now (/proc/self/statm), 0 when unknown.
   static uint64_t resident_bytes();
   // OK, or BadInput "<what>: needs more memory than the limit ...". `extra` is memory about to be
-  // allocated (e.g. a read buffer that must grow).
+  // allocated (e.g. a read buffer that must grow). These checks are where long reads stop, so a
+  // stop request (common/stop_request.h) ends the work here too, with ErrorCode::kInterrupted.
   static Status check(std::string_view what, uint64_t extra = 0);
 
   // What the watchdog's message names: the input being read or analysed.

@@ -1,4 +1,4 @@
-// The temporary files of outputs being written (report/atomic_file.h, the SQLite export), so that a
+// The temporary files of outputs being written (report/output_file.h), so that a
 // run stopped before it finishes leaves none behind: the memory watchdog (common/memory_budget.h)
 // and SIGINT / SIGTERM / SIGHUP remove them before the process ends. Files are registered when
 // created and forgotten when renamed into place or discarded.

@@ -15,6 +15,7 @@ enum class ErrorCode {
   kIo,        // cannot open, read or write a file
   kNoData,    // the input lacks the data a report needs (not an error for the CLI)
   kInternal,
+  kInterrupted,  // stopped on request (common/stop_request.h): Python's Ctrl-C
 };
 
 class [[nodiscard]] Status {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/input_file.h"
+
 namespace tracedoc {
 
 namespace {
@@ -14,12 +16,9 @@ Status syntax_error(const std::string& name, const toml::parse_error& e) {
 
 }  // namespace
 
-Result<toml::table> read_toml_file(const std::string& path) {
-  try {
-    return toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    return syntax_error(path, e);
-  }
+Result<toml::table> read_toml_file(const std::string& path, std::string_view what) {
+  TRACEDOC_ASSIGN_OR_RETURN(const std::string text, read_file(path, {.max_bytes = kMaxTomlFileBytes, .what = what}));
+  return parse_toml(text, path);
 }
 
 Result<toml::table> parse_toml(std::string_view text, const std::string& name) {

@@ -11,12 +11,15 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "common/input_file.h"
 #include "ingest/capture_format.h"
 #include "ingest/elf_symbols.h"
+#include "ingest/trace_directory.h"
 #include "ingest/emit_nvtx_ops.h"
 #include "ingest/kineto_events.h"
 #include "model/correlation_index.h"
@@ -42,9 +45,7 @@ class FileReader {
 
   // `name`: stacks are named now (read_capture); symbolize_capture leaves them as addresses.
   Status read(int64_t* process_start, bool name = true) {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return IoError(fmt::format("{}: {}", path_, std::strerror(errno)));
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    TRACEDOC_ASSIGN_OR_RETURN(const std::string bytes, read_file(path_));
     if (bytes.size() < sizeof(capture::kFileMagic) || std::memcmp(bytes.data(), capture::kFileMagic, 6) != 0) {
       return BadInput(fmt::format("{}: not a tracedoc capture file (no TDCAP header)", path_));
     }
@@ -465,6 +466,70 @@ void shift(TimeNs origin, Columns&... columns) {
   }
 }
 
+// The per-event checks every reader makes (model/trace.h, ReadWarnings), for the tables a capture
+// fills: a row that ends before it starts, lasts longer than a week, or whose time lies more than a
+// day before the first process started or more than a year after (a damaged file: times near 2^63)
+// is dropped and counted, never summed into a report.
+class UsableRows {
+ public:
+  UsableRows(ReadWarnings& w, std::optional<TimeNs> origin)
+      : w_(w),
+        earliest_(origin ? sat_add(*origin, -kDayNs) : kNoTime + 1),
+        latest_(origin ? sat_add(*origin, kYearNs) : std::numeric_limits<TimeNs>::max()) {}
+
+  template <typename Table>
+  void intervals(Table& table) {
+    std::vector<uint8_t> keep(table.size(), 1);
+    bool any = false;
+    for (size_t i = 0; i < table.size(); ++i) {
+      const TimeNs start = table.start[i], end = table.end[i];
+      if (!in_window(start) || (end != kNoTime && !in_window(end))) {
+        ++w_.missing_times;
+      } else if (end != kNoTime && end < start) {
+        ++w_.negative_durations;
+      } else if (TimeNs d = 0; end != kNoTime && (__builtin_sub_overflow(end, start, &d) || d > kWeekNs)) {
+        ++w_.absurd_durations;
+      } else {
+        continue;
+      }
+      keep[i] = 0, any = true;
+    }
+    if (any) keep_rows(table, keep);
+  }
+
+  template <typename Table>
+  void instants(Table& table, const std::vector<TimeNs>& time) {
+    std::vector<uint8_t> keep(table.size(), 1);
+    bool any = false;
+    for (size_t i = 0; i < table.size(); ++i) {
+      if (time[i] == kNoTime || in_window(time[i])) continue;
+      ++w_.missing_times;
+      keep[i] = 0, any = true;
+    }
+    if (any) keep_rows(table, keep);
+  }
+
+ private:
+  static constexpr TimeNs kDayNs = 86'400'000'000'000, kWeekNs = 7 * kDayNs, kYearNs = 365 * kDayNs;
+  static TimeNs sat_add(TimeNs a, TimeNs b) {
+    TimeNs r = 0;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? std::numeric_limits<TimeNs>::max() : kNoTime + 1) : r;
+  }
+  bool in_window(TimeNs t) const { return t != kNoTime && t >= earliest_ && t <= latest_; }
+
+  ReadWarnings& w_;
+  TimeNs earliest_, latest_;
+};
+
+void drop_unusable_rows(Trace& t, std::optional<TimeNs> origin) {
+  UsableRows rows(t.warnings, origin);
+  rows.intervals(t.kernels), rows.intervals(t.memcpys), rows.intervals(t.memsets), rows.intervals(t.api);
+  rows.intervals(t.ranges), rows.intervals(t.syncs), rows.intervals(t.graph_traces), rows.intervals(t.overhead);
+  rows.intervals(t.os_calls);
+  rows.instants(t.memory, t.memory.time), rows.instants(t.cpu_samples, t.cpu_samples.time);
+  rows.instants(t.cuda_events, t.cuda_events.time);
+}
+
 // Every time relative to the session start, as nsys writes them.
 void shift_times(Trace& t, TimeNs origin) {
   shift(origin, t.kernels.start, t.kernels.end, t.memcpys.start, t.memcpys.end, t.memsets.start, t.memsets.end,
@@ -502,9 +567,8 @@ std::vector<std::string> capture_files(const std::string& dir) {
 }  // namespace
 
 bool looks_like_capture(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[6] = {};
-  return in.read(head, 6) && std::memcmp(head, capture::kFileMagic, 6) == 0;
+  const auto head = read_file_head(path, 6);
+  return head.ok() && head->size() == 6 && std::memcmp(head->data(), capture::kFileMagic, 6) == 0;
 }
 
 bool is_capture_directory(const std::string& path) { return !capture_files(path).empty(); }
@@ -536,9 +600,15 @@ Result<int64_t> symbolize_capture(const std::string& path) {
 Result<Trace> read_capture(const std::string& path) {
   std::error_code ec;
   const bool dir = fs::is_directory(path, ec);
-  const std::vector<std::string> files = dir ? capture_files(path) : std::vector<std::string>{path};
-  if (files.empty()) return BadInput(fmt::format("{}: no .tdcap files (not a tracedoc capture directory)", path));
+  std::vector<std::string> files{path}, skipped;
+  if (dir) {
+    TRACEDOC_ASSIGN_OR_RETURN(TraceDirectory listed, list_trace_directory(path));
+    if (listed.kind != TraceDirectory::Kind::kCapture)
+      return BadInput(fmt::format("{}: no .tdcap files (not a tracedoc capture directory)", path));
+    files = std::move(listed.files), skipped = std::move(listed.skipped);
+  }
   Trace t;
+  t.warnings.skipped_entries = std::move(skipped);
   t.source.path = path;
   t.source.format = "tracedoc-capture";
   t.source.product_version = "tracedoc capture 1";
@@ -556,7 +626,10 @@ Result<Trace> read_capture(const std::string& path) {
   } else {
     t.source.tables.insert("OSRT_CALLCHAINS");
   }
-  if (origin == std::numeric_limits<int64_t>::max()) origin = 0;
+  // Without a process record (its frame torn) no time is out of place: only the durations are checked.
+  const bool started = origin != std::numeric_limits<int64_t>::max();
+  if (!started) origin = 0;
+  drop_unusable_rows(t, started ? std::optional<TimeNs>(origin) : std::nullopt);
   // Whole seconds, as nsys's session start: times stay small and exact.
   origin -= origin % 1'000'000'000;
   t.source.session_start_utc_ns = origin;

@@ -35,6 +35,7 @@
 #include "ingest/byte_stream.h"
 #include "ingest/kineto_events.h"
 #include "ingest/kineto_reader.h"
+#include "ingest/trace_directory.h"
 #include "model/table_sort.h"
 
 namespace tracedoc {
@@ -269,15 +270,9 @@ Result<Trace> merge_ranks(const std::string& dir, std::vector<Rank> ranks) {
 }  // namespace
 
 std::vector<std::string> kineto_files_in(const std::string& dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec)) continue;
-    const std::string name = entry.path().filename().string();
-    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  const auto listed = list_trace_directory(dir);
+  if (!listed.ok() || listed->kind != TraceDirectory::Kind::kKinetoRanks) return {};
+  return listed->files;
 }
 
 uint64_t kineto_model_estimate(const std::string& path) {
@@ -311,9 +306,11 @@ size_t kineto_files_at_once(const std::vector<std::string>& files) {
 }
 
 Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, const KinetoReadOptions& options) {
-  const auto files = kineto_files_in(dir);
-  if (files.empty())
-    return BadInput(fmt::format("{}: no PyTorch profiler traces (*.json, *.json.gz) in this directory", dir));
+  TRACEDOC_ASSIGN_OR_RETURN(const TraceDirectory listed, list_trace_directory(dir));
+  if (listed.kind != TraceDirectory::Kind::kKinetoRanks)
+    return BadInput(fmt::format("{}: a tracedoc capture, not a folder of PyTorch profiler traces", dir));
+  const std::vector<std::string>& files = listed.files;
+  std::vector<std::string> skipped = listed.skipped;
 
   std::vector<Rank> read(files.size());
   std::vector<Status> errors(files.size());
@@ -335,12 +332,16 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, c
     }
   });
 
-  // Files that are JSON but not traces (e.g. a run's metadata beside its traces) are passed over.
+  // Files that are JSON but not traces (e.g. a run's metadata beside its traces) are passed over,
+  // and named.
   std::vector<Rank> ranks;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!errors[i].ok()) {
-      if (errors[i].message().find("not a PyTorch profiler trace") != std::string::npos) continue;
-      return errors[i];
+      const std::string& why = errors[i].message();
+      if (why.find("not a PyTorch profiler trace") == std::string::npos) return errors[i];
+      const std::string named = files[i] + ": ";
+      skipped.push_back(named + "not read: " + (why.starts_with(named) ? why.substr(named.size()) : why));
+      continue;
     }
     Rank r = std::move(read[i]);
     auto& rank = r.trace.pytorch.rank;
@@ -350,17 +351,22 @@ Result<Trace> read_kineto_directory(const std::string& dir, int64_t only_rank, c
   }
   if (ranks.empty()) {
     if (only_rank >= 0) return UsageError(fmt::format("{}: no trace of rank {} in this directory", dir, only_rank));
-    return BadInput(fmt::format("{}: no PyTorch profiler traces in this directory", dir));
+    return BadInput(fmt::format("{}: no PyTorch profiler traces in this directory ({} JSON file{} that {} not traces)",
+                                dir, files.size(), files.size() == 1 ? "" : "s", files.size() == 1 ? "is" : "are"));
   }
-  if (ranks.size() == 1) {
-    Trace t = std::move(ranks[0].trace);
-    t.strings = ranks[0].strings.unpack();
-    t.source.path = dir;
-    return t;
-  }
-  std::sort(ranks.begin(), ranks.end(),
-            [](const Rank& a, const Rank& b) { return a.trace.pytorch.rank < b.trace.pytorch.rank; });
-  return merge_ranks(dir, std::move(ranks));
+  Result<Trace> merged = [&]() -> Result<Trace> {
+    if (ranks.size() == 1) {
+      Trace t = std::move(ranks[0].trace);
+      t.strings = ranks[0].strings.unpack();
+      t.source.path = dir;
+      return t;
+    }
+    std::sort(ranks.begin(), ranks.end(),
+              [](const Rank& a, const Rank& b) { return a.trace.pytorch.rank < b.trace.pytorch.rank; });
+    return merge_ranks(dir, std::move(ranks));
+  }();
+  if (merged.ok()) merged->warnings.skipped_entries = std::move(skipped);
+  return merged;
 }
 
 }  // namespace tracedoc

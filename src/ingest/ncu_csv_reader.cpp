@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "common/input_file.h"
+#include "common/memory_budget.h"
 #include "ingest/ncu_report_reader.h"
 
 namespace tracedoc {
@@ -63,6 +63,12 @@ std::vector<Record> csv_records(std::string_view text) {
     out.push_back(std::move(record));
   }
   return out;
+}
+
+// The text after a UTF-8 byte order mark, which Excel writes at the start of a CSV file it saves.
+std::string_view without_bom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  return text.starts_with(kBom) ? text.substr(kBom.size()) : text;
 }
 
 // ncu's printed units, as multiples of the base unit of the metrics the answers read.
@@ -192,6 +198,7 @@ class CsvReport {
     }
     for (size_t i = 0; i < report_.metric_names.size(); ++i)
       report_.name_index.emplace(report_.metric_names[i], static_cast<uint32_t>(i));
+    drop_unusable_values(report_);
   }
 
  private:
@@ -208,6 +215,7 @@ class CsvReport {
 }  // namespace
 
 bool looks_like_ncu_csv(std::string_view text) {
+  text = without_bom(text);
   for (const Record& r : csv_records(text.substr(0, 1 << 16))) {
     if (!r.empty()) return r[0] == "ID" && std::find(r.begin(), r.end(), "Kernel Name") != r.end();
   }
@@ -215,7 +223,7 @@ bool looks_like_ncu_csv(std::string_view text) {
 }
 
 Result<NcuReport> read_ncu_csv_text(std::string_view text, const std::string& name) {
-  const std::vector<Record> records = csv_records(text);
+  const std::vector<Record> records = csv_records(without_bom(text));
   size_t header = 0;
   while (header < records.size() && (records[header].empty() || records[header][0] != "ID")) ++header;
   if (header == records.size())
@@ -295,12 +303,15 @@ Result<NcuReport> read_ncu_csv_text(std::string_view text, const std::string& na
 }
 
 Result<NcuReport> read_ncu_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError(fmt::format("{}: read error: {}", path, std::strerror(errno)));
-  if (is_ncu_report_bytes(bytes)) return read_ncu_report_bytes(bytes, path);
-  if (looks_like_ncu_csv(bytes)) return read_ncu_csv_text(bytes, path);
+  MemoryBudget::set_subject(path);
+  TRACEDOC_ASSIGN_OR_RETURN(const std::string head, read_file_head(path, 1 << 16));
+  if (is_ncu_report_bytes(head)) return read_ncu_report(path);
+  if (looks_like_ncu_csv(head)) {
+    // Held whole while it is read: text past 4 GiB is no export ncu writes.
+    TRACEDOC_ASSIGN_OR_RETURN(const std::string text,
+                              read_file(path, {.max_bytes = uint64_t{4} << 30, .what = "ncu CSV export"}));
+    return read_ncu_csv_text(text, path);
+  }
   return BadInput(fmt::format("{}: not an Nsight Compute report (no NVR header) nor an ncu CSV export", path));
 }
 

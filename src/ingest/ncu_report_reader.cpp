@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <cerrno>
-#include <iterator>
 #include <vector>
 
+#include "common/input_file.h"
+#include "common/memory_budget.h"
 #include "ingest/protobuf_wire.h"
 
 namespace tracedoc {
@@ -250,6 +249,49 @@ bool read_session(std::string_view bytes, NcuReport& report) {
   });
 }
 
+struct ReportHeader {
+  uint32_t version = 0;
+  size_t size = 0;  // the magic and the FileHeader message: where the first block starts
+};
+
+// The magic and the FileHeader {1 version}, checked: another format or version is refused before
+// the body is read. `more_to_come`: the bytes are a start of the file, and a header cut short by
+// their end is not yet an error (the result is then a header of size 0).
+Result<ReportHeader> read_header(std::string_view bytes, const std::string& name, bool more_to_come = false) {
+  if (bytes.size() < kMagic.size() && more_to_come && kMagic.starts_with(bytes)) return ReportHeader{};
+  if (bytes.substr(0, kMagic.size()) != kMagic)
+    return BadInput(fmt::format("{}: not an Nsight Compute report (no NVR header)", name));
+  auto cut = [&](std::string_view what) -> Result<ReportHeader> {
+    if (more_to_come) return ReportHeader{};
+    return BadInput(
+        fmt::format("{}: {} at byte {} (a cut or corrupt Nsight Compute report)", name, what, kMagic.size()));
+  };
+  if (bytes.size() < kMagic.size() + 4) return cut("file header cut short");
+  uint32_t n = 0;
+  std::memcpy(&n, bytes.data() + kMagic.size(), 4);
+  constexpr uint32_t kMaxHeader = 1 << 20;  // a version and a few flags: a larger one is not a header
+  if (n > kMaxHeader) {
+    return BadInput(fmt::format("{}: a file header of {} bytes at byte {} (a corrupt Nsight Compute report)", name, n,
+                                kMagic.size()));
+  }
+  if (bytes.size() - kMagic.size() - 4 < n) return cut("file header cut short");
+  ReportHeader h;
+  h.size = kMagic.size() + 4 + n;
+  const bool ok = walk(bytes.substr(kMagic.size() + 4, n), [&](const Field& f) {
+    if (f.number == 1) return is_varint(f) && (h.version = static_cast<uint32_t>(f.value), true);
+    return true;
+  });
+  if (!ok) {
+    return BadInput(
+        fmt::format("{}: corrupt file header at byte {} (a cut or corrupt Nsight Compute report)", name, h.size));
+  }
+  if (h.version != kKnownVersion) {
+    return BadInput(fmt::format("{}: Nsight Compute report format version {} (this tracedoc reads version {})", name,
+                                h.version, kKnownVersion));
+  }
+  return h;
+}
+
 struct BlockHeader {
   uint64_t sources = 0, results = 0, range_results = 0, payload = 0;
   uint32_t process_id = 0;
@@ -261,20 +303,9 @@ class ContainerReader {
       : bytes_(bytes), name_(name), report_(report) {}
 
   Status read() {
-    if (bytes_.substr(0, kMagic.size()) != kMagic)
-      return BadInput(fmt::format("{}: not an Nsight Compute report (no NVR header)", name_));
-    pos_ = kMagic.size();
-    std::string_view header;
-    if (!message(header)) return corrupt("file header cut short");
-    const bool ok = walk(header, [&](const Field& f) {
-      if (f.number == 1) return is_varint(f) && (report_.version = static_cast<uint32_t>(f.value), true);
-      return true;
-    });
-    if (!ok) return corrupt("corrupt file header");
-    if (report_.version != kKnownVersion) {
-      return BadInput(fmt::format("{}: Nsight Compute report format version {} (this tracedoc reads version {})", name_,
-                                  report_.version, kKnownVersion));
-    }
+    TRACEDOC_ASSIGN_OR_RETURN(const ReportHeader header, read_header(bytes_, name_));
+    report_.version = header.version;
+    pos_ = header.size;
     while (pos_ < bytes_.size()) TRACEDOC_RETURN_IF_ERROR(block());
     return check_names();
   }
@@ -353,6 +384,7 @@ class ContainerReader {
         }
       }
     }
+    drop_unusable_values(report_);
     return Status::Ok();
   }
 
@@ -362,23 +394,95 @@ class ContainerReader {
   size_t pos_ = 0;
 };
 
-Result<std::string> inflate_zstd(std::string_view in, const std::string& name) {
-  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
-  if (!ctx) return Status(ErrorCode::kInternal, "zstd: out of memory");
-  std::string out;
-  std::vector<char> buffer(ZSTD_DStreamOutSize());
-  ZSTD_inBuffer input{in.data(), in.size(), 0};
-  size_t pending = 1;  // 0 once a frame ends exactly
-  for (;;) {
-    ZSTD_outBuffer output{buffer.data(), buffer.size(), 0};
-    pending = ZSTD_decompressStream(ctx.get(), &output, &input);
-    if (ZSTD_isError(pending)) return BadInput(fmt::format("{}: zstd: {}", name, ZSTD_getErrorName(pending)));
-    out.append(buffer.data(), output.pos);
-    if (out.size() > kMaxInflated) return BadInput(fmt::format("{}: inflates past 64 GiB", name));
-    if (input.pos == input.size && output.pos < output.size) break;  // all input taken, all output given
+// A report's bytes as they arrive, inflated when they are zstd's. The header is checked as soon as
+// it has arrived, so a file of another format or version is refused before the rest is read or
+// inflated, and the memory limit is checked as the bytes grow: a small .ncu-repz can inflate to
+// gigabytes.
+class ReportBytes {
+ public:
+  explicit ReportBytes(const std::string& name) : name_(name) {}
+
+  // False once the bytes are refused; status() says why.
+  bool add(std::string_view chunk) {
+    if (!status_.ok()) return false;
+    if (first_) {
+      first_ = false;
+      zstd_ = chunk.substr(0, kZstdMagic.size()) == kZstdMagic;
+      if (zstd_) {
+        ctx_.reset(ZSTD_createDCtx());
+        if (!ctx_) return fail(Status(ErrorCode::kInternal, "zstd: out of memory"));
+      }
+    }
+    if (!zstd_) return append(chunk);
+    ZSTD_inBuffer input{chunk.data(), chunk.size(), 0};
+    while (input.pos < input.size) {
+      ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
+      pending_ = ZSTD_decompressStream(ctx_.get(), &output, &input);
+      if (ZSTD_isError(pending_))
+        return fail(BadInput(fmt::format("{}: zstd: {}", name_, ZSTD_getErrorName(pending_))));
+      if (!append(std::string_view(buffer_.data(), output.pos))) return false;
+    }
+    return true;
   }
-  if (pending != 0) return BadInput(fmt::format("{}: zstd stream cut short", name));
-  return out;
+
+  // The whole report, once every chunk is in.
+  Result<std::string> finish() {
+    if (!status_.ok()) return status_;
+    if (zstd_) {
+      // Output zstd still holds once the input has all been given (0: the frame is complete
+      // and flushed; asked again then, zstd would wait for another frame).
+      while (pending_ != 0) {
+        ZSTD_inBuffer input{nullptr, 0, 0};
+        ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
+        pending_ = ZSTD_decompressStream(ctx_.get(), &output, &input);
+        if (ZSTD_isError(pending_)) return BadInput(fmt::format("{}: zstd: {}", name_, ZSTD_getErrorName(pending_)));
+        if (!append(std::string_view(buffer_.data(), output.pos))) return status_;
+        if (output.pos == 0) break;  // nothing more without more input: the stream was cut
+      }
+      if (pending_ != 0) return BadInput(fmt::format("{}: zstd stream cut short", name_));
+    }
+    TRACEDOC_RETURN_IF_ERROR(read_header(bytes_, name_).status());  // a file shorter than a header
+    return std::move(bytes_);
+  }
+
+ private:
+  bool fail(Status st) {
+    status_ = std::move(st);
+    return false;
+  }
+
+  bool append(std::string_view more) {
+    if (more.empty()) return true;
+    if (bytes_.size() + more.size() > kMaxInflated)
+      return fail(BadInput(fmt::format("{}: inflates past 64 GiB", name_)));
+    if (bytes_.size() + more.size() > bytes_.capacity()) {
+      const size_t grown = std::max(bytes_.capacity() * 2, bytes_.size() + more.size() + (size_t{1} << 20));
+      if (Status st = MemoryBudget::check(name_, grown); !st.ok()) return fail(std::move(st));
+      bytes_.reserve(grown);
+    }
+    bytes_.append(more);
+    if (!header_checked_) {
+      auto header = read_header(bytes_, name_, true);
+      if (!header.ok()) return fail(header.status());
+      header_checked_ = header->size > 0;
+    }
+    return true;
+  }
+
+  const std::string& name_;
+  std::string bytes_;
+  Status status_;
+  bool first_ = true, zstd_ = false, header_checked_ = false;
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx_{nullptr, ZSTD_freeDCtx};
+  std::vector<char> buffer_ = std::vector<char>(ZSTD_DStreamOutSize());
+  size_t pending_ = 0;
+};
+
+Result<NcuReport> parse_report(std::string_view bytes, const std::string& name) {
+  NcuReport report;
+  report.path = name;
+  TRACEDOC_RETURN_IF_ERROR(ContainerReader(bytes, name, report).read());
+  return report;
 }
 
 }  // namespace
@@ -389,23 +493,18 @@ bool is_ncu_report_bytes(std::string_view bytes) {
 }
 
 Result<NcuReport> read_ncu_report_bytes(std::string_view bytes, const std::string& name) {
-  std::string inflated;
-  if (bytes.substr(0, kZstdMagic.size()) == kZstdMagic) {
-    TRACEDOC_ASSIGN_OR_RETURN(inflated, inflate_zstd(bytes, name));
-    bytes = inflated;
-  }
-  NcuReport report;
-  report.path = name;
-  TRACEDOC_RETURN_IF_ERROR(ContainerReader(bytes, name, report).read());
-  return report;
+  ReportBytes report(name);
+  report.add(bytes);
+  TRACEDOC_ASSIGN_OR_RETURN(const std::string whole, report.finish());
+  return parse_report(whole, name);
 }
 
 Result<NcuReport> read_ncu_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError(fmt::format("{}: read error: {}", path, std::strerror(errno)));
-  return read_ncu_report_bytes(bytes, path);
+  MemoryBudget::set_subject(path);
+  ReportBytes report(path);
+  TRACEDOC_RETURN_IF_ERROR(read_file_chunks(path, [&](std::string_view chunk) { return report.add(chunk); }));
+  TRACEDOC_ASSIGN_OR_RETURN(const std::string whole, report.finish());
+  return parse_report(whole, path);
 }
 
 }  // namespace tracedoc

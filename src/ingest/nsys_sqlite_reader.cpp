@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "common/flat_hash.h"
+#include "common/input_file.h"
 #include "common/memory_budget.h"
 #include "common/task_pool.h"
 #include "ingest/emit_nvtx_ops.h"
@@ -1200,17 +1201,12 @@ bool is_nsys_export(const std::set<std::string>& tables) {
 }  // namespace
 
 bool looks_like_sqlite(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof(header));
-  return in.gcount() == 16 && std::memcmp(header, "SQLite format 3\0", 16) == 0;
+  const auto head = read_file_head(path, 16);
+  return head.ok() && *head == std::string_view("SQLite format 3\0", 16);
 }
 
 Result<Trace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& options) {
-  {
-    std::ifstream probe(path, std::ios::binary);
-    if (!probe) return IoError(fmt::format("{}: cannot open for reading: {}", path, std::strerror(errno)));
-  }
+  TRACEDOC_RETURN_IF_ERROR(read_file_head(path, 0).status());  // a directory, a file that cannot be opened
   // A file another program truncates while SQLite reads it fails with whatever SQLite makes of the
   // missing pages; say what happened instead (the page scanner says it itself).
   std::error_code size_error;

@@ -12,9 +12,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/input_file.h"
+#include "common/memory_budget.h"
 #include "ingest/capture_reader.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/ncu_timeline.h"
+#include "ingest/trace_directory.h"
 
 namespace tracedoc {
 
@@ -47,7 +50,9 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
                     "`nsys export --type sqlite --output report.sqlite {}` and pass the .sqlite file",
                     path, path));
   }
-  std::string dir_template = (std::filesystem::temp_directory_path() / "tracedoc-XXXXXX").string();
+  std::error_code ignored;  // the temporary folder's checks and clean-up never throw
+  const std::filesystem::path temp = std::filesystem::temp_directory_path(ignored);
+  std::string dir_template = ((temp.empty() ? std::filesystem::path("/tmp") : temp) / "tracedoc-XXXXXX").string();
   if (!::mkdtemp(dir_template.data()))
     return IoError(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   const std::string out = dir_template + "/export.sqlite";
@@ -65,7 +70,7 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
   }
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      !std::filesystem::exists(out)) {
+      !std::filesystem::exists(out, ignored)) {
     // nsys's own reason (e.g. "Report was created in a newer version"), without its progress bars.
     std::string reason;
     std::ifstream in(log);
@@ -75,12 +80,12 @@ Result<Trace> open_nsys_rep(const std::string& path, const OpenOptions& options)
       reason = line;
       break;
     }
-    std::filesystem::remove_all(dir_template);
+    std::filesystem::remove_all(dir_template, ignored);
     return BadInput(
         fmt::format("{}: `nsys export` could not export this report{}{}", path, reason.empty() ? "" : ": ", reason));
   }
   auto trace = read_nsys_sqlite(out, options.nsys);
-  std::filesystem::remove_all(dir_template);
+  std::filesystem::remove_all(dir_template, ignored);
   if (trace.ok()) trace->source.path = path;
   return trace;
 }
@@ -107,23 +112,22 @@ bool sqlite_writer_alive(const std::string& path) {
 
 // The first bytes of a file, enough to tell a format by.
 std::string file_head(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(1 << 16, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
-  return head;
+  auto head = read_file_head(path, 1 << 16);
+  return head.ok() ? std::move(*head) : std::string();
 }
 
 }  // namespace
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
+  MemoryBudget::set_subject(path);  // what the memory watchdog's message names
   // The opt-in tables (nsys_sqlite_reader.h) are stored only when asked for by their bit.
   KinetoReadOptions kineto;
   kineto.python_functions = (options.nsys.tables & kLoadPythonFunctions) != 0;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return IoError(fmt::format("{}: {}", path, std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) {
-    if (is_capture_directory(path)) return read_capture(path);
+    TRACEDOC_ASSIGN_OR_RETURN(const TraceDirectory listed, list_trace_directory(path));
+    if (listed.kind == TraceDirectory::Kind::kCapture) return read_capture(path);
     return read_kineto_directory(path, options.rank, kineto);
   }
   if (::access(path.c_str(), R_OK) != 0) return IoError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));

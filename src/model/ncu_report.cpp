@@ -1,6 +1,7 @@
 #include "model/ncu_report.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 namespace tracedoc {
@@ -43,6 +44,38 @@ const NcuMetric* NcuReport::metric(const NcuResult& result, std::string_view nam
 double NcuReport::number(const NcuResult& result, std::string_view name) const {
   const NcuMetric* m = metric(result, name);
   return m != nullptr && m->value.numeric() ? m->value.number() : std::numeric_limits<double>::quiet_NaN();
+}
+
+void drop_unusable_values(NcuReport& report) {
+  // The metrics the answers read as counts of something, never below zero.
+  static constexpr std::string_view kCounts[] = {"gpu__time_duration.sum",
+                                                 "launch__registers_per_thread",
+                                                 "launch__shared_mem_per_block_static",
+                                                 "launch__shared_mem_per_block_dynamic",
+                                                 "dram__bytes.sum",
+                                                 "dram__bytes_read.sum",
+                                                 "dram__bytes_write.sum"};
+  std::vector<bool> counts(report.metric_names.size(), false);
+  for (std::string_view name : kCounts) {
+    const auto it = report.name_index.find(name);
+    if (it != report.name_index.end() && it->second < counts.size()) counts[it->second] = true;
+  }
+  constexpr double kInt64Range = 9223372036854775808.0;  // 2^63
+  for (NcuResult& r : report.results) {
+    for (NcuMetric& m : r.metrics) {
+      NcuValue& v = m.value;
+      bool unusable = false;
+      if (v.kind == NcuValue::Kind::kFloat || v.kind == NcuValue::Kind::kDouble) {
+        unusable = !(v.real > -kInt64Range && v.real < kInt64Range) ||
+                   (v.real < 0 && m.name < counts.size() && counts[m.name]);
+      } else if (v.kind == NcuValue::Kind::kUint64) {
+        unusable = v.integer > static_cast<uint64_t>(INT64_MAX);
+      }
+      if (!unusable) continue;
+      v = NcuValue{};
+      ++report.unusable_values;
+    }
+  }
 }
 
 const NcuDevice* NcuReport::device(uint32_t id) const {

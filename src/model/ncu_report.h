@@ -90,6 +90,10 @@ struct NcuReport {
   std::vector<NcuDevice> devices;
   std::vector<NcuResult> results;  // in file order: the order ncu profiled them
   int64_t skipped_fields = 0;      // fields of known messages that this reader does not know
+  // Metric values no real report holds, read as absent (drop_unusable_values): not finite, past
+  // the int64 range (2^63: more nanoseconds, bytes or instructions than any launch has), or negative
+  // where the metric counts (a duration, registers, shared memory, bytes).
+  int64_t unusable_values = 0;
 
   // The metric of `result` called `name`, or null when the result lacks it.
   const NcuMetric* metric(const NcuResult& result, std::string_view name) const;
@@ -100,5 +104,9 @@ struct NcuReport {
   // Built by the reader once the names are known (metric() looks names up through it).
   std::map<std::string, uint32_t, std::less<>> name_index;
 };
+
+// Makes absent, and counts in unusable_values, the metric values described there. Both readers
+// call it once the names are known, so the answers never turn such a value into an integer.
+void drop_unusable_values(NcuReport& report);
 
 }  // namespace tracedoc

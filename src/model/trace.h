@@ -393,6 +393,8 @@ struct ReadWarnings {
   int64_t bad_values = 0;  // nsys rows with a value of the wrong type (text in an integer column): read as absent
   int64_t unknown_string_ids = 0;  // nsys name ids with no StringIds row: read as unnamed
   int64_t unnamed_metrics = 0;     // GPU_METRICS rows whose metric TARGET_INFO_GPU_METRICS does not name: dropped
+  // A folder's entries that were not read, one line each ("PATH: not read: why"; ingest/trace_directory.h).
+  std::vector<std::string> skipped_entries;
   bool operator==(const ReadWarnings&) const = default;
   bool any() const {
     return negative_durations || absurd_durations || missing_times || unusable_durations || oversized_events ||

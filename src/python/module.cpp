@@ -10,6 +10,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <signal.h>
+
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -28,16 +30,20 @@
 #include "compare/diff_parts.h"
 #include "compare/trace_diff.h"
 #include "common/memory_budget.h"
+#include "common/stop_request.h"
 #include "common/task_pool.h"
+#include "common/utf8.h"
 #include "diagnose/engine.h"
 #include "diagnose/parts.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/open_trace.h"
+#include "ingest/read_warnings.h"
 #include "report/arrow_export.h"
 #include "report/check_writer.h"
 #include "report/diagnose_writer.h"
 #include "report/diff_writer.h"
 #include "report/html_view_writer.h"
+#include "report/output_file.h"
 #include "report/sql_model.h"
 #include "report/summary_writer.h"
 #include "view/view_model.h"
@@ -47,16 +53,28 @@ namespace nb = nanobind;
 namespace tracedoc::python {
 namespace {
 
-// A Status that is not ok, as the exception the module registers as tracedoc.TraceError.
+// A Status that is not ok, as the exception the module registers as tracedoc.TraceError. Its message
+// is valid UTF-8 (a damaged export's table and column names hold any bytes), so that Python gets
+// the message, not a UnicodeDecodeError in its place.
 struct TraceError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit TraceError(const std::string& message) : std::runtime_error(replace_invalid_utf8(message)) {}
 };
 // A report the trace has no data for (the CLI's SKIPPED line): tracedoc.NoDataError, a TraceError.
 struct NoDataError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit NoDataError(const std::string& message) : std::runtime_error(replace_invalid_utf8(message)) {}
 };
 
+// Work the user stopped with Ctrl-C (ErrorCode::kInterrupted): KeyboardInterrupt, as Python code
+// stopped there would raise. Called with the GIL.
+[[noreturn]] void raise_interrupted() {
+  // Python's own handler runs now (the interrupt was passed on when the work ended) and raises.
+  if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  PyErr_SetNone(PyExc_KeyboardInterrupt);  // not the main thread: its handler runs later
+  throw nb::python_error();
+}
+
 void raise_if_error(const Status& st) {
+  if (st.code() == ErrorCode::kInterrupted) raise_interrupted();
   if (!st.ok()) throw TraceError(st.message());
 }
 
@@ -105,8 +123,55 @@ std::shared_mutex& pool_lock() {
   return lock;
 }
 
+// While the engine runs without the GIL, Python cannot run its SIGINT handler, so Ctrl-C would wait
+// for the work to end. Meanwhile SIGINT requests a stop instead (common/stop_request.h), which the
+// long loops poll; when the last such piece of work ends, Python's handler is back and the
+// interrupt is passed on to it (PyErr_SetInterrupt), raised as KeyboardInterrupt. A SIGINT that
+// Python ignores stays ignored.
+class StopOnInterrupt {
+ public:
+  StopOnInterrupt() {
+    std::lock_guard lock(mutex());
+    if (users()++ > 0) return;
+    StopRequest::clear();
+    struct sigaction ours {};
+    ours.sa_handler = [](int) { StopRequest::request(); };
+    sigemptyset(&ours.sa_mask);
+    installed() = ::sigaction(SIGINT, nullptr, &saved()) == 0 && saved().sa_handler != SIG_IGN &&
+                  ::sigaction(SIGINT, &ours, nullptr) == 0;
+  }
+  ~StopOnInterrupt() {
+    std::lock_guard lock(mutex());
+    if (--users() > 0 || !installed()) return;
+    ::sigaction(SIGINT, &saved(), nullptr);
+    installed() = false;
+    if (StopRequest::requested()) PyErr_SetInterrupt();  // async-signal-safe, needs no GIL
+  }
+  StopOnInterrupt(const StopOnInterrupt&) = delete;
+  StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& users() {
+    static int n = 0;
+    return n;
+  }
+  static bool& installed() {
+    static bool b = false;
+    return b;
+  }
+  static struct sigaction& saved() {
+    static struct sigaction s {};
+    return s;
+  }
+};
+
 struct EngineWork {
   nb::gil_scoped_release unlocked;
+  StopOnInterrupt interruptible;
   std::shared_lock<std::shared_mutex> shared{pool_lock()};
 };
 
@@ -128,7 +193,9 @@ nb::tuple rows_capsules(Produce&& produce) {
 SummaryOptions summary_options(size_t top, double gap_ms, const std::string& step_marker) {
   SummaryOptions options;
   options.top = top;
-  options.gap_threshold_ns = static_cast<int64_t>(gap_ms * 1e6);
+  const auto gap = gap_threshold_from_ms(gap_ms);
+  if (!gap.ok()) throw TraceError("summary: gap_ms: " + gap.status().message());
+  options.gap_threshold_ns = *gap;
   if (!step_marker.empty()) options.steps.marker = step_marker;
   return options;
 }
@@ -314,7 +381,13 @@ class PyTrace {
     return rank_part(index, [&] { return compare::encode_diff_part(compare::diff_part(*trace_, options, files > 1)); });
   }
 
-  std::string path() const { return trace_->source.path; }
+  std::string path() const { return replace_invalid_utf8(trace_->source.path); }
+  // What the read left to say, one line each (ingest/read_warnings.h): TraceWarnings.
+  std::vector<std::string> read_warnings() const {
+    std::vector<std::string> lines = read_warning_lines(*trace_);
+    for (std::string& line : lines) line = replace_invalid_utf8(line);
+    return lines;
+  }
   std::string format() const { return trace_->source.format; }
   std::vector<std::pair<std::string, size_t>> row_counts() const {
     std::vector<std::pair<std::string, size_t>> out;
@@ -352,6 +425,7 @@ PyTrace* load(const std::string& path, std::optional<int64_t> rank, std::optiona
   Result<Trace> trace = BadInput("not read");
   {
     nb::gil_scoped_release unlocked;
+    StopOnInterrupt interruptible;
     const int wanted = threads.value_or(0) > 0 ? *threads : usable_cores();
     if (wanted != thread_count()) {
       std::unique_lock alone(pool_lock());
@@ -462,6 +536,16 @@ NB_MODULE(_tracedoc, m) {
         nb::arg("directory"), nb::arg("baseline_parts").none(), nb::arg("baseline_directory"));
   m.def("job_check_baseline", &job_check_baseline);
   m.def("rank_files", &kineto_files_in);  // the files read_kineto_directory reads, by name
+  // A file written as the CLI writes its outputs (report/output_file.h): whole or not at all, a
+  // device or FIFO in place. View.save and Trace.to_parquet.
+  m.def("write_output", [](const std::string& path, nb::bytes data) {
+    Status st;
+    {
+      nb::gil_scoped_release unlocked;
+      st = write_output(path, std::string_view(data.c_str(), data.size()));
+    }
+    raise_if_error(st);
+  });
   m.def("rule_names", [] {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& r : nsys_analyze::all_rules()) out.emplace_back(r.name, r.display_name);
@@ -500,6 +584,7 @@ NB_MODULE(_tracedoc, m) {
       .def("measure_part", &PyTrace::measure_part)
       .def("diagnose_json", &PyTrace::diagnose_json)
       .def("row_counts", &PyTrace::row_counts)
+      .def("read_warnings", &PyTrace::read_warnings)
       .def_prop_ro("path", &PyTrace::path)
       .def_prop_ro("format", &PyTrace::format);
 }

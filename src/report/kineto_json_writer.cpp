@@ -13,7 +13,7 @@
 
 #include "analysis/checked_math.h"
 #include "model/emit_nvtx_names.h"
-#include "report/atomic_file.h"
+#include "report/output_file.h"
 
 namespace tracedoc {
 
@@ -586,7 +586,7 @@ std::string kineto_json(const Trace& trace, const std::vector<diagnose::Finding>
 }
 
 Status write_kineto_json(const Trace& trace, const std::string& path, const std::vector<diagnose::Finding>& findings) {
-  AtomicFile file;
+  OutputFile file;
   TRACEDOC_RETURN_IF_ERROR(file.open(path));
   {
     Out out(file.file());

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "analysis/checked_math.h"
-#include "common/pending_files.h"
+#include "report/output_file.h"
 #include "report/sqlite_insert.h"
 
 namespace tracedoc {
@@ -156,6 +156,24 @@ struct Db {
   }
 };
 
+// Whether every statement so far succeeded, and the first failure's message: SQLite's own message
+// is replaced by the next statement's ("not an error") once that one succeeds.
+class WriteOutcome {
+ public:
+  explicit WriteOutcome(sqlite3* db) : db_(db) {}
+  WriteOutcome& operator&=(bool success) {
+    if (!success && ok_) ok_ = false, first_error_ = sqlite3_errmsg(db_);
+    return *this;
+  }
+  explicit operator bool() const { return ok_; }
+  const std::string& first_error() const { return first_error_; }
+
+ private:
+  sqlite3* db_;
+  bool ok_ = true;
+  std::string first_error_;
+};
+
 Status write_tables(const Trace& tr, sqlite3* db) {
   auto exec = [&](const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; };
   if (!exec(kMetaSchema) || !exec("BEGIN"))
@@ -163,7 +181,7 @@ Status write_tables(const Trace& tr, sqlite3* db) {
   const ExportTimebase timebase = export_timebase(tr);
   // Trace time -> export time; the shift keeps every real time far inside int64.
   const auto at = [shift = timebase.shift_ns](TimeNs t) { return t == kNoTime ? t : sat_sub(t, shift); };
-  bool ok = true;
+  WriteOutcome ok(db);
   // Creates an event table, only when it gets rows.
   const auto table = [&](size_t rows, const char* schema) { return rows > 0 && (ok &= exec(schema)); };
   {
@@ -461,7 +479,8 @@ Status write_tables(const Trace& tr, sqlite3* db) {
       ok &= ins.run();
     }
   }
-  if (!ok || !exec("COMMIT")) return IoError(fmt::format("writing the export failed: {}", sqlite3_errmsg(db)));
+  if (!ok) return IoError(fmt::format("writing the export failed: {}", ok.first_error()));
+  if (!exec("COMMIT")) return IoError(fmt::format("writing the export failed: {}", sqlite3_errmsg(db)));
   return Status::Ok();
 }
 
@@ -480,23 +499,27 @@ ExportTimebase export_timebase(const Trace& trace) {
 }
 
 Status write_nsys_sqlite(const Trace& trace, const std::string& path) {
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  std::remove(temp.c_str());
-  PendingFiles::add(temp);
+  OutputFile out;
+  TRACEDOC_RETURN_IF_ERROR(out.open_staged(path));
   Status st;
   {
     Db db;
-    if (sqlite3_open(temp.c_str(), &db.db) != SQLITE_OK) {
+    if (sqlite3_open(out.staging_path().c_str(), &db.db) != SQLITE_OK) {
       return IoError(fmt::format("{}: cannot create: {}", path, db.db ? sqlite3_errmsg(db.db) : "out of memory"));
     }
     sqlite3_exec(db.db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", nullptr, nullptr, nullptr);
     st = write_tables(trace, db.db);
+    // SQLite says "disk I/O error" for a full disk and a file-size limit alike: the system's reason.
+    if (!st.ok()) {
+      if (const std::string why = out.why_writes_fail(); !why.empty())
+        st = Status(st.code(), fmt::format("{} ({})", st.message(), why));
+    }
+    if (st.ok() && sqlite3_close(db.db) != SQLITE_OK)
+      st = IoError(std::string("closing the export failed: ") + sqlite3_errmsg(db.db));
+    if (st.ok()) db.db = nullptr;
   }
-  if (st.ok() && std::rename(temp.c_str(), path.c_str()) != 0)
-    st = IoError(fmt::format("{}: cannot rename into place", path));
-  if (!st.ok()) std::remove(temp.c_str());
-  PendingFiles::forget(temp);
-  return st;
+  if (!st.ok()) return Status(st.code(), fmt::format("{}: {}", path, st.message()));
+  return out.commit();
 }
 
 }  // namespace tracedoc

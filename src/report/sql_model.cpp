@@ -13,6 +13,7 @@
 #include "analysis/checked_math.h"
 #include "analysis/ncu_answers.h"
 #include "analysis/ncu_join.h"
+#include "common/stop_request.h"
 #include "report/sqlite_insert.h"
 
 namespace tracedoc {
@@ -227,7 +228,7 @@ void insert_ncu_launches(const Trace& tr, sqlite3* db, Inserts& out) {
       const int64_t row = join.kernel_of[rep][i];
       ins.i(static_cast<int64_t>(rep)).i(static_cast<int64_t>(i)).t(report.path);
       (row < 0 ? ins.null() : ins.i(row + 1)).t(report.results[i].name());
-      (std::isnan(a.duration_ns) ? ins.null() : ins.i(std::llround(a.duration_ns))).t(a.bound);
+      (rounded_int64(a.duration_ns) ? ins.i(*rounded_int64(a.duration_ns)) : ins.null()).t(a.bound);
       real(a.roofline_pct), real(a.achieved_occupancy_pct), real(a.theoretical_occupancy_pct);
       ins.t(occupancy_limiter_text(a)).i(a.registers_per_thread).i(a.shared_mem_per_block);
       real(a.load_sectors_per_request), real(a.store_sectors_per_request), real(a.excessive_sectors_pct);
@@ -383,7 +384,9 @@ Status run_query(sqlite3* db, const std::string& query, RowSink& sink) {
     sink.row(row);
   }
   sink.end();
-  const Status st = rc == SQLITE_DONE ? Status::Ok() : UsageError(fmt::format("sql: {}", sqlite3_errmsg(db)));
+  const Status st = rc == SQLITE_DONE        ? Status::Ok()
+                    : rc == SQLITE_INTERRUPT ? Status(ErrorCode::kInterrupted, "sql: interrupted")
+                                             : UsageError(fmt::format("sql: {}", sqlite3_errmsg(db)));
   sqlite3_finalize(stmt);
   return st;
 }
@@ -398,6 +401,9 @@ Status run_sql_query(const Trace& trace, const std::string& input, const std::st
     return IoError("sql: cannot open an in-memory database");
   }
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
+  // A query may run for ever (a recursive one): it stops when asked (Python's Ctrl-C).
+  sqlite3_progress_handler(
+      db.get(), 100'000, [](void*) { return StopRequest::requested() ? 1 : 0; }, nullptr);
   SqlAnalyses analyses;
   Result<StepSet> steps = sql_query_names(query, "steps") ? find_steps(trace) : Result<StepSet>(StepSet{});
   if (steps.ok()) analyses.steps = &*steps;

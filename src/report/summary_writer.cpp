@@ -141,14 +141,19 @@ std::string mfu_text(const MfuSummary& m) {
   std::string out = "\nModel FLOPs (matrix multiplies, convolutions, attention)";
   if (m.steps > 0) {
     out += fmt::format(": median step {:.3g} TFLOP/s", m.median_tflops_per_s);
-    if (m.peaks_known)
+    if (m.mfu_known())
       out += fmt::format(", MFU {:.2f}% of {}", m.median_mfu_pct, m.gpus);
+    else if (m.peaks_known)
+      out += ", MFU unknown (the FLOPs would run past the peak of " + m.gpus + ")";
     else
       out += m.gpus.empty() ? ", MFU unknown (a GPU the peak table lacks: op_flops_sum:peak=TFLOPS)"
                             : ", MFU unknown (a dtype without a peak on " + m.gpus + ")";
     out += fmt::format(" ({} step{})", m.steps, m.steps == 1 ? "" : "s");
-    if (m.peaks_known && m.median_mfu_pct > 100)
-      out += "\n  over 100%: the operators ran in a narrower type than the trace records (float when it records none)";
+    if (m.peaks_known && !m.mfu_known()) {
+      out +=
+          "\n  past 100%: the operators ran in a narrower type than the trace records (float when it records none), "
+          "or their recorded shapes are wrong";
+    }
   }
   out += "\n";
   for (const NamedFlops& op : m.top_ops) {
@@ -157,9 +162,14 @@ std::string mfu_text(const MfuSummary& m) {
         percent(m.model_flops > 0 ? 100.0 * static_cast<double>(op.flops) / static_cast<double>(m.model_flops) : 0),
         human_flops(op.flops), op.calls, clip_text(op.name, 60));
   }
-  if (m.unknown_ops > 0)
-    out += fmt::format("  ({} operator call{} with too few recorded shapes for a formula)\n", m.unknown_ops,
-                       m.unknown_ops == 1 ? "" : "s");
+  if (m.unknown_ops > 0) {
+    out +=
+        fmt::format("  ({} operator call{} with too few recorded shapes for a formula{})\n", m.unknown_ops,
+                    m.unknown_ops == 1 ? "" : "s",
+                    m.overflowing_ops > 0
+                        ? fmt::format("; {} of them with shapes giving 2^63 FLOPs or bytes or more", m.overflowing_ops)
+                        : "");
+  }
   return out;
 }
 
@@ -518,10 +528,11 @@ std::string summary_json(const std::vector<TraceSummary>& summaries) {
       JsonObject f(o.out(), o.indent() + 2);
       f.field("steps", m.steps);
       f.field("median_step_tflops_per_s", m.median_tflops_per_s);
-      f.field("median_step_mfu_pct", m.peaks_known ? m.median_mfu_pct : std::nan(""));
+      f.field("median_step_mfu_pct", m.mfu_known() ? m.median_mfu_pct : std::nan(""));
       f.field("gpus", m.gpus);
       f.field("model_flops", m.model_flops);
       f.field("unknown_operators", m.unknown_ops);
+      f.field("overflowing_operators", m.overflowing_ops);
       json_array(f, "top_operators", m.top_ops, [&](JsonObject& t, const NamedFlops& op) {
         t.field("name", op.name);
         t.field("calls", op.calls);

@@ -50,6 +50,10 @@ KernelShape elementwise(std::string name, int64_t elements, int32_t regs, TimeNs
   return shape(std::move(name), static_cast<int32_t>((elements + 511) / 512), 1, 128, 1, regs, 0, d);
 }
 
+// A memory-bound kernel's time over fp16 activations (the durations the loop gives), over the
+// element type it runs on: float moves twice the bytes, so it takes twice as long.
+TimeNs moving(Precision p, TimeNs d) { return p == Precision::kFloat ? 2 * d : d; }
+
 constexpr int64_t kTokens = 4096;  // 8 sequences of 512
 constexpr int64_t kHidden = 1024;
 
@@ -109,7 +113,7 @@ KernelShape layer_norm_forward(Precision p, TimeNs d) {
       typed("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<{T}, float>(int, float, {T} const*, "
             "{T} const*, {T} const*, float*, float*, {T}*)",
             p),
-      kTokens, 1, 32, 4, 40, 0, d);
+      kTokens, 1, 32, 4, 40, 0, moving(p, d));
 }
 
 KernelShape layer_norm_backward_input(Precision p, TimeNs d) {
@@ -117,7 +121,7 @@ KernelShape layer_norm_backward_input(Precision p, TimeNs d) {
       typed("void at::native::(anonymous namespace)::layer_norm_grad_input_kernel_vectorized<{T}, float>({T} const*, "
             "{T} const*, float const*, float const*, {T} const*, {T}*, int)",
             p),
-      kTokens, 1, 128, 1, 40, 0, d);
+      kTokens, 1, 128, 1, 40, 0, moving(p, d));
 }
 
 KernelShape layer_norm_backward_weights(Precision p, TimeNs d) {
@@ -125,7 +129,7 @@ KernelShape layer_norm_backward_weights(Precision p, TimeNs d) {
                      "long, {T} const*, "
                      "{T} const*, float const*, float const*, {T}*, {T}*)",
                      p),
-               kHidden / 32, 1, 32, 32, 64, 8448, d);
+               kHidden / 32, 1, 32, 32, 64, 8448, moving(p, d));
 }
 
 KernelShape softmax_forward(Precision p, TimeNs d) {
@@ -133,7 +137,7 @@ KernelShape softmax_forward(Precision p, TimeNs d) {
                      "const*, int, int, "
                      "int, bool const*, int, bool)",
                      p),
-               16384, 1, 32, 4, 40, 0, d);
+               16384, 1, 32, 4, 40, 0, moving(p, d));
 }
 
 KernelShape softmax_backward(Precision p, TimeNs d) {
@@ -141,7 +145,7 @@ KernelShape softmax_backward(Precision p, TimeNs d) {
                      "const*, {T} const*, "
                      "int, int, int, bool const*)",
                      p),
-               16384, 1, 32, 4, 48, 0, d);
+               16384, 1, 32, 4, 48, 0, moving(p, d));
 }
 
 KernelShape add(Precision p, TimeNs d) {
@@ -150,7 +154,7 @@ KernelShape add(Precision p, TimeNs d) {
           "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<{T}>, std::array<char*, 3ul> "
           ">(int, at::native::CUDAFunctor_add<{T}>, std::array<char*, 3ul>)",
           p),
-      kTokens * kHidden, 24, d);
+      kTokens * kHidden, 24, moving(p, d));
 }
 
 KernelShape gelu_forward(Precision p, TimeNs d) {
@@ -162,7 +166,7 @@ KernelShape gelu_forward(Precision p, TimeNs d) {
       fmt::format("void at::native::vectorized_elementwise_kernel<4, {0}, std::array<char*, 2ul> >(int, {0}, "
                   "std::array<char*, 2ul>)",
                   f),
-      kTokens * kHidden * 4, 28, d);
+      kTokens * kHidden * 4, 28, moving(p, d));
 }
 
 KernelShape gelu_backward(Precision p, TimeNs d) {
@@ -174,7 +178,7 @@ KernelShape gelu_backward(Precision p, TimeNs d) {
       fmt::format("void at::native::vectorized_elementwise_kernel<4, {0}, std::array<char*, 3ul> >(int, {0}, "
                   "std::array<char*, 3ul>)",
                   f),
-      kTokens * kHidden * 4, 30, d);
+      kTokens * kHidden * 4, 30, moving(p, d));
 }
 
 KernelShape bias_grad_sum(Precision p, TimeNs d) {
@@ -182,7 +186,8 @@ KernelShape bias_grad_sum(Precision p, TimeNs d) {
       "at::native::ReduceOp<{T}, at::native::func_wrapper_t<{T}, at::native::sum_functor<{T}, float, {T}>::"
       "operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, {T}, 4, 4>",
       p);
-  return shape(fmt::format("void at::native::reduce_kernel<512, 1, {0} >({0})", op), 8, 64, 32, 16, 32, 0, d);
+  return shape(fmt::format("void at::native::reduce_kernel<512, 1, {0} >({0})", op), 8, 64, 32, 16, 32, 0,
+               moving(p, d));
 }
 
 KernelShape log_softmax_forward(TimeNs d) {

@@ -4,8 +4,10 @@
 //
 // Names carry the element type (c10::Half under autocast, float for the FP32 matmuls of the
 // tensor_cores_unused plant). Durations are the loop's own choice of model size; what matters to
-// the tests is that they are fixed, realistic in proportion, and that every kernel of the clean loop
-// runs longer than its launch call (no "short kernels" in HTA's sense).
+// the tests is that they are fixed, realistic in proportion, that every kernel of the clean loop
+// runs longer than its launch call (no "short kernels" in HTA's sense), and that none runs faster
+// than the reference GPU can for the shapes its operator records: the memory-bound kernels'
+// durations are given for fp16 and doubled for float, which moves twice the bytes.
 #pragma once
 
 #include <cstdint>

@@ -18,10 +18,14 @@ constexpr int64_t kNvlinkBytesPerUs = 100000;  // all-reduce bus bandwidth: 100 
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kMaxTinyOps = 20000;
 
-// Forward kernel durations on the reference GPU (ns) and activation sizes (bytes, fp16).
-constexpr TimeNs kInProj = 30'000, kLayerNorm = 14'000, kQkv = 140'000, kBmm = 35'000, kSoftmax = 60'000,
-                 kProj = 50'000, kAdd = 12'000, kFc = 180'000, kGelu = 30'000, kHead = 50'000, kLogSoftmax = 15'000,
+// Forward kernel durations on the reference GPU (ns) and activation sizes (bytes, fp16). The
+// memory-bound kernels move the bytes their shapes give at about 85% of the A100's 2,039 GB/s, and
+// the matmuls reach 45-65% of its fp16 peak: no kernel runs faster than the GPU can (the roofline
+// of op_flops_sum stays under 100%).
+constexpr TimeNs kInProj = 30'000, kLayerNorm = 14'000, kQkv = 140'000, kBmm = 50'000, kSoftmax = 80'000,
+                 kProj = 50'000, kAdd = 15'000, kFc = 180'000, kGelu = 40'000, kHead = 50'000, kLogSoftmax = 19'000,
                  kNll = 9'000;
+constexpr int64_t kBytesPerNs = 1733;  // 85% of the A100's 2,039 GB/s
 constexpr int64_t kAct = 8 * kMiB, kScores = 64 * kMiB, kMlp = 32 * kMiB, kLogits = 16'384'000;
 
 // What a saved forward operator computes, for its backward.
@@ -40,6 +44,27 @@ enum Kind : int64_t {
   kLogSoftmaxOp,
   kNllOp
 };
+
+// The "Input type" list of an operator whose tensor inputs hold `element`s: one entry per entry of
+// its "Input Dims", empty where that is not a tensor ([]). The FLOPs and bytes of the operator
+// follow from it (analysis/pytorch/op_flops.h): fp16 under autocast, not float.
+std::string input_types(std::string_view dims, Precision element) {
+  const std::string type = element == Precision::kHalf ? "c10::Half" : "float";
+  std::string out = "[";
+  int depth = 0;
+  bool tensor = false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const char c = dims[i];
+    if (c == '[') {
+      if (++depth == 2) tensor = false;
+    } else if (c == ']') {
+      if (depth-- == 2) out += (out.size() > 1 ? ", " : "") + (tensor ? "\"" + type + "\"" : std::string("\"\""));
+    } else if (depth == 2 && c >= '0' && c <= '9') {
+      tensor = true;
+    }
+  }
+  return out + "]";
+}
 
 }  // namespace
 
@@ -135,11 +160,12 @@ void RankProcess::batch_to_device() {
 
 void RankProcess::linear(int kind, std::string_view dims, TimeNs gemm_ns, int64_t out_bytes, int64_t n, int64_t k) {
   CpuThread& th = tl_.main;
-  tl_.begin_op(th, "aten::linear", dims);
+  const std::string types = input_types(dims, plan_.precision);
+  tl_.begin_op(th, "aten::linear", dims, kNoValue, kNoValue, types);
   tl_.begin_op(th, "aten::t", "[[]]");
   tl_.end_op(th);
   const int64_t seq = sequence();
-  const uint32_t row = tl_.begin_op(th, "aten::addmm", dims, seq, 0);
+  const uint32_t row = tl_.begin_op(th, "aten::addmm", dims, seq, 0, types);
   const int64_t out = tl_.allocate(th, out_bytes);
   kernel(th, linear_gemm(GemmRole::kForward, plan_.precision, 4096, n, k, gemm_ns));
   tl_.end_op(th);
@@ -148,11 +174,12 @@ void RankProcess::linear(int kind, std::string_view dims, TimeNs gemm_ns, int64_
 }
 
 void RankProcess::simple_op(int kind, std::string_view name, std::string_view inner, std::string_view dims,
-                            const KernelShape& k, int64_t out_bytes) {
+                            Precision element, const KernelShape& k, int64_t out_bytes) {
   CpuThread& m = tl_.main;
   const int64_t seq = sequence();
-  uint32_t row = tl_.begin_op(m, name, dims, inner.empty() ? seq : kNoValue, inner.empty() ? 0 : kNoValue);
-  if (!inner.empty()) row = tl_.begin_op(m, inner, dims, seq, 0);
+  const std::string types = input_types(dims, element);
+  uint32_t row = tl_.begin_op(m, name, dims, inner.empty() ? seq : kNoValue, inner.empty() ? 0 : kNoValue, types);
+  if (!inner.empty()) row = tl_.begin_op(m, inner, dims, seq, 0, types);
   const int64_t out = tl_.allocate(m, out_bytes);
   kernel(m, k);
   if (!inner.empty()) tl_.end_op(m);
@@ -175,14 +202,14 @@ void RankProcess::forward(int32_t step) {
   }
   for (int32_t layer = 0; layer < plan_.layers; ++layer) forward_block(step, layer);
   python(m, 12'000);
-  simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]",
+  simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]", p,
             layer_norm_forward(p, kLayerNorm), kAct);
   linear(kHeadOp, "[[8, 512, 1024], [1000, 1024], [1000]]", kHead, kLogits, 1000, 1024);
   tl_.begin_op(m, "aten::cross_entropy_loss", "[[4096, 1000], [4096], [], [], [], []]");
-  simple_op(kLogSoftmaxOp, "aten::log_softmax", "aten::_log_softmax", "[[4096, 1000], [], []]",
+  simple_op(kLogSoftmaxOp, "aten::log_softmax", "aten::_log_softmax", "[[4096, 1000], [], []]", Precision::kFloat,
             log_softmax_forward(kLogSoftmax), kLogits);
   simple_op(kNllOp, "aten::nll_loss_nd", "aten::nll_loss_forward", "[[4096, 1000], [4096], [], [], []]",
-            nll_loss_forward(kNll), 512);
+            Precision::kFloat, nll_loss_forward(kNll), 512);
   tl_.end_op(m);
   if (plan_.leak_per_step > 0) {
     // A reference kept every step (a list of detached activations): never freed.
@@ -202,7 +229,7 @@ void RankProcess::forward_block(int32_t step, int32_t layer) {
   const int32_t stalls_here = plan_.sync_stalls * (layer + 1) / plan_.layers - stalls_before;
   const auto module = [&] { python(m, 12'000); };  // nn.Module.__call__ and the model's Python
   module();
-  simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]",
+  simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]", p,
             layer_norm_forward(p, kLayerNorm), kAct);
   if (layer > 0) saved_.back().bucket_end = plan_.layers - 1 - layer;  // DDP: one bucket per block
   module();
@@ -224,31 +251,31 @@ void RankProcess::forward_block(int32_t step, int32_t layer) {
   }
   if (stalls_here > 0) sync_stall();
   module();
-  simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 64], [8, 16, 64, 512]]",
+  simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 64], [8, 16, 64, 512]]", p,
             batched_gemm(GemmRole::kForward, p, kBmm), kScores);
   const bool outlier =
       layer == 0 && step < static_cast<int32_t>(plan_.long_tail_steps.size()) && plan_.long_tail_steps[step];
-  simple_op(kSoftmaxOp, "aten::softmax", "aten::_softmax", "[[8, 16, 512, 512], [], []]",
+  simple_op(kSoftmaxOp, "aten::softmax", "aten::_softmax", "[[8, 16, 512, 512], [], []]", p,
             softmax_forward(p, outlier ? 10 * kSoftmax : kSoftmax), kScores);
-  simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 512], [8, 16, 512, 64]]",
+  simple_op(kBmmOp, "aten::matmul", "aten::bmm", "[[8, 16, 512, 512], [8, 16, 512, 64]]", p,
             batched_gemm(GemmRole::kInputGrad, p, kBmm), kAct);
   module();
   linear(kProjOp, "[[8, 512, 1024], [1024, 1024], [1024]]", kProj, kAct, 1024, 1024);
-  simple_op(kAddOp, "aten::add", "", "[[8, 512, 1024], [8, 512, 1024], []]", add(p, kAdd), kAct);
+  simple_op(kAddOp, "aten::add", "", "[[8, 512, 1024], [8, 512, 1024], []]", p, add(p, kAdd), kAct);
   for (int32_t i = 1; i < stalls_here; ++i) sync_stall();
   module();
-  simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]",
+  simple_op(kLnOp, "aten::layer_norm", "aten::native_layer_norm", "[[8, 512, 1024], [], [1024], [1024], [], []]", p,
             layer_norm_forward(p, kLayerNorm), kAct);
   module();
   linear(kFc1Op, "[[8, 512, 1024], [4096, 1024], [4096]]", kFc, kMlp, 4096, 1024);
-  simple_op(kGeluOp, "aten::gelu", "", "[[8, 512, 4096], []]", gelu_forward(p, kGelu), kMlp);
+  simple_op(kGeluOp, "aten::gelu", "", "[[8, 512, 4096], []]", p, gelu_forward(p, kGelu), kMlp);
   if (plan_.hot_kernel_ns > 0) {
     tl_.begin_op(m, "myext::fused_bias_act", "[[8, 512, 4096], [4096]]");
     kernel(m, badly_configured(p, plan_.hot_kernel_ns / plan_.layers));
     tl_.end_op(m);
   }
   linear(kFc2Op, "[[8, 512, 4096], [1024, 4096], [1024]]", kFc, kAct, 1024, 4096);
-  simple_op(kAddOp, "aten::add", "", "[[8, 512, 1024], [8, 512, 1024], []]", add(p, kAdd), kAct);
+  simple_op(kAddOp, "aten::add", "", "[[8, 512, 1024], [8, 512, 1024], []]", p, add(p, kAdd), kAct);
 }
 
 void RankProcess::sync_stall() {
@@ -322,12 +349,14 @@ void RankProcess::gemm_queue_ops() {
   // each small matmul (20 µs, longer than a launch) waits for its launch.
   CpuThread& m = tl_.main;
   const Precision p = plan_.precision;
-  tl_.begin_op(m, "aten::mm", "[[8192, 4096], [4096, 8192]]");
-  launch_costed(m, linear_gemm(GemmRole::kForward, p, 8192, 8192, 4096, 600'000), jitter(6000, 140));
+  // 2 x 4096 x 2048 x 4096 FLOPs in 600 µs: 115 TFLOP/s, 37% of the fp16 peak.
+  const std::string_view large = "[[4096, 2048], [2048, 4096]]", small = "[[256, 256], [256, 256]]";
+  tl_.begin_op(m, "aten::mm", large, kNoValue, kNoValue, input_types(large, p));
+  launch_costed(m, linear_gemm(GemmRole::kForward, p, 4096, 4096, 2048, 600'000), jitter(6000, 140));
   tl_.end_op(m);
   for (int32_t i = 0; i < std::min(plan_.tiny_ops, static_cast<int32_t>(kMaxTinyOps)); ++i) {
     python(m, 32'000);
-    tl_.begin_op(m, "aten::mm", "[[256, 256], [256, 256]]");
+    tl_.begin_op(m, "aten::mm", small, kNoValue, kNoValue, input_types(small, p));
     launch_costed(m, linear_gemm(GemmRole::kForward, p, 256, 256, 256, 20'000), jitter(6000, 140));
     tl_.end_op(m);
   }
@@ -363,10 +392,11 @@ void RankProcess::backward() {
     };
     switch (s.kind) {
       case kInProjOp:  // no gradient for the input batch: the weight's only
-        backward_node(s, "AddmmBackward0",
-                      {{"aten::mm", gemm(GemmRole::kWeightGrad, 1024, 512, 4096, kInProj)},
-                       {"aten::sum", bias_grad_sum(p, 10'000)}},
-                      (512 + 1) * 1024 * 4);
+        backward_node(
+            s, "AddmmBackward0",
+            {{"aten::mm", "[[1024, 4096], [4096, 512]]", gemm(GemmRole::kWeightGrad, 1024, 512, 4096, kInProj)},
+             {"aten::sum", "[[4096, 1024], [], [], []]", bias_grad_sum(p, 10'000)}},
+            (512 + 1) * 1024 * 4);
         break;
       case kQkvOp:
       case kProjOp:
@@ -378,38 +408,44 @@ void RankProcess::backward() {
         const TimeNs d = s.kind == kQkvOp ? kQkv : s.kind == kProjOp ? kProj : s.kind == kHeadOp ? kHead : kFc;
         // dX = dY W (depth: the layer's outputs), dW = dY^T X (depth: the tokens).
         backward_node(s, "AddmmBackward0",
-                      {{"aten::mm", gemm(GemmRole::kInputGrad, 4096, in, out, d)},
-                       {"aten::mm", gemm(GemmRole::kWeightGrad, out, in, 4096, d)},
-                       {"aten::sum", bias_grad_sum(p, 10'000)}},
+                      {{"aten::mm", fmt::format("[[4096, {0}], [{0}, {1}]]", out, in),
+                        gemm(GemmRole::kInputGrad, 4096, in, out, d)},
+                       {"aten::mm", fmt::format("[[{0}, 4096], [4096, {1}]]", out, in),
+                        gemm(GemmRole::kWeightGrad, out, in, 4096, d)},
+                       {"aten::sum", fmt::format("[[4096, {}], [], [], []]", out),
+                        bias_grad_sum(p, std::max<TimeNs>(10'000, 4096 * out * 2 / kBytesPerNs))}},
                       (in + 1) * out * 4);
         break;
       }
       case kLnOp:
         backward_node(s, "NativeLayerNormBackward0",
-                      {{"aten::native_layer_norm_backward", layer_norm_backward_input(p, 20'000)},
-                       {"", layer_norm_backward_weights(p, 15'000)}},
+                      {{"aten::native_layer_norm_backward", "", layer_norm_backward_input(p, 20'000)},
+                       {"", "", layer_norm_backward_weights(p, 15'000)}},
                       2 * 1024 * 4);
         break;
-      case kBmmOp:
-        backward_node(s, "BmmBackward0",
-                      {{"aten::bmm", batched_gemm(GemmRole::kInputGrad, p, kBmm)},
-                       {"aten::bmm", batched_gemm(GemmRole::kWeightGrad, p, kBmm)}},
-                      0);
+      case kBmmOp:  // the gradients of both factors of a [128, 512, 512] x [128, 512, 64] product
+        backward_node(
+            s, "BmmBackward0",
+            {{"aten::bmm", "[[128, 512, 64], [128, 64, 512]]", batched_gemm(GemmRole::kInputGrad, p, kBmm)},
+             {"aten::bmm", "[[128, 512, 512], [128, 512, 64]]", batched_gemm(GemmRole::kWeightGrad, p, kBmm)}},
+            0);
         break;
       case kSoftmaxOp:
-        backward_node(s, "SoftmaxBackward0", {{"aten::_softmax_backward_data", softmax_backward(p, 65'000)}}, 0);
+        backward_node(s, "SoftmaxBackward0", {{"aten::_softmax_backward_data", "", softmax_backward(p, 65'000)}}, 0);
         break;
       case kAddOp:  // the residual's two gradients summed by the engine
-        backward_node(s, "AddBackward0", {{"aten::add", add(p, kAdd)}}, 0);
+        backward_node(s, "AddBackward0", {{"aten::add", "", add(p, kAdd)}}, 0);
         break;
-      case kGeluOp: backward_node(s, "GeluBackward0", {{"aten::gelu_backward", gelu_backward(p, 35'000)}}, 0); break;
+      case kGeluOp:
+        backward_node(s, "GeluBackward0", {{"aten::gelu_backward", "", gelu_backward(p, 35'000)}}, 0);
+        break;
       case kLogSoftmaxOp:
         backward_node(s, "LogSoftmaxBackward0",
-                      {{"aten::_log_softmax_backward_data", log_softmax_backward(kLogSoftmax)}}, 0);
+                      {{"aten::_log_softmax_backward_data", "", log_softmax_backward(kLogSoftmax)}}, 0);
         break;
       case kNllOp:
-        backward_node(s, "NllLossBackward0", {{"aten::nll_loss_backward", fill(kNll)}, {"", nll_loss_backward(kNll)}},
-                      0);
+        backward_node(s, "NllLossBackward0",
+                      {{"aten::nll_loss_backward", "", fill(kNll)}, {"", "", nll_loss_backward(kNll)}}, 0);
         break;
       default: break;
     }
@@ -422,8 +458,7 @@ void RankProcess::backward() {
   }
 }
 
-void RankProcess::backward_node(const Saved& s, std::string_view node,
-                                const std::vector<std::pair<std::string, KernelShape>>& kernels,
+void RankProcess::backward_node(const Saved& s, std::string_view node, const std::vector<BackwardKernel>& kernels,
                                 int64_t weight_grad_bytes) {
   CpuThread& g = tl_.autograd;
   python(g, 3'000);  // the engine picks the next ready node
@@ -432,13 +467,18 @@ void RankProcess::backward_node(const Saved& s, std::string_view node,
   tl_.link_backward(s.op_row, inner);
   const int64_t grad_in = tl_.allocate(g, kAct);  // the gradient this node hands on
   bool open = false;
-  for (const auto& [name, k] : kernels) {
-    if (!name.empty()) {
+  for (const BackwardKernel& k : kernels) {
+    if (!k.op.empty()) {
       if (open) tl_.end_op(g);
-      tl_.begin_op(g, name, "[[], []]");
+      // Operators whose shapes the loop models carry them (and their element types); the others
+      // record two unsized arguments, as the profiler does for tensors it cannot size.
+      if (k.dims.empty())
+        tl_.begin_op(g, k.op, "[[], []]");
+      else
+        tl_.begin_op(g, k.op, k.dims, kNoValue, kNoValue, input_types(k.dims, plan_.precision));
       open = true;
     }
-    kernel(g, k);
+    kernel(g, k.kernel);
   }
   if (open) tl_.end_op(g);
   tl_.end_op(g);

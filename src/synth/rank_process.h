@@ -92,16 +92,22 @@ class RankProcess {
   void forward(int32_t step);
   void forward_block(int32_t step, int32_t layer);
   void linear(int kind, std::string_view dims, TimeNs gemm_ns, int64_t out_bytes, int64_t n, int64_t k);
-  void simple_op(int kind, std::string_view name, std::string_view inner, std::string_view dims, const KernelShape& k,
-                 int64_t out_bytes);
+  void simple_op(int kind, std::string_view name, std::string_view inner, std::string_view dims, Precision element,
+                 const KernelShape& k, int64_t out_bytes);
   void sync_stall();
   void launch_bound_ops();
   void eager_block_ops();
   void gemm_queue_ops();
   void memcpy_heavy();
   void backward();
-  void backward_node(const Saved& s, std::string_view node,
-                     const std::vector<std::pair<std::string, KernelShape>>& kernels, int64_t weight_grad_bytes);
+  // A backward node's kernels, each under the operator that launches it (none: the previous one's),
+  // with the shapes the profiler records for that operator.
+  struct BackwardKernel {
+    std::string op, dims;
+    KernelShape kernel;
+  };
+  void backward_node(const Saved& s, std::string_view node, const std::vector<BackwardKernel>& kernels,
+                     int64_t weight_grad_bytes);
   void all_reduce(CpuThread& th, int32_t bucket);
   void optimizer();
   void end_of_step_sync();

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <initializer_list>
 #include <sstream>
 
+#include "common/input_file.h"
 #include "common/toml_file.h"
 
 namespace tracedoc::synth {
@@ -248,12 +248,9 @@ Result<SynthSpec> parse_synth_spec(std::string_view toml_text, const std::string
 }
 
 Result<SynthSpec> read_synth_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError(fmt::format("{}: read failed", path));
-  return parse_synth_spec(text.str(), path);
+  TRACEDOC_ASSIGN_OR_RETURN(const std::string text,
+                            read_file(path, {.max_bytes = kMaxTomlFileBytes, .what = "synth spec"}));
+  return parse_synth_spec(text, path);
 }
 
 }  // namespace tracedoc::synth

@@ -58,7 +58,7 @@ void Timeline::end_range(CpuThread& th) {
 }
 
 uint32_t Timeline::begin_op(CpuThread& th, std::string_view name, std::string_view input_dims, int64_t sequence_number,
-                            int64_t fwd_thread_id) {
+                            int64_t fwd_thread_id, std::string_view input_types) {
   auto& o = t_.pytorch.ops;
   const auto row = static_cast<uint32_t>(o.start.size());
   th.open_ops.push_back(row);
@@ -70,7 +70,8 @@ uint32_t Timeline::begin_op(CpuThread& th, std::string_view name, std::string_vi
   o.sequence_number.push_back(sequence_number);
   o.fwd_thread_id.push_back(fwd_thread_id);
   o.input_dims.push_back(input_dims.empty() ? kNoStr : t_.strings.intern(input_dims));
-  o.input_types.push_back(kNoStr), o.concrete_inputs.push_back(kNoStr), o.flops.push_back(kNoValue);
+  o.input_types.push_back(input_types.empty() ? kNoStr : t_.strings.intern(input_types));
+  o.concrete_inputs.push_back(kNoStr), o.flops.push_back(kNoValue);
   th.now += rng_.jitter(4000, 300);  // dispatch: argument parsing, dispatcher, output allocation
   return row;
 }

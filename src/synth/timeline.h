@@ -62,8 +62,10 @@ class Timeline {
   // CPU structure. begin_op/end_op add the dispatcher's own time around the body.
   void begin_range(CpuThread& th, std::string_view name);
   void end_range(CpuThread& th);
+  // `input_types`: the "Input type" list the profiler records with the shapes (element types).
   uint32_t begin_op(CpuThread& th, std::string_view name, std::string_view input_dims = {},
-                    int64_t sequence_number = kNoValue, int64_t fwd_thread_id = kNoValue);
+                    int64_t sequence_number = kNoValue, int64_t fwd_thread_id = kNoValue,
+                    std::string_view input_types = {});
   void end_op(CpuThread& th);
   void cpu_work(CpuThread& th, TimeNs duration) { th.now += duration; }
   // A forward -> backward arrow between two operators (Kineto's fwdbwd flow).

@@ -9,12 +9,11 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <pugixml.hpp>
 #include <utility>
 
+#include "common/input_file.h"
 #include "common/name_pattern.h"
 #include "common/toml_file.h"
 
@@ -542,11 +541,7 @@ Result<std::string> read_text(const std::string& path) {
   if (!ec && size > kMaxFileBytes) {
     return BadInput(fmt::format("{}: {} bytes is too big for a colour scheme (a trace given by mistake?)", path, size));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open the colour scheme", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError(fmt::format("{}: cannot read the colour scheme", path));
-  return text;
+  return read_file(path, {.max_bytes = kMaxFileBytes, .what = "colour scheme (a trace given by mistake?)"});
 }
 
 // XML when the first character that is neither blank nor a UTF-8 byte order mark is '<'.

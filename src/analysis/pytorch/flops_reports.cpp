@@ -45,8 +45,11 @@ Status no_operators(const Trace& trace) {
                                     emitted));
 }
 
-Cell ratio_pct(double part, double whole) {
-  return whole > 0 && std::isfinite(part) ? Cell::real(sqlite_round(part * 100.0 / whole, 1)) : Cell::null();
+// A share of a peak, %. Past 100% it measures nothing of the GPU (the recorded types or shapes are
+// wrong, or the peak table is), so it is left out rather than printed.
+Cell peak_share_pct(double part, double peak) {
+  if (!(peak > 0) || !std::isfinite(part) || part > peak) return Cell::null();
+  return Cell::real(sqlite_round(part * 100.0 / peak, 1));
 }
 Cell rounded(double v, int digits) { return std::isfinite(v) ? Cell::real(sqlite_round(v, digits)) : Cell::null(); }
 
@@ -249,8 +252,8 @@ Status op_flops_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     row.push_back(rounded(tflops, 3));
     row.push_back(rounded(gbps, 1));
     row.push_back(rounded(intensity, 2));
-    row.push_back(g->gpu_ns > 0 ? ratio_pct(tflops, peak_tflops) : Cell::null());
-    row.push_back(g->gpu_ns > 0 ? ratio_pct(gbps, bandwidth) : Cell::null());
+    row.push_back(g->gpu_ns > 0 ? peak_share_pct(tflops, peak_tflops) : Cell::null());
+    row.push_back(g->gpu_ns > 0 ? peak_share_pct(gbps, bandwidth) : Cell::null());
     row.push_back(bound.empty() ? Cell::null() : Cell::text(bound));
     row.push_back(Cell::text(dtype_name(g->dtype)));
     row.push_back(g->dims == kNoStr ? Cell::null() : Cell::pooled(trace.str(g->dims)));
@@ -299,7 +302,7 @@ Status step_mfu_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
     row.push_back(Cell::integer(s.wall));
     row.push_back(Cell::integer(s.model_flops));
     row.push_back(rounded(s.tflops_per_s(), 3));
-    row.push_back(s.peaks_known && s.wall > 0 ? rounded(s.mfu_pct(), 2) : Cell::null());
+    row.push_back(s.peaks_known && s.wall > 0 && s.mfu_pct() <= 100 ? rounded(s.mfu_pct(), 2) : Cell::null());
     row.push_back(gpu_names.empty() ? Cell::null() : Cell::text(gpu_names));
     sink.row(row);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -503,8 +504,10 @@ int64_t element_bytes(std::string_view t) {
   return 0;
 }
 
-OpCost op_cost(std::string_view name, std::string_view input_dims, std::string_view input_types,
-               std::string_view concrete_inputs) {
+namespace {
+
+OpCost cost_of_call(std::string_view name, std::string_view input_dims, std::string_view input_types,
+                    std::string_view concrete_inputs) {
   if (!name.starts_with("aten::")) return {};
   const std::string_view op = name.substr(6);
   const bool matmul = op == "mm" || op == "addmm" || op == "bmm" || op == "baddbmm" || op == "addbmm" ||
@@ -528,6 +531,20 @@ OpCost op_cost(std::string_view name, std::string_view input_dims, std::string_v
   if (conv_backward) return conv_backward_cost(op, c);
   if (attention) return attention_cost(op, c, op.ends_with("_backward"));
   return per_element_cost(per_element->kind, per_element->flops, c);
+}
+
+}  // namespace
+
+OpCost op_cost(std::string_view name, std::string_view input_dims, std::string_view input_types,
+               std::string_view concrete_inputs) {
+  OpCost c = cost_of_call(name, input_dims, input_types, concrete_inputs);
+  // The formulas saturate at INT64_MAX: a count that reached it is not a count.
+  constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+  if (c.known && (c.flops == kSaturated || c.bytes == kSaturated)) {
+    c.known = false, c.overflow = true;
+    c.flops = c.bytes = 0;
+  }
+  return c;
 }
 
 OpCosts op_costs(const Trace& trace, const OpLinks& links) {
@@ -566,7 +583,7 @@ OpCosts op_costs(const Trace& trace, const OpLinks& links) {
     const bool above = p != kNoRow && unknown_above[static_cast<size_t>(p)];
     const bool unknown =
         own[i].kind != FlopKind::kNone && !own[i].known && out.counted_by[i] == kNoRow && !descendant_counted[i];
-    if (unknown && !above) ++out.unknown;
+    if (unknown && !above) ++out.unknown, out.overflowing += own[i].overflow;
     unknown_above[i] = above || unknown;
   }
   return out;

@@ -61,6 +61,9 @@ struct OpCost {
   int64_t flops = 0;
   int64_t bytes = 0;
   Dtype dtype = Dtype::kUnknown;  // of the first tensor input (float when the trace records no types)
+  // The shapes give 2^63 FLOPs or bytes or more (dims of 2^40 in a damaged trace): no real operator
+  // does, so the cost is not known, rather than a count pinned at INT64_MAX.
+  bool overflow = false;
   // Matrix multiplies: the GEMM's dimensions, batch × (m × k) · (k × n); a linear's rows (every
   // leading dim of its input) are m. 0 for the other kinds.
   int64_t batch = 0, m = 0, n = 0, k = 0;
@@ -77,7 +80,8 @@ OpCost op_cost(std::string_view name, std::string_view input_dims, std::string_v
 struct OpCosts {
   std::vector<OpCost> cost;
   std::vector<int32_t> counted_by;
-  int64_t unknown = 0;  // operators with a formula whose shapes said too little (and no counted descendant)
+  int64_t unknown = 0;      // operators with a formula whose shapes said too little (and no counted descendant)
+  int64_t overflowing = 0;  // of those, operators whose shapes give 2^63 FLOPs or bytes or more
 };
 OpCosts op_costs(const Trace& trace, const OpLinks& links);
 
