@@ -8,6 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema python3-venv python3-dev
   chromium firefox-esr python3-websocket python3-pil fonts-dejavu-core
+  ccache
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

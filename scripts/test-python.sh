@@ -5,6 +5,10 @@
 # $BUILD_DIR), which scripts/test.sh builds first; tests on the real traces skip without ../shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/phases.sh
+# The package's build (build-python/) compiles the engine as the command line's build did: through
+# ccache, whose entries that build left serve it (CMake takes the launcher from the environment).
+if [ -n "$(compiler_launcher)" ]; then export CMAKE_CXX_COMPILER_LAUNCHER=ccache; fi
 VENV=$(realpath -m "${VENV:-.venv}")
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"

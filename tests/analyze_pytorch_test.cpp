@@ -195,6 +195,8 @@ void expect_nsys_csv(const PyTorchCase& c, const std::string& what,
 
 class AnalyzePyTorchOracle : public ::testing::TestWithParam<PyTorchCase> {};
 
+TRACEDOC_TEST_LABELS(AnalyzePyTorchOracle, corpus golden);
+
 TEST_P(AnalyzePyTorchOracle, CsvEqualsNsysOnTheExport) {
   const PyTorchCase& c = GetParam();
   const fs::path trace = trace_path(c.trace);
@@ -240,6 +242,8 @@ std::vector<std::pair<std::string, std::string>> stats_cases() {
 
 class StatsPyTorchOracle : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
+TRACEDOC_TEST_LABELS(StatsPyTorchOracle, corpus golden);
+
 TEST_P(StatsPyTorchOracle, CsvEqualsNsysOnTheExport) {
   const auto& [name, source] = GetParam();
   const fs::path trace = trace_path(source);
@@ -262,6 +266,8 @@ TEST_P(StatsPyTorchOracle, CsvEqualsNsysOnTheExport) {
 
 INSTANTIATE_TEST_SUITE_P(RealNsys, StatsPyTorchOracle, ::testing::ValuesIn(stats_cases()),
                          [](const auto& info) { return info.param.first; });
+
+TRACEDOC_TEST_LABELS(AnalyzePyTorch, corpus);
 
 // The HIP rows nsys does not list, counted on the MI300X trace (hipMemcpyWithStream of 1 byte, two
 // hipDeviceSynchronize): on the original trace and on its conversion alike.

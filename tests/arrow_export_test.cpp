@@ -36,6 +36,8 @@ const ArrowSchema* field(const ArrowSchema& schema, std::string_view name, int64
   return nullptr;
 }
 
+TRACEDOC_TEST_LABELS(ArrowExport, corpus sanitize);
+
 TEST(ArrowExport, KernelsInPlaceWithNullsAndThePoolAsDictionary) {
   auto trace = real_export();
   if (!trace) GTEST_SKIP() << "../shared/traces not found";

@@ -57,6 +57,8 @@ Ranges ranges_of(const Trace& t) {
   return r;
 }
 
+TRACEDOC_TEST_LABELS(CaptureFormat, capture sanitize);
+
 // The frame checksum is the standard CRC-32 (zlib's, PNG's): its check value, and a length that
 // takes both the 8-byte steps and the byte tail.
 TEST(CaptureFormat, FrameChecksumIsCrc32) {
@@ -102,6 +104,8 @@ TEST(CaptureFormat, EveryBodyRoundTripsFromItsFieldList) {
   expect_round_trip<capture::OsCallBody>(4 * 8 + 4);
   expect_round_trip<capture::DeviceBody>(4 * 4 + 8 + 4);
 }
+
+TRACEDOC_TEST_LABELS(Capture, capture sanitize);
 
 TEST(Capture, NvtxProgramIsRecordedWithItsExitCode) {
   REQUIRE_INJECTION();

@@ -106,6 +106,8 @@ std::pair<int64_t, int64_t> kern_sum(const Trace& t, const std::string& regex) {
   return out;
 }
 
+TRACEDOC_TEST_LABELS(CheckBudget, unit);
+
 TEST(CheckBudget, ReadsEveryKeyAndResolvesPathsAgainstItsFolder) {
   tracedoc::testing::ScratchDir dir;
   dir.write("diagnose.toml", "[rules.comb_pattern]\nmin_gap_share = 0.25\n");
@@ -223,6 +225,8 @@ TEST(CheckBudget, ErrorsNameTheFileAndTheKey) {
   EXPECT_FALSE(budget::load_budget((dir.path() / "missing.toml").string()).ok());
 }
 
+TRACEDOC_TEST_LABELS(CheckMeasures, corpus);
+
 // The bundled example: every figure equals what the reports and the diagnosis say.
 TEST(CheckMeasures, BundledExampleMatchesTheReports) {
   const Trace& t = load_nsys(kExample.string());
@@ -291,6 +295,8 @@ forbid = ["comb_pattern", "straggler"]
   ASSERT_NE(finding(*m.diagnosis, "comb_pattern"), nullptr);
   EXPECT_EQ(finding(*m.diagnosis, "comb_pattern")->savings_ns, finding(all, "comb_pattern")->savings_ns);
 }
+
+TRACEDOC_TEST_LABELS(CheckEvaluate, corpus);
 
 // Each check type passes at its limit and fails just past it.
 TEST(CheckEvaluate, PassAndFailPerCheckType) {
@@ -471,6 +477,8 @@ forbid = ["dataloader_bound", "straggler"]
   EXPECT_TRUE(result(r, "findings.forbid", "straggler").pass);
   EXPECT_EQ(r.failed(), 3u);
 }
+
+TRACEDOC_TEST_LABELS(CheckWriter, unit);
 
 TEST(CheckWriter, ColumnJsonMarkdown) {
   const Trace& t = load_nsys(kExample.string());

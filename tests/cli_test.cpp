@@ -23,6 +23,8 @@ const fs::path kGolden = kSource / "tests" / "golden" / "toy_training";
 
 size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
+TRACEDOC_TEST_LABELS(Cli, corpus golden);
+
 TEST(Cli, CsvOnStdoutIsExactlyTheNsysReport) {
   for (const char* report : {"cuda_gpu_kern_sum", "cuda_api_sum", "nvtx_sum", "cuda_gpu_trace", "osrt_sum"}) {
     CliRun r = tracedoc({"stats", "-r", report, "-f", "csv", "-o", "-", kExample.string()});
@@ -291,6 +293,8 @@ TEST(Cli, NsysRepIsExportedThroughNsys) {
 // the real nsys, tests/golden/analyze/expected/toy).
 const fs::path kAnalyzeGolden = kSource / "tests" / "golden" / "analyze" / "expected" / "toy";
 
+TRACEDOC_TEST_LABELS(CliAnalyze, golden);
+
 TEST(CliAnalyze, CsvOnStdoutIsExactlyTheNsysRule) {
   for (const char* rule : {"cuda_api_sync", "cuda_memcpy_sync", "gpu_time_util", "gpu_gaps:gap=0"}) {
     CliRun r = tracedoc({"analyze", "-r", rule, "-f", "csv", kExample.string()});
@@ -379,6 +383,8 @@ TEST(CliAnalyze, InputIsNeverModified) {
   EXPECT_EQ(fs::last_write_time(copy), before_time);
 }
 
+TRACEDOC_TEST_LABELS(CliSummary, unit);
+
 // `tracedoc summary`: text for people, JSON for scripts, several inputs, clean failures.
 TEST(CliSummary, TextAndJson) {
   CliRun text = tracedoc({"summary", kExample.string()});
@@ -419,6 +425,8 @@ TEST(CliSummary, BadInputAndUsage) {
   EXPECT_EQ(tracedoc({"summary"}).exit_code, 2);
   EXPECT_EQ(tracedoc({"summary", "-f", "xml", kExample.string()}).exit_code, 2);
 }
+
+TRACEDOC_TEST_LABELS(CliExport, unit);
 
 // `tracedoc export --to sqlite`: what it writes reads back as the same reports, for a PyTorch trace,
 // an nsys export and (with ../shared) a real A100 trace; bad input and usage leave no file.
@@ -506,6 +514,8 @@ TEST(CliExport, BadInputAndUsageLeaveNoFile) {
 namespace tracedoc::testing {
 namespace {
 
+TRACEDOC_TEST_LABELS(CliDiagnose, unit);
+
 TEST(CliDiagnose, FormatsAndFailOn) {
   CliRun text = tracedoc({"diagnose", kExample.string()});
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -556,6 +566,8 @@ TEST(CliDiagnose, BadInputConfigAndUsage) {
 // (one line naming the file and the key, no output file).
 namespace tracedoc::testing {
 namespace {
+
+TRACEDOC_TEST_LABELS(CliCheck, unit);
 
 TEST(CliCheck, ExitCodesFormatsAndBaseline) {
   ScratchDir dir;
@@ -674,6 +686,8 @@ TEST(CliExport, ChromeTraceReadsBackAsTheSameReports) {
 namespace tracedoc::testing {
 namespace {
 
+TRACEDOC_TEST_LABELS(CliSql, unit);
+
 TEST(CliSql, QueryFormatsAndErrors) {
   CliRun r = tracedoc({"sql", kExample.string(), "SELECT count(*) AS kernels FROM kernels", "-f", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -717,6 +731,8 @@ struct SynthPair {
     slow_json = dir.path() / "slow.json";
   }
 };
+
+TRACEDOC_TEST_LABELS(CliDiff, unit);
 
 TEST(CliDiff, BeforeAfterFormatsAndRegressionGate) {
   SynthPair p;
@@ -791,6 +807,8 @@ TEST(CliDiff, BadInputAndUsageLeaveNoFile) {
     EXPECT_TRUE(r.out.empty()) << args.back();
   }
 }
+
+TRACEDOC_TEST_LABELS(CliView, unit);
 
 TEST(CliView, PageSvgAndColourSchemes) {
   ScratchDir out;

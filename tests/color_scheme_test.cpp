@@ -49,6 +49,8 @@ void expect_load_error(const tracedoc::testing::ScratchDir& dir, const std::stri
     EXPECT_NE(message.find(p), std::string::npos) << "'" << p << "' not in: " << message;
 }
 
+TRACEDOC_TEST_LABELS(ColorScheme, unit);
+
 TEST(ColorScheme, CategoryNames) {
   for (size_t i = 0; i < kCategoryCount; ++i) {
     Category c;

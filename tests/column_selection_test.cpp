@@ -39,6 +39,8 @@ Result<Trace> read_for(const std::string& path, const std::vector<ReportRequest>
   return read_nsys_sqlite(path, options);
 }
 
+TRACEDOC_TEST_LABELS(ColumnSelection, corpus);
+
 TEST(ColumnSelection, ReportsPrintTheSameFromTheColumnsTheyDeclare) {
   const auto exports = shared_nsys_exports();
   if (exports.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";

@@ -71,6 +71,8 @@ ByFunction counted(const Trace& trace, int64_t tid = -1) {
   return out;
 }
 
+TRACEDOC_TEST_LABELS(CpuSamples, corpus);
+
 TEST(CpuSamples, PerFunctionCountsEqualADirectSqlOverTheCallchains) {
   if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
   for (const char* name :

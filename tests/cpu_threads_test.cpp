@@ -95,6 +95,8 @@ std::map<int64_t, Expected> expected_from_sql(const std::string& path) {
   return out;
 }
 
+TRACEDOC_TEST_LABELS(CpuThreads, corpus);
+
 TEST(CpuThreads, EveryThreadOfEveryExportMatchesSql) {
   const auto exports = shared_nsys_exports();
   if (exports.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";

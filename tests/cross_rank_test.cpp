@@ -29,6 +29,8 @@ std::vector<TimeNs> allreduce_starts(const fs::path& file) {
   return starts;
 }
 
+TRACEDOC_TEST_LABELS(CrossRank, corpus);
+
 TEST(CrossRank, CollectiveSkewEqualsTheRankFilesStartByStart) {
   const fs::path dir = synth_rank_directory("straggler");
   auto merged = open_trace(dir.string());

@@ -87,6 +87,8 @@ Result<Trace> read_converted(const FileSink& sink, const ScratchDir& dir) {
   return read_capture(file.string());
 }
 
+TRACEDOC_TEST_LABELS(CuptiRecords, capture sanitize);
+
 TEST(CuptiRecords, RealLayoutsBecomeTheModel) {
   FileSink sink;
   inject::ActivityConverter convert(sink, api_names);

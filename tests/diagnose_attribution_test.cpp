@@ -64,6 +64,8 @@ std::string planted_allocator_trace(int64_t growth) {
   return json;
 }
 
+TRACEDOC_TEST_LABELS(DiagnoseAttribution, corpus);
+
 TEST(DiagnoseAttribution, StaircaseMemoryFromAllocatorEventsOnTheMainThread) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared is absent: HTA's negative_queue_length_values_check skipped";
   ScratchDir dir;

@@ -30,6 +30,8 @@ std::vector<std::string> ids(const Diagnosis& d) {
   return out;
 }
 
+TRACEDOC_TEST_LABELS(Diagnose, corpus golden);
+
 TEST(Diagnose, RegistryIsSortedAndEveryRuleHasItsThresholds) {
   const auto& rules = diagnose::all_rules();
   ASSERT_EQ(rules.size(), 26u);

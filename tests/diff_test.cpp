@@ -39,6 +39,8 @@ struct ScipyCase {
   bool exact;
 };
 
+TRACEDOC_TEST_LABELS(RankTest, unit);
+
 TEST(RankTest, EqualsScipyMannWhitneyU) {
   const std::vector<ScipyCase> cases = {
       {"separated", {1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, 0, 0.007936507936507936, true},
@@ -135,6 +137,8 @@ void expect_parts_add_up(const TraceDiff& d) {
   EXPECT_NEAR(base, d.base_time_mean_ns, 1e-6 * d.base_time_mean_ns);
   EXPECT_NEAR(next, d.new_time_mean_ns, 1e-6 * d.new_time_mean_ns);
 }
+
+TRACEDOC_TEST_LABELS(Diff, corpus golden);
 
 TEST(Diff, RealExportAgainstItselfChangesNothing) {
   SKIP_WITHOUT_SHARED();

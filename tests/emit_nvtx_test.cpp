@@ -24,6 +24,8 @@ namespace {
 const std::string kExport =
     (std::filesystem::path(TRACEDOC_SOURCE_DIR) / "tests/data/pytorch-cpu/cpu_train_emit_nvtx.sqlite").string();
 
+TRACEDOC_TEST_LABELS(EmitNvtxNames, unit);
+
 TEST(EmitNvtxNames, ParsesWhatPyTorchWrites) {
   // Names exactly as they are in the export.
   auto e = parse_emit_nvtx_name(
@@ -67,6 +69,8 @@ TEST(EmitNvtxNames, ParsesWhatPyTorchWrites) {
   EXPECT_EQ(profiler_step_number("ProfilerStep#2, op_id = 40"), 2);
   EXPECT_EQ(profiler_step_number("ProfilerStep#2, op"), std::nullopt);
 }
+
+TRACEDOC_TEST_LABELS(EmitNvtxOperators, unit);
 
 TEST(EmitNvtxOperators, TheExportsRangesWithShapesAreOperators) {
   const Trace& t = load_nsys(kExport);

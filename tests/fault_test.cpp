@@ -52,6 +52,8 @@ void expect_clean_failure(const CliRun& r, const fs::path& input, const std::str
   EXPECT_TRUE(fs::is_empty(out)) << "output left behind";
 }
 
+TRACEDOC_TEST_LABELS(Faults, unit sanitize);
+
 // 1. Steps in one process, copies in another: copy_step_shares read the prefix sums of an empty
 // placeholder (SIGSEGV). Now the step's window has no copies of its own process, and the copying
 // process gets its whole-trace row; the same through the nsys export of the trace.

@@ -20,6 +20,8 @@ std::string h100_trace(const char* name) {
 #define SKIP_WITHOUT(path) \
   if (testing::shared_dir().empty() || !std::filesystem::exists(path)) GTEST_SKIP() << "../shared is absent: " << path
 
+TRACEDOC_TEST_LABELS(FlopsSummary, corpus);
+
 // Qwen1.5-0.5B-Chat (one profiled step of 47.15 ms): 168 linears and 24 attentions carry the model
 // FLOPs, the summary's MFU is step_mfu_sum's, and low_mfu says where the rest of the step goes.
 TEST(FlopsSummary, QwenStepMfuAndTheOperatorsCarryingIt) {
@@ -71,6 +73,8 @@ TEST(FlopsSummary, QwenStepMfuAndTheOperatorsCarryingIt) {
   EXPECT_NE(f->title.find("MFU 12.87%"), std::string::npos) << f->title;
   EXPECT_EQ(testing::finding(d, "gemm_shape"), nullptr);  // Qwen's sizes are multiples of 8
 }
+
+TRACEDOC_TEST_LABELS(FlopsRules, corpus);
 
 // OWLv2 (5,184 image patches and a class token): the attention's batched GEMMs over a sequence of
 // 5,185 are not multiples of 8 and run at a tenth of the aligned GEMMs' rate.
@@ -139,6 +143,8 @@ TEST(FlopsSummary, UserPeaksComeBeforeTheTable) {
             "tracedoc: " + bad + ": gpu 1: bf16 must be a positive number (TFLOP/s, or GB/s for bandwidth)\n");
   EXPECT_EQ(refused.out, "");
 }
+
+TRACEDOC_TEST_LABELS(FlopsReports, corpus);
 
 // An nsys export of a PyTorch run holds its operators as emit_nvtx ranges ("aten::mul, op_id =
 // 322567"): without shapes the reports say so, naming how many, instead of "no PyTorch data".

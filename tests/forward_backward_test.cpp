@@ -23,6 +23,8 @@ const Case kFlowCases[] = {
     {"kineto/HolisticTraceAnalysis@history/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", 55},
 };
 
+TRACEDOC_TEST_LABELS(ForwardBackward, corpus);
+
 TEST(ForwardBackward, SequenceNumbersGiveExactlyTheFlowArrows) {
   const auto shared = testing::shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../fuzz/fuzz_targets.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
 
@@ -41,6 +42,8 @@ std::vector<fs::path> sorted_entries(const fs::path& dir) {
 constexpr double kMaxSecondsPerInput = 30;
 
 }  // namespace
+
+TRACEDOC_TEST_LABELS(FuzzRegression, unit sanitize);
 
 // Every folder is a target the fuzz harness knows: a new target must be registered in
 // fuzz::kTargets (or its regressions would silently never run).

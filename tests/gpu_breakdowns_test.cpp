@@ -84,6 +84,8 @@ const GpuUnit& only_unit(const GpuWork& w) {
   return w.units.at(0);
 }
 
+TRACEDOC_TEST_LABELS(GpuBreakdowns, unit);
+
 TEST(GpuBreakdowns, TemporalSplitsTheSpanIntoIdleComputeAndTheRest) {
   Builder b;
   b.kernel("gemm", 0, 10, 1);
@@ -252,6 +254,8 @@ TEST(GpuBreakdowns, UnitsArePerRankAndDevice) {
   EXPECT_EQ(n.units[0].rank, -1);
 }
 
+TRACEDOC_TEST_LABELS(LaunchStats, unit);
+
 TEST(LaunchStats, NamesDecideWhatIsALaunch) {
   EXPECT_EQ(api_base_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
   EXPECT_EQ(api_base_name("cudaMemcpyAsync_ptsz"), "cudaMemcpyAsync_ptsz");
@@ -324,6 +328,8 @@ TEST(LaunchStats, DescribeIsPandas) {
   EXPECT_DOUBLE_EQ(describe({0, 10}).q1, 2.5);
 }
 
+TRACEDOC_TEST_LABELS(QueueLength, unit);
+
 TEST(QueueLength, SamplesTimeWeightedMeanAndBlockedTime) {
   Builder b;
   b.launched("cudaLaunchKernel", 0, 1, "a", 5, 6, 1);
@@ -382,6 +388,8 @@ Builder report_trace() {
   b.launched("cudaLaunchKernel", 50, 52, "relu", 70, 80, 7);
   return b;
 }
+
+TRACEDOC_TEST_LABELS(GpuBreakdownReports, corpus);
 
 TEST(GpuBreakdownReports, ColumnsAndRows) {
   const Builder b = report_trace();

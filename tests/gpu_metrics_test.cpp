@@ -87,6 +87,8 @@ Samples samples_of(Sql& sql, int metric_id) {
   return s;
 }
 
+TRACEDOC_TEST_LABELS(GpuMetrics, corpus);
+
 TEST(GpuMetrics, SamplesAreReadAsNsysStoresThem) {
   if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
   const Trace& t = load_nsys(metrics_export());

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/task_pool.h"
+#include "test_support.h"
 
 namespace tracedoc {
 namespace {
@@ -63,6 +64,8 @@ void expect_same(const std::vector<SummaryStats>& a, const std::vector<SummarySt
     EXPECT_EQ(a[g].stdev, b[g].stdev) << g;  // bit for bit: the same values in the same order
   }
 }
+
+TRACEDOC_TEST_LABELS(GroupedValues, unit threads);
 
 TEST(GroupedValues, DurationsReadBackMatchValuesGivenOnAnyThreadCount) {
   const Rows r = make_rows(600'000);

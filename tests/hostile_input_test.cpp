@@ -83,6 +83,8 @@ std::string small_real_trace() {
                          "traces/kineto/TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz");
 }
 
+TRACEDOC_TEST_LABELS(HostileJson, corpus sanitize);
+
 TEST(HostileJson, TruncatedAnywhereIsAnErrorNamingTheByte) {
   const std::string doc = small_real_trace();
   if (doc.empty()) GTEST_SKIP() << "../shared is absent: the real traces are needed";
@@ -190,6 +192,8 @@ std::string modified_example(const std::string& name, const std::string& sql) {
   sqlite3_close(db);
   return copy.string();
 }
+
+TRACEDOC_TEST_LABELS(HostileSqlite, unit sanitize);
 
 TEST(HostileSqlite, TruncatedAnywhereIsAnErrorOrATrace) {
   const std::string bytes = testing::read_file(fs::path(TRACEDOC_SOURCE_DIR) / "examples/toy_training.sqlite");

@@ -314,6 +314,8 @@ class HtaBreakdowns : public ::testing::TestWithParam<std::string> {
 
 // --- the six analyses ------------------------------------------------------------------------------
 
+TRACEDOC_TEST_LABELS(HtaBreakdowns, corpus golden);
+
 TEST_P(HtaBreakdowns, TemporalBreakdown) {
   const std::string& set = GetParam();
   const auto failed = golden("temporal_breakdown").failures.find(set);

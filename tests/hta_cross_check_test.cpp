@@ -203,6 +203,8 @@ bool comparable(const std::string& cats) {
 
 class HtaCrossCheck : public ::testing::TestWithParam<size_t> {};
 
+TRACEDOC_TEST_LABELS(HtaCrossCheck, corpus golden);
+
 TEST_P(HtaCrossCheck, KernelBreakdownEqualsHta) {
   ASSERT_NE(GetParam(), SIZE_MAX) << kGoldenPath << " is missing or empty: run tests/kineto/hta_reference.py";
   const auto& [file, hta] = golden()[GetParam()];

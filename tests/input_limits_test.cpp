@@ -57,6 +57,8 @@ std::string capture_file(int64_t start, const std::string& records) {
   return std::string(capture::kFileMagic, sizeof(capture::kFileMagic)) + capture::frame_of(process + records);
 }
 
+TRACEDOC_TEST_LABELS(InputLimits, unit sanitize);
+
 TEST(InputLimits, AFolderWhereAReportIsExpectedIsAnError) {
   ScratchDir dir;
   for (const char* name : {"x.ncu-rep", "y.ncu-repz", "z.csv"}) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "analysis/intervals.h"
+#include "test_support.h"
 
 namespace tracedoc {
 namespace {
@@ -16,6 +17,8 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 IntervalSet set_of(std::vector<Interval> v) { return IntervalSet::busy_union(std::move(v)); }
 std::vector<Interval> items(const IntervalSet& s) { return {s.intervals().begin(), s.intervals().end()}; }
 using V = std::vector<Interval>;
+
+TRACEDOC_TEST_LABELS(Intervals, unit);
 
 TEST(Intervals, BusyUnionSortsMergesAndDropsEmptyOrReversed) {
   EXPECT_TRUE(set_of({}).empty());

@@ -81,6 +81,8 @@ const char* kModern = R"J({
   "baseTimeNanoseconds": 1751410836000000000
 })J";
 
+TRACEDOC_TEST_LABELS(KinetoReader, corpus);
+
 TEST(KinetoReader, ModernLayoutExactTimesAndMetadataAfterEvents) {
   auto t = read_kineto_trace(write_text("modern.json", kModern));
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -367,6 +369,8 @@ TEST(KinetoReader, FormatEraOfRealTraces) {
     EXPECT_EQ(t.pytorch.era, era) << path;
   }
 }
+
+TRACEDOC_TEST_LABELS(JsonCursor, unit sanitize);
 
 TEST(JsonCursor, MicrosecondsToNanosecondsIsExact) {
   int64_t ns = 0;

@@ -120,6 +120,8 @@ int64_t sum_durations(const std::vector<TimeNs>& start, const std::vector<TimeNs
 
 class Kineto : public ::testing::TestWithParam<size_t> {};
 
+TRACEDOC_TEST_LABELS(Kineto, corpus);
+
 TEST_P(Kineto, MatchesPythonReference) {
   ASSERT_NE(GetParam(), SIZE_MAX) << kReferencePath << " is missing or empty: run tests/kineto/reference.py";
   const RefRow& ref = reference_rows()[GetParam()];
@@ -182,6 +184,8 @@ INSTANTIATE_TEST_SUITE_P(AllTraces, Kineto, ::testing::ValuesIn(row_indices()),
                                                          : param_names()[info.param];
                          });
 
+TRACEDOC_TEST_LABELS(KinetoReference, corpus);
+
 // The table must cover every trace in the shared folder (same not-a-trace rules as reference.py), so a
 // trace added there without regenerating the table is noticed.
 TEST(KinetoReference, CoversEveryTrace) {
@@ -240,6 +244,8 @@ size_t kernel_by_correlation(const Trace& t, int64_t correlation) {
   }
   return found;
 }
+
+TRACEDOC_TEST_LABELS(KinetoSpot, corpus);
 
 // E5 (HTA nccl_data, 2024): the file's first kernel reads
 //   "ts": 4458676983543.183, "dur": 41.407, ... "correlation": 57541

@@ -108,6 +108,8 @@ std::string first_records(const std::string& text, size_t rows) {
 
 class KinetoStatsGolden : public ::testing::TestWithParam<GoldenCase> {};
 
+TRACEDOC_TEST_LABELS(KinetoStatsGolden, corpus golden);
+
 TEST_P(KinetoStatsGolden, CsvEqualsGolden) {
   const GoldenCase& c = GetParam();
   const fs::path shared = shared_dir();
@@ -145,6 +147,8 @@ std::string case_name(const ::testing::TestParamInfo<GoldenCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealTraces, KinetoStatsGolden, ::testing::ValuesIn(all_cases()), case_name);
+
+TRACEDOC_TEST_LABELS(KinetoStatsGoldenFiles, golden);
 
 // The goldens and truncated.list belong to the checkout: they are consistent with the case list
 // even where the traces are absent.

@@ -32,6 +32,8 @@ fs::path temp_path(const std::string& name) {
   return dir.path / name;
 }
 
+TRACEDOC_TEST_LABELS(KinetoWriter, corpus);
+
 TEST(KinetoWriter, TimesAreExactDecimalMicroseconds) {
   EXPECT_EQ(kineto_time(0), "0.000");
   EXPECT_EQ(kineto_time(999), "0.999");
@@ -259,6 +261,8 @@ struct RoundTripCase {
 };
 
 class KinetoRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+
+TRACEDOC_TEST_LABELS(KinetoRoundTrip, corpus);
 
 TEST_P(KinetoRoundTrip, ReportsAreIdentical) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found: round trips of real traces skipped";

@@ -18,7 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(Statistics, MedianIsTheMeanOfTheTwoMiddleValues) {
+TRACEDOC_TEST_LABELS(MedianRule, unit);
+
+TEST(MedianRule, MedianIsTheMeanOfTheTwoMiddleValues) {
   EXPECT_EQ(median_ns({}), 0);
   EXPECT_EQ(median_ns({7}), 7);
   EXPECT_EQ(median_ns({9, 1, 5}), 5);
@@ -37,7 +39,7 @@ TEST(Statistics, MedianIsTheMeanOfTheTwoMiddleValues) {
   EXPECT_DOUBLE_EQ(median(std::span<int64_t>(ties)), nsys_quantile(sorted, 0.5));
 }
 
-TEST(Statistics, PercentilesInterpolateAndP50IsTheMedian) {
+TEST(MedianRule, PercentilesInterpolateAndP50IsTheMedian) {
   const std::vector<int64_t> v = {40, 10, 30, 20};  // sorted 10 20 30 40
   EXPECT_EQ(percentile_ns(v, 0), 10);
   EXPECT_EQ(percentile_ns(v, 100), 40);
@@ -49,6 +51,8 @@ TEST(Statistics, PercentilesInterpolateAndP50IsTheMedian) {
   EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.25), 17.5);  // numpy's default
   EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.5), 25.0);
 }
+
+TRACEDOC_TEST_LABELS(StepNames, unit);
 
 TEST(StepNames, OneMatcherForProfilerStep) {
   EXPECT_EQ(profiler_step_number("ProfilerStep#12"), 12);
@@ -67,6 +71,8 @@ TEST(StepNames, OneMatcherForProfilerStep) {
 void expect_has(const std::string& text, const std::string& needle) {
   EXPECT_NE(text.find(needle), std::string::npos) << "no '" << needle << "' in:\n" << text;
 }
+
+TRACEDOC_TEST_LABELS(MedianConvention, corpus);
 
 // A planted comb pattern with 8 steps whose GPU work ends inside each step (loss.item()), so the
 // CPU windows summary reads and the stretched windows diagnose and check read are the same.

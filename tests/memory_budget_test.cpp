@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "common/memory_budget.h"
+#include "test_support.h"
 
 namespace tracedoc {
 namespace {
+
+TRACEDOC_TEST_LABELS(MemoryBudget, unit sanitize threads);
 
 TEST(MemoryBudget, ParsesSizes) {
   EXPECT_EQ(*parse_memory_size("512M"), 512ull << 20);

@@ -135,6 +135,8 @@ void expect_rows(const std::string& source, const std::string& report, const std
 
 class MemoryCopyGolden : public ::testing::TestWithParam<std::string> {};
 
+TRACEDOC_TEST_LABELS(MemoryCopyGolden, corpus golden);
+
 TEST_P(MemoryCopyGolden, MatchesPythonReference) {
   const std::string& source = GetParam();
   if (source != "synthetic" && shared_dir().empty()) GTEST_SKIP() << "../shared/traces not found";
@@ -231,6 +233,8 @@ INSTANTIATE_TEST_SUITE_P(Sources, MemoryCopyGolden, ::testing::ValuesIn(golden_s
                            return n + "_" + std::to_string(info.index);
                          });
 
+TRACEDOC_TEST_LABELS(MemoryCopyReference, corpus golden);
+
 // Every shared trace that has GPU memory events or copies is in the golden tables (a trace added to
 // ../shared without regenerating them is noticed), and the others have neither.
 TEST(MemoryCopyReference, CoversEveryTrace) {
@@ -259,6 +263,8 @@ TEST(MemoryCopyReference, CoversEveryTrace) {
   EXPECT_GT(checked, 0);
   EXPECT_GE(golden().mem.size(), 20u);  // 19 PyTorch traces with [memory] events + the synthetic export
 }
+
+TRACEDOC_TEST_LABELS(HostLink, unit);
 
 // The host link table on the GPUs of the shared traces, checked against the makers' data sheets.
 // Theoretical unidirectional PCIe bandwidth: GT/s x lanes x 128/130 / 8 bits.
@@ -301,6 +307,8 @@ TEST(HostLink, SharedTraceGpus) {
 }
 
 Cell cell(const TableSink& t, size_t row, const std::string& col) { return t.row_at(row)[column(t, col)]; }
+
+TRACEDOC_TEST_LABELS(MemoryCopyReports, corpus);
 
 // The synthetic export, worked out by hand (times in ns, sizes in bytes).
 // Process 100, device 0, in time order: 500 +1000 -> 1000, 1000 +4000 -> 5000, 1500 +2000 -> 7000,

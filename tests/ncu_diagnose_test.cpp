@@ -44,6 +44,8 @@ diagnose::Diagnosis diagnose_with(const Trace& trace, const std::string& rule = 
   return diagnose::diagnose(trace, options);
 }
 
+TRACEDOC_TEST_LABELS(NcuTimeline, corpus);
+
 TEST(NcuTimeline, AReportIsATimelineOfItsLaunchesBackToBack) {
   REQUIRE_NCU_REPORTS();
   const Trace t = open(ncu("cs599k/rms_norm_vector_v1.ncu-rep"));
@@ -82,6 +84,8 @@ TEST(NcuTimeline, AReportIsATimelineOfItsLaunchesBackToBack) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1][1], "52576");
 }
+
+TRACEDOC_TEST_LABELS(NcuDiagnose, corpus);
 
 TEST(NcuDiagnose, UncoalescedAccessFiresOnTheStridedKernelOnly) {
   REQUIRE_NCU_REPORTS();
@@ -212,6 +216,8 @@ TEST(NcuDiagnose, EveryRuleIdIsInTheSchemas) {
   }
 }
 
+TRACEDOC_TEST_LABELS(NcuSummary, corpus);
+
 TEST(NcuSummary, TopKernelsCarryTheirAnswers) {
   REQUIRE_NCU_REPORTS();
   Trace t = open(ncu("extrap/ex-gpu.s10.sqlite"));
@@ -234,6 +240,8 @@ TEST(NcuSummary, TopKernelsCarryTheirAnswers) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"occupancy_limiter\": \"blocks\""), std::string::npos);
 }
+
+TRACEDOC_TEST_LABELS(NcuSql, corpus);
 
 TEST(NcuSql, LaunchesJoinTheKernelsTable) {
   REQUIRE_NCU_REPORTS();
@@ -258,6 +266,8 @@ TEST(NcuSql, LaunchesJoinTheKernelsTable) {
   ASSERT_EQ(none.exit_code, 0) << none.err;
   EXPECT_EQ(none.out, "n\n0\n");
 }
+
+TRACEDOC_TEST_LABELS(NcuView, corpus);
 
 TEST(NcuView, HoverShowsTheAnswersAndTheRooflinePresetColoursByBound) {
   REQUIRE_NCU_REPORTS();

@@ -64,6 +64,8 @@ std::vector<double> numbers_in(const std::string& text) {
   return out;
 }
 
+TRACEDOC_TEST_LABELS(NcuReport, corpus);
+
 TEST(NcuReport, EveryRealReportIsRead) {
   REQUIRE_NCU_REPORTS();
   // (report, launches, metrics of the first, rules of the first, metric names): counted by field in
@@ -252,6 +254,8 @@ TEST(NcuReport, BadInputIsOneLineNamingTheFile) {
   }
 }
 
+TRACEDOC_TEST_LABELS(NcuCsv, corpus);
+
 // ncu's CSV export (llm-perf-opt/: `ncu --csv --page details` of a cuBLAS GEMV on an RTX 5090, ncu
 // 2025.1.1): the same answers from display names, auto-scaled units and thousands separators.
 TEST(NcuCsv, DetailsPageGivesTheSameAnswers) {
@@ -318,6 +322,8 @@ TEST(NcuCsv, WideFormAndMissingColumns) {
   EXPECT_EQ(read_ncu_csv_text("a,b\n1,2\n", "x.csv").status().message(),
             "x.csv: not an Nsight Compute CSV export (no header starting with \"ID\")");
 }
+
+TRACEDOC_TEST_LABELS(NcuJoin, corpus golden);
 
 // extrap/: an ncu report and the nsys export of the same program: its 6 launches match the export's 6
 // kernels, in order (the export has no mangled names: the demangled ones, spacing normalised).
@@ -397,6 +403,8 @@ TEST(NcuJoin, StatsPutsTheAnswersBesideTheKernelSummary) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "tracedoc: " + sqlite + ": not an Nsight Compute report (no NVR header) nor an ncu CSV export\n");
 }
+
+TRACEDOC_TEST_LABELS(NcuCommand, corpus golden);
 
 // `tracedoc ncu REPORT -f csv`'s launch table, cell for cell against tests/golden/ncu (regen.sh).
 TEST(NcuCommand, LaunchTablesMatchTheGoldenFiles) {

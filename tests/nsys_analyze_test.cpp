@@ -88,6 +88,8 @@ int64_t rows_option(const std::string& rule) {
   return args.ok() ? args->rows : 50;
 }
 
+TRACEDOC_TEST_LABELS(NsysAnalyzeOracle, corpus golden);
+
 TEST_P(NsysAnalyzeOracle, CsvEqualsNsys) {
   const AnalyzeCase& c = GetParam();
   if (c.export_path.empty()) GTEST_SKIP() << "../shared/traces/nsys not found: analyze oracles on real exports skipped";
@@ -143,6 +145,8 @@ INSTANTIATE_TEST_SUITE_P(RealNsys, NsysAnalyzeOracle, ::testing::ValuesIn(discov
 const char* kAlexnet =
     "traces/kineto/HolisticTraceAnalysis/tests/data/critical_path/alexnet/"
     "benchmark_result_2869224_1695835535_trace.json.gz";
+
+TRACEDOC_TEST_LABELS(NsysAnalyzeKineto, corpus golden);
 
 TEST(NsysAnalyzeKineto, RulesRunOnPyTorchTraces) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found: PyTorch trace skipped";
@@ -211,6 +215,8 @@ TEST(NsysAnalyzeKineto, GapsAndUseAgreeWithIntervalAlgebra) {
     EXPECT_EQ(util[1][2], std::to_string(span.length()));
   }
 }
+
+TRACEDOC_TEST_LABELS(NsysAnalyzeArgs, unit);
 
 TEST(NsysAnalyzeArgs, ParsesAndRejectsOptions) {
   auto a = nsys_analyze::parse_rule_args("gpu_gaps", {"gap=3", "rows=-1"});

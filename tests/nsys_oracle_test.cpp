@@ -67,6 +67,8 @@ std::vector<OracleCase> discover() {
 
 class NsysOracle : public ::testing::TestWithParam<OracleCase> {};
 
+TRACEDOC_TEST_LABELS(NsysOracle, corpus golden);
+
 TEST_P(NsysOracle, CsvEqualsNsys) {
   const OracleCase& c = GetParam();
   if (c.export_path.empty()) GTEST_SKIP() << "../shared/traces/nsys not found: oracle tests on real exports skipped";
@@ -101,6 +103,8 @@ std::vector<OracleCase> cases_or_placeholder() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllExports, NsysOracle, ::testing::ValuesIn(cases_or_placeholder()), case_name);
+
+TRACEDOC_TEST_LABELS(NsysOracleExtra, corpus golden);
 
 // The exports nsys refused for cuda_gpu_trace: every kernel, memcpy and memset is listed once.
 TEST(NsysOracleExtra, GpuTraceWithoutGpuTableListsEveryOperation) {

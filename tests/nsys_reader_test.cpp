@@ -51,6 +51,8 @@ void expect_same_strings(const Trace& a, const std::vector<StrId>& ca, const Tra
   }
 }
 
+TRACEDOC_TEST_LABELS(NsysReader, corpus threads);
+
 TEST(NsysReader, DirectPageScanReadsWhatSqliteReads) {
   auto exports = all_exports();
   if (exports.empty()) GTEST_SKIP() << "../shared/traces/nsys not found";

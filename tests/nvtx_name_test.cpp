@@ -146,6 +146,8 @@ void expect_like_nsys(const Trace& trace, const std::string& path, const ReportC
 
 class NvtxNameGolden : public ::testing::TestWithParam<ReportCase> {};
 
+TRACEDOC_TEST_LABELS(NvtxNameGolden, corpus golden);
+
 TEST_P(NvtxNameGolden, MatchesNsys) {
   const ReportCase& rc = GetParam();
   const auto parts = split(rc.report, ':');
@@ -185,6 +187,8 @@ std::string case_name(const ::testing::TestParamInfo<ReportCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Exports, NvtxNameGolden, ::testing::ValuesIn(report_cases()), case_name);
 
+TRACEDOC_TEST_LABELS(NvtxNameGoldenData, golden);
+
 // nsys's output for the edge-case export names each launch as nvtx_ranges.sql says it should (a
 // change to the SQL that loses a case shows here): correlation id -> kernel name in cuda_gpu_trace.
 TEST(NvtxNameGoldenData, EdgeCasesNameEachLaunchAsDocumented) {
@@ -221,6 +225,8 @@ TEST(NvtxNameGoldenData, EdgeCasesNameEachLaunchAsDocumented) {
   EXPECT_NE(swapped.find("tieB/" + a), std::string::npos);
   EXPECT_EQ(swapped.find("tieA/" + a), std::string::npos);
 }
+
+TRACEDOC_TEST_LABELS(NvtxNameArgs, unit);
 
 TEST(NvtxNameArgs, KernelNameTablesAddNvtxAndApiOnlyForNvtxName) {
   ReportArgs plain, nvtx;

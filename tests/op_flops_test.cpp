@@ -22,6 +22,8 @@ using pytorch::Dtype;
 using pytorch::FlopKind;
 using pytorch::op_cost;
 
+TRACEDOC_TEST_LABELS(OpFlops, corpus);
+
 TEST(OpFlops, MatrixMultipliesCountTwoFlopsPerMultiplyAdd) {
   const auto mm = op_cost("aten::mm", "[[64, 128], [128, 256]]", R"(["float", "float"])", "");
   EXPECT_EQ(mm.kind, FlopKind::kMatmul);
@@ -105,6 +107,8 @@ TEST(OpFlops, MemoryBoundOperatorsAndTypes) {
   EXPECT_EQ(pytorch::element_bytes("long int"), 8);
   EXPECT_EQ(pytorch::element_bytes("Scalar"), 0);
 }
+
+TRACEDOC_TEST_LABELS(GpuPeaks, corpus);
 
 TEST(GpuPeaks, DeviceNamesMatchTheMostSpecificEntry) {
   const auto name_of = [](std::string_view device, int64_t memory_gb) {

@@ -88,6 +88,8 @@ Builder nested() {
   return b;
 }
 
+TRACEDOC_TEST_LABELS(OpKernelSum, golden);
+
 TEST(OpKernelSum, InnermostOperatorLaunchedIt) {
   // Innermost: custom::gemm (op delay 400-300 = 100) and aten::addmm (750-200 = 550), one row each.
   EXPECT_EQ(csv(nested().trace, "op_kernel_sum"),
@@ -218,6 +220,8 @@ void expect_rounded(const Cell& c, double exact, const std::string& what) {
   EXPECT_LE(std::fabs(c.d - exact), 0.05 + 1e-9 * std::fabs(exact)) << what << ": " << c.d << " vs " << exact;
 }
 
+TRACEDOC_TEST_LABELS(OpKernelSumGolden, corpus golden);
+
 TEST(OpKernelSumGolden, MatchesIndependentReference) {
   const fs::path shared = shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
@@ -328,6 +332,8 @@ std::map<std::pair<std::string, std::string>, int64_t> aten_counts_on_htas_input
   }
   return counts;
 }
+
+TRACEDOC_TEST_LABELS(OpKernelSumHta, corpus golden);
 
 TEST(OpKernelSumHta, AtenCountsEqualHtasOnItsInputs) {
   const fs::path shared = shared_dir();

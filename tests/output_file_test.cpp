@@ -40,6 +40,8 @@ bool is_char_device(const fs::path& p) {
   return ::lstat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
 }
 
+TRACEDOC_TEST_LABELS(OutputFile, unit sanitize);
+
 TEST(OutputFile, ACharacterDeviceIsWrittenInPlaceNotReplaced) {
   ScratchDir dir;
   // A private null device (root, as in containers and CI, where the old rename replaced /dev/null);

@@ -75,6 +75,8 @@ const std::string kById = trace_of({
     call("e.py(6): x", 102, 305, 20, 8, "7"),
 });
 
+TRACEDOC_TEST_LABELS(PythonFuncSum, golden);
+
 TEST(PythonFuncSum, ByParentIdsEveryCell) {
   const Trace t = read_json(kById);
   ASSERT_EQ(t.pytorch.python_functions.size(), 8u);
@@ -199,6 +201,8 @@ void expect_rounded(const Cell& c, double exact, const std::string& what) {
   EXPECT_LE(std::fabs(c.d - exact), 0.05 + 1e-9 * std::fabs(exact)) << what << ": " << c.d << " vs " << exact;
 }
 
+TRACEDOC_TEST_LABELS(PythonFuncSumGolden, corpus golden);
+
 TEST(PythonFuncSumGolden, MatchesIndependentReference) {
   const fs::path shared = shared_dir();
   if (shared.empty()) GTEST_SKIP() << "../shared (the real traces) is absent";
@@ -254,6 +258,8 @@ std::vector<std::string_view> texts(const Trace& t, const std::vector<StrId>& id
   for (StrId id : ids) out.push_back(t.str(id));
   return out;
 }
+
+TRACEDOC_TEST_LABELS(PythonFunctionOptIn, corpus);
 
 TEST(PythonFunctionOptIn, PlainReadsStoreNothingAndTheReportsReadChangesNothingElse) {
   const fs::path shared = shared_dir();
@@ -342,6 +348,8 @@ TEST(PythonFunctionOptIn, RankDirectoryKeepsEachRanksCallsApart) {
     for (int c : {1, 2, 3, 5, 6}) EXPECT_EQ(c == 5 ? x[c].i : 2 * x[c].i, y[c].i) << "column " << c << " row " << i;
   }
 }
+
+TRACEDOC_TEST_LABELS(PythonFunctionCli, corpus);
 
 TEST(PythonFunctionCli, StatsCsv) {
   const fs::path shared = shared_dir();

@@ -128,6 +128,8 @@ TraceBuilder nested_trace() {
   return b;
 }
 
+TRACEDOC_TEST_LABELS(PyTorchLinks, unit);
+
 TEST(PyTorchLinks, NestsByContainmentPerThread) {
   const TraceBuilder b = nested_trace();
   const auto links = pytorch::link_ops(b.trace);
@@ -240,6 +242,8 @@ TraceBuilder recursive_trace() {
   return b;
 }
 
+TRACEDOC_TEST_LABELS(PyTorchOpSum, unit);
+
 TEST(PyTorchOpSum, RecursiveOpCountsItsTotalsOnce) {
   const TraceBuilder b = recursive_trace();
   // aten::x: CPU total 100 + 50 (the inner call is inside the outer), self (100-50) + (50-10) + 50,
@@ -269,6 +273,8 @@ TEST(PyTorchOpSum, FilterNameKeepsMatchingRows) {
   EXPECT_EQ(table.row_at(0)[0].d, 100.0);  // the share among the rows kept
 }
 
+TRACEDOC_TEST_LABELS(PyTorchReports, unit);
+
 TEST(PyTorchReports, NoDataWithoutOpsOrSteps) {
   TraceBuilder b;
   ReportArgs args;
@@ -283,6 +289,8 @@ TEST(PyTorchReports, NoDataWithoutOpsOrSteps) {
 }
 
 // ---- op_dispatch_sum -------------------------------------------------------------------------------
+
+TRACEDOC_TEST_LABELS(PyTorchDispatch, corpus golden);
 
 TEST(PyTorchDispatch, FrameworkTimeIsSelfTimeOutsideCudaCalls) {
   TraceBuilder b;
@@ -351,6 +359,8 @@ TEST(PyTorchDispatch, MatchesIndependentReference) {
 
 // ---- step_sum --------------------------------------------------------------------------------------
 
+TRACEDOC_TEST_LABELS(PyTorchStepSum, golden);
+
 TEST(PyTorchStepSum, SpanAndBusyOfWhatEachStepLaunched) {
   TraceBuilder b;
   b.range("ProfilerStep#3", 0, 1000);
@@ -399,6 +409,8 @@ fs::path golden_file(const GoldenCase& c, const std::string& report) {
   std::replace(stem.begin(), stem.end(), ':', '_');
   return fs::path(TRACEDOC_SOURCE_DIR) / "tests" / "golden" / "pytorch" / (std::string(c.name) + "." + stem + ".csv");
 }
+
+TRACEDOC_TEST_LABELS(PyTorchGolden, corpus golden);
 
 // Cells checked outside tracedoc, by a Python script over the raw JSON (json.load with Decimal floats,
 // ts/dur * 1000 -> ns exactly; ops = cat Operator (E1) / cpu_op (E5) / every X event (legacy), the

@@ -13,6 +13,7 @@
 #include "analysis/part_codec.h"
 #include "analysis/quantile_sketch.h"
 #include "analysis/statistics.h"
+#include "test_support.h"
 
 namespace tracedoc {
 
@@ -57,6 +58,8 @@ void expect_within_rank_error(const QuantileSketch& s, std::vector<int64_t> all)
     EXPECT_GE(at_most, target + 1 - s.rank_error()) << "quantile " << f;
   }
 }
+
+TRACEDOC_TEST_LABELS(QuantileSketch, unit sanitize);
 
 TEST(QuantileSketch, WithoutCapacityItIsTheProjectsPercentile) {
   const std::vector<int64_t> values = durations(10001, 1);

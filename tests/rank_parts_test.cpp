@@ -92,6 +92,8 @@ void expect_merge_equals_directory(const fs::path& dir, const SummaryOptions& op
   EXPECT_EQ(summary_text(from_parts), summary_text(whole));
 }
 
+TRACEDOC_TEST_LABELS(SummaryParts, corpus sanitize);
+
 TEST(SummaryParts, SyntheticRankDirectoriesMergeExactly) {
   // Two ranks with all-reduces a straggler delays (the Ranks section's skew), exposed communication,
   // and a clean pair.
@@ -184,6 +186,8 @@ void expect_diagnosis_merge_equals_directory(const fs::path& dir, const diagnose
   EXPECT_EQ(diagnose_text({*from_parts}), diagnose_text({whole}));
 }
 
+TRACEDOC_TEST_LABELS(DiagnoseParts, corpus sanitize);
+
 TEST(DiagnoseParts, SyntheticRankDirectoriesMergeExactly) {
   // A straggler (a rule comparing the ranks), exposed communication found on one rank and rated on
   // the job's basis, a clean pair (nothing to find).
@@ -243,6 +247,8 @@ void expect_diff_merge_equals_directories(const fs::path& base_dir, const fs::pa
   EXPECT_EQ(diff_text(*from_parts, {.all = true}), diff_text(whole, {.all = true}));
 }
 
+TRACEDOC_TEST_LABELS(DiffParts, corpus sanitize);
+
 TEST(DiffParts, SyntheticJobsMergeExactly) {
   // A clean pair against the straggler: slower steps, a rank that computes longer, the findings
   // that came (exposed_comm, straggler); and the other way round without findings.
@@ -298,6 +304,8 @@ TEST(DiffParts, BytesCutAnywhereAreRefused) {
   std::string endless = bytes.substr(0, bytes.size() / 2) + std::string(64, '\xff');
   EXPECT_FALSE(compare::decode_diff_part(endless).ok());
 }
+
+TRACEDOC_TEST_LABELS(MeasureParts, corpus sanitize);
 
 TEST(MeasureParts, RankDirectoriesMergeExactly) {
   // Every figure a part carries: steps, GPU busy and copy shares, memory, ranks, kernels by name.

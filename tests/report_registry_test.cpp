@@ -5,9 +5,12 @@
 #include <string>
 
 #include "analysis/report_registry.h"
+#include "test_support.h"
 
 namespace tracedoc {
 namespace {
+
+TRACEDOC_TEST_LABELS(ReportRegistry, unit);
 
 TEST(ReportRegistry, EveryReportOnceWithItsKind) {
   std::set<std::string> names;

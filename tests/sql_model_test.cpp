@@ -52,6 +52,8 @@ struct Db {
   }
 };
 
+TRACEDOC_TEST_LABELS(SqlModel, corpus);
+
 TEST(SqlModel, NsysExportTablesAndAReportByQuery) {
   const Trace& t = load_nsys((fs::path(TRACEDOC_SOURCE_DIR) / "examples" / "toy_training.sqlite").string());
   const diagnose::Diagnosis d = diagnose::diagnose(t, {});

@@ -1,10 +1,13 @@
 #include "analysis/statistics.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 namespace tracedoc {
+TRACEDOC_TEST_LABELS(Statistics, unit);
+
 TEST(Statistics, MedianAndQuartilesFollowTheSqliteExtension) {
   std::vector<int64_t> v = {10, 1, 3, 2};
   SummaryStats s = summarize(v);

@@ -72,6 +72,8 @@ const MarkedTrace kMarked[] = {
     {"HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz", 900},
 };
 
+TRACEDOC_TEST_LABELS(Steps, corpus);
+
 TEST(Steps, DetectedStepsAgreeWithHiddenProfilerSteps) {
   if (shared_dir().empty()) GTEST_SKIP() << "../shared not found: step detection on real traces skipped";
   for (const MarkedTrace& m : kMarked) {

@@ -1,6 +1,7 @@
 // StringPool: ids in first-seen order; truncate forgets the strings from an id on, as if they had
 // never been interned (the NVTX parts of a read that must be read again).
 #include "model/string_pool.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,8 @@
 
 namespace tracedoc {
 namespace {
+
+TRACEDOC_TEST_LABELS(StringPool, unit sanitize threads);
 
 TEST(StringPool, TruncateForgetsTheLaterStrings) {
   StringPool pool;

@@ -22,6 +22,8 @@ std::vector<std::vector<std::string>> report_rows(const Trace& t, const std::str
   return parse_csv(report_csv(t, report).value_or(""));
 }
 
+TRACEDOC_TEST_LABELS(Summary, corpus);
+
 TEST(Summary, BundledExportFiguresMatchTheReports) {
   const Trace& t = load_nsys(kExample.string());
   const TraceSummary s = summarize(t);

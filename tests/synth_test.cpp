@@ -142,6 +142,8 @@ std::string spec_error(const std::string& text) {
   return r.ok() ? std::string("(accepted)") : r.status().message();
 }
 
+TRACEDOC_TEST_LABELS(SynthSpec, unit);
+
 TEST(SynthSpec, DefaultsAndKnownGpus) {
   auto s = synth::parse_synth_spec(
       "gpu = \"NVIDIA H100 80GB HBM3\"\nsteps = 3\n[model]\nlayers = 2\nbatch_mib = 4\n"
@@ -224,6 +226,8 @@ const std::vector<std::string> kExamples = {
     "straggler",  "layout_overhead", "tensor_cores_unused", "gpu_idle"};
 
 class SynthExample : public ::testing::TestWithParam<std::string> {};
+
+TRACEDOC_TEST_LABELS(SynthExample, unit);
 
 // The trace is one a profiler could have recorded: ops nest per thread, every GPU operation starts
 // after its launch call returned, correlation ids are unique in the process, one stream runs one
@@ -321,6 +325,8 @@ TEST_P(SynthExample, SameSeedSameBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, SynthExample, ::testing::ValuesIn(kExamples));
 
+TRACEDOC_TEST_LABELS(Synth, unit);
+
 TEST(Synth, OtherSeedOtherTrace) {
   auto spec = synth::read_synth_spec((kSpecs / "clean.toml").string());
   ASSERT_TRUE(spec.ok());
@@ -359,6 +365,8 @@ TEST(Synth, CleanLoopKeepsTheGpuBusy) {
 }
 
 // ---- plants: each against the clean loop ----
+
+TRACEDOC_TEST_LABELS(SynthPlant, unit);
 
 TEST(SynthPlant, CombPatternAndDataLoaderBound) {
   const double clean = mean_busy_share(json("clean"));
@@ -557,6 +565,8 @@ Trace rank_directory(const std::string& name) {
   return std::move(t).value();
 }
 
+TRACEDOC_TEST_LABELS(SynthDiagnose, unit);
+
 TEST(SynthDiagnose, CleanLoopsHaveNoFindings) {
   const Generated& clean = generated("clean");
   EXPECT_EQ(ids(diagnose::diagnose(clean.json[0], {})), "");
@@ -570,6 +580,8 @@ TEST(SynthDiagnose, CleanLoopsHaveNoFindings) {
 }
 
 class SynthDiagnosePlant : public ::testing::TestWithParam<std::string> {};
+
+TRACEDOC_TEST_LABELS(SynthDiagnosePlant, unit);
 
 TEST_P(SynthDiagnosePlant, FiresWithItsEvidence) {
   const std::string rule = GetParam();

@@ -19,6 +19,7 @@
 #include "model/column_selection.h"
 #include "model/table_sort.h"
 #include "model/trace.h"
+#include "test_support.h"
 
 namespace tracedoc {
 namespace {
@@ -97,6 +98,8 @@ std::vector<size_t> iota_rows(size_t n) {
   std::iota(rows.begin(), rows.end(), size_t{0});
   return rows;
 }
+
+TRACEDOC_TEST_LABELS(TableColumns, unit sanitize);
 
 TEST(TableColumns, DeclarationsAreWellFormed) {
   std::set<std::string> table_names;

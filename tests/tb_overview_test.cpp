@@ -63,6 +63,8 @@ std::string memcpy_op(int correlation, int ts, int dur) {
 constexpr int kNs = 1000;  // the traces are in µs
 int64_t role(const TbStep& s, TbRole r) { return s.role[static_cast<int>(r)]; }
 
+TRACEDOC_TEST_LABELS(TbOverview, unit);
+
 TEST(TbOverview, StepsStretchToTheirGpuWorkAndShortTrailingStepsAreDropped) {
   const Trace t = kineto_trace(
       "stretch",

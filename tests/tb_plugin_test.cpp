@@ -289,6 +289,8 @@ class TbPlugin : public ::testing::TestWithParam<std::string> {
   const GoldenTrace* golden_ = nullptr;
 };
 
+TRACEDOC_TEST_LABELS(TbPlugin, corpus golden);
+
 TEST_P(TbPlugin, PluginViewEqualsPlugin) {
   auto read = read_kineto_trace(path_.string());
   ASSERT_TRUE(read.ok()) << read.status().message();

@@ -13,7 +13,25 @@
 #include "diagnose/engine.h"
 #include "model/trace.h"
 
+// The ctest labels of test suite `suite`, declared once, beside its tests:
+//   TRACEDOC_TEST_LABELS(HostileJson, unit sanitize);
+// CMakeLists.txt reads the declarations and makes each suite one ctest test, run as one process (a
+// trace its tests read is read once), with these labels: unit (needs nothing), corpus (reads the
+// real traces of ../shared; skips without them), golden (compares with expected outputs), capture
+// (the recorder), slow (tens of seconds), sanitize (the AddressSanitizer pass runs it), threads (the
+// ThreadSanitizer pass runs it). A suite without a declaration fails the configuration.
+#define TRACEDOC_TEST_LABELS(suite, ...) static_assert(true, #suite)
+
 namespace tracedoc::testing {
+
+// Whether a sanitizer instruments this build (the passes of scripts/test-sanitized.sh, where code
+// runs 5 to 20 times slower): a test that repeats a costly check over many inputs checks a spread of
+// them there, and the Release build checks them all.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
 
 // ../shared next to the checkout, or $TRACEDOC_SHARED when set; empty when absent.
 std::filesystem::path shared_dir();

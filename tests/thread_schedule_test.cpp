@@ -17,6 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+TRACEDOC_TEST_LABELS(ThreadSchedule, corpus);
+
 TEST(ThreadSchedule, RunningBlockedAndTheRestAddUp) {
   if (nsys_traces_dir().empty()) GTEST_SKIP() << "../shared is absent: the real exports are skipped";
   const std::string path = (nsys_traces_dir() / "ai-profiler/baseline_nvtx.sqlite").string();

@@ -36,6 +36,8 @@ struct TimeCase {
   int64_t start, end;
 };
 
+TRACEDOC_TEST_LABELS(ParseTimeWindow, unit);
+
 TEST(ParseTimeWindow, ReadsValuesAsNsysDoes) {
   // Expected values are what nsys 2023.4.4 passed to its report scripts for the same argument.
   const TimeCase cases[] = {
@@ -143,6 +145,8 @@ TEST(ParseTimeWindow, RejectsWhatNsysRejects) {
 
 // ---------------------------------------------------------------------------------------------
 // --filter-nvtx parser
+
+TRACEDOC_TEST_LABELS(ParseNvtxFilter, golden);
 
 TEST(ParseNvtxFilter, SplitsTheIndexOnlyWhenItIsANonNegativeInteger) {
   struct Case {
@@ -262,6 +266,8 @@ TraceFilter filter_of(const GoldenCase& c) {
 
 class FilterGolden : public ::testing::TestWithParam<GoldenCase> {};
 
+TRACEDOC_TEST_LABELS(FilterGolden, corpus golden);
+
 TEST_P(FilterGolden, ReportsEqualNsys) {
   const GoldenCase& c = GetParam();
   std::string skip;
@@ -296,6 +302,8 @@ std::string golden_test_name(const ::testing::TestParamInfo<GoldenCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Manifest, FilterGolden, ::testing::ValuesIn(read_manifest()), golden_test_name);
 
+TRACEDOC_TEST_LABELS(FilterGoldenManifest, golden);
+
 TEST(FilterGoldenManifest, ListsEveryGoldenDirectory) {
   std::set<std::string> listed;
   for (const auto& c : read_manifest()) {
@@ -324,6 +332,8 @@ constexpr int64_t kOtherProcess = int64_t{200} << 24;
 NvtxFilterSpec nvtx_spec(const std::string& text) { return parse_nvtx_filter(text).value(); }
 
 size_t count_of(const std::vector<int64_t>& ids, int64_t id) { return std::count(ids.begin(), ids.end(), id); }
+
+TRACEDOC_TEST_LABELS(ApplyFilter, corpus);
 
 TEST(ApplyFilter, AllRanksKeepsTheOtherProcesses) {
   Trace restricted = load_edge_cases(), all_ranks = load_edge_cases();
@@ -460,6 +470,8 @@ TEST(ApplyFilter, AllRanksOnARealTwoProcessExport) {
   EXPECT_EQ(pids(all_ranks->kernels.global_pid), std::set<int64_t>({144, 145}));
   EXPECT_EQ(pids(all_ranks->api.global_tid), std::set<int64_t>({144, 145}));
 }
+
+TRACEDOC_TEST_LABELS(StatsCli, unit);
 
 // The CLI maps filter errors to exit status 2 (bad input / usage).
 TEST(StatsCli, FilterErrorsExitWithStatus2) {

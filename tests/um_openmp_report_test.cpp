@@ -66,6 +66,8 @@ std::vector<ReportCase> report_cases() {
 
 class UmOpenMpGolden : public ::testing::TestWithParam<ReportCase> {};
 
+TRACEDOC_TEST_LABELS(UmOpenMpGolden, golden);
+
 TEST_P(UmOpenMpGolden, MatchesNsys) {
   const ReportCase& rc = GetParam();
   const std::string report_name = split(rc.report, ':').at(0);
@@ -116,6 +118,8 @@ std::string case_name(const ::testing::TestParamInfo<ReportCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(SyntheticExports, UmOpenMpGolden, ::testing::ValuesIn(report_cases()), case_name);
 
+TRACEDOC_TEST_LABELS(UmOpenMpGoldenData, golden);
+
 // The goldens cover the cases they were made for (a change to the SQL that drops them shows here).
 TEST(UmOpenMpGoldenData, ExpectedOutputsHaveTheirRows) {
   auto rows = [](const std::string& rel) { return parse_csv(read_file(golden_dir() / "expected" / rel)).size(); };
@@ -124,6 +128,8 @@ TEST(UmOpenMpGoldenData, ExpectedOutputsHaveTheirRows) {
   EXPECT_EQ(rows("um_openmp/stats_openmp_sum.csv"), 1 + 12u);
   EXPECT_EQ(rows("um_edge_values/stats_um_sum_rows=30.csv"), 1 + 22u);
 }
+
+TRACEDOC_TEST_LABELS(UmOpenMpReader, unit);
 
 // What the reader puts in the model: UVM rows only (not the ordinary copies), every fault, every
 // OpenMP table with its rows.
@@ -159,6 +165,8 @@ TEST(UmOpenMpReader, LoadsUnifiedMemoryAndOpenMpTables) {
   EXPECT_EQ(parallel_rows, 3u);
   fs::remove(path);
 }
+
+TRACEDOC_TEST_LABELS(UmSumArgs, unit);
 
 TEST(UmSumArgs, RowsMustBeAnInteger) {
   Trace trace;

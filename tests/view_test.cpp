@@ -30,6 +30,8 @@ const char* kMfu = "traces/nsys/nsys-ai/mfu_2gpu_before.sqlite";
     GTEST_SKIP() << "../shared is absent: " << (rel) << " not found";           \
   }
 
+TRACEDOC_TEST_LABELS(CriticalPath, corpus);
+
 TEST(CriticalPath, SingleStreamStepsAreOneChain) {
   REQUIRE_SHARED(kResnet);
   const Trace& t = testing::load_kineto((shared_dir() / kResnet).string());
@@ -121,6 +123,8 @@ int64_t expected_events(const Trace& t) {
   return n;
 }
 
+TRACEDOC_TEST_LABELS(ViewTimeline, corpus);
+
 TEST(ViewTimeline, TwoGpuExportTracksAndNesting) {
   REQUIRE_SHARED(kMfu);
   const Trace& t = testing::load_nsys((shared_dir() / kMfu).string());
@@ -204,6 +208,8 @@ TEST(ViewTimeline, OperatorsShowTheirFlopsAndThePeakPresetColoursThem) {
   EXPECT_TRUE(found_kernel);
 }
 
+TRACEDOC_TEST_LABELS(ViewLod, corpus);
+
 TEST(ViewLod, BucketsCountEveryEventAndLanesMatchTheUnion) {
   REQUIRE_SHARED(kResnet);
   const Trace& t = testing::load_kineto((shared_dir() / kResnet).string());
@@ -268,6 +274,8 @@ TEST(ViewLod, RawBudgetEndsTheWindowWhereTheBudgetRunsOut) {
   EXPECT_EQ(inside, 5000 - open);  // the window ends at the first event past the budget
 }
 
+TRACEDOC_TEST_LABELS(ViewSamples, corpus);
+
 // CPU samples on the page: every sample in its thread's lane (each sampled thread has a track), the
 // embedded ones in time order with their stacks equal to the model's, their GPU-idle flags those of
 // gpu_idle_samples; a budget keeps the first samples and ends the window there.
@@ -324,6 +332,8 @@ TEST(ViewSamples, LanesCountEverySampleAndStacksMatchTheModel) {
   EXPECT_EQ(few.samples.end, few.samples.time.back());
   EXPECT_EQ(few.samples.total, 16150);
 }
+
+TRACEDOC_TEST_LABELS(ViewWriters, corpus);
 
 // Names from a trace are untrusted: in the page they are JSON text that cannot close the script
 // element; in the SVG they are escaped XML text.

@@ -15,17 +15,11 @@
 #include "analysis/statistics.h"
 #include "analysis/steps.h"
 #include "common/human_units.h"
+#include "common/text.h"
 
 namespace tracedoc {
 
 namespace {
-
-bool contains(std::string_view s, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (s.find(p) != std::string_view::npos) return true;
-  }
-  return false;
-}
 
 // The file name of a module path ("/opt/conda/lib/libtorch_cpu.so" -> "libtorch_cpu.so").
 std::string_view file_name(std::string_view module) {
@@ -60,26 +54,27 @@ SampleClass classify_frame(std::string_view symbol, std::string_view module, boo
         symbol.starts_with("PyGILState_Ensure"))
       return SampleClass::kGil;
     if (symbol == "malloc" || symbol == "free" || symbol == "calloc" || symbol == "realloc" ||
-        contains(symbol,
-                 {"_int_malloc", "_int_free", "__libc_malloc", "__libc_free", "__libc_calloc", "malloc_consolidate",
-                  "pymalloc_", "operator new", "operator delete", "CachingAllocator", "alloc_cpu", "free_cpu",
-                  "cudaMalloc", "cudaFree", "cudaHostAlloc", "cuMemAlloc", "cuMemFree"}))
+        contains_any(symbol,
+                     {"_int_malloc", "_int_free", "__libc_malloc", "__libc_free", "__libc_calloc", "malloc_consolidate",
+                      "pymalloc_", "operator new", "operator delete", "CachingAllocator", "alloc_cpu", "free_cpu",
+                      "cudaMalloc", "cudaFree", "cudaHostAlloc", "cuMemAlloc", "cuMemFree"}))
       return SampleClass::kAllocation;
   }
   const std::string_view file = file_name(module);
-  if (contains(file, {"libToolsInjection", "libcupti", "libnvToolsExt", "libnvtx"})) return SampleClass::kProfiler;
-  if (contains(file, {"libcuda.", "libcudart", "libcublas", "libcudnn", "libnccl", "libnvrtc", "libcufft", "libcurand",
-                      "libcusparse", "libnvJitLink", "libnvidia-"}))
+  if (contains_any(file, {"libToolsInjection", "libcupti", "libnvToolsExt", "libnvtx"})) return SampleClass::kProfiler;
+  if (contains_any(file, {"libcuda.", "libcudart", "libcublas", "libcudnn", "libnccl", "libnvrtc", "libcufft",
+                          "libcurand", "libcusparse", "libnvJitLink", "libnvidia-"}))
     return SampleClass::kCuda;
-  if (contains(file, {"libtorch", "libc10", "libshm", "_C.cpython", "libtorchvision", "_C.so"}))
+  if (contains_any(file, {"libtorch", "libc10", "libshm", "_C.cpython", "libtorchvision", "_C.so"}))
     return SampleClass::kPyTorch;
   if (file.starts_with("python") || file.starts_with("libpython") || symbol.starts_with("_Py") ||
       symbol.starts_with("Py"))
     return SampleClass::kPython;
-  if (contains(file, {"_multiarray", "numpy", "openblas", "libblas", "mkl", "libgomp", "libomp", "libiomp", "scipy"}))
+  if (contains_any(file,
+                   {"_multiarray", "numpy", "openblas", "libblas", "mkl", "libgomp", "libomp", "libiomp", "scipy"}))
     return SampleClass::kNumerics;
-  if (contains(file, {"_imaging", "PIL", "cv2", "opencv", "libjpeg", "libturbojpeg", "libpng", "libwebp", "_pickle",
-                      "image.so", "video_reader"}))
+  if (contains_any(file, {"_imaging", "PIL", "cv2", "opencv", "libjpeg", "libturbojpeg", "libpng", "libwebp", "_pickle",
+                          "image.so", "video_reader"}))
     return SampleClass::kData;
   return unresolved || symbol.empty() || symbol.starts_with('[') ? SampleClass::kUnresolved : SampleClass::kOther;
 }

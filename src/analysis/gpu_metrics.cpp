@@ -12,6 +12,7 @@
 #include "analysis/context.h"
 #include "analysis/statistics.h"
 #include "common/name_pattern.h"
+#include "common/text.h"
 
 namespace tracedoc {
 
@@ -55,15 +56,7 @@ std::vector<MetricSeries> gpu_metric_series(const Trace& trace) {
   return out;
 }
 
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 MetricKind metric_kind(std::string_view name) {
   const std::string n = lower(name);

@@ -24,7 +24,7 @@ constexpr double kGen5x16 = pcie_bytes_per_s(32, 16);
 // 900 GB/s both directions together, 450 GB/s each way.
 constexpr double kNvlinkC2C = 450e9;
 
-struct Entry {
+struct HostLinkEntry {
   const char* pattern;  // upper-case substring of the GPU name; the first match wins
   const char* link;
   double bytes_per_s;
@@ -33,7 +33,7 @@ struct Entry {
 // The host interface of each GPU as its maker's data sheet gives it. Order matters where one
 // pattern contains another (GH200 before H200, A100 before A10). Laptop parts come first and stay
 // unknown: their lane count depends on the laptop (x4, x8 or x16).
-constexpr Entry kTable[] = {
+constexpr HostLinkEntry kHostLinks[] = {
     {"LAPTOP", nullptr, 0},
     {"MAX-Q", nullptr, 0},
     {"MOBILE", nullptr, 0},
@@ -97,7 +97,7 @@ HostLink host_link_for_gpu(std::string_view gpu_name) {
   for (char& c : upper) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
-  for (const Entry& e : kTable) {
+  for (const HostLinkEntry& e : kHostLinks) {
     if (upper.find(e.pattern) == std::string::npos) continue;
     if (!e.link) return {};
     return {e.link, e.bytes_per_s};

@@ -11,7 +11,7 @@
 
 #include "analysis/result.h"
 #include "analysis/trace_filter.h"
-#include "common/split.h"
+#include "common/text.h"
 #include "common/status.h"
 #include "ingest/nsys_sqlite_reader.h"
 #include "model/ncu_report.h"

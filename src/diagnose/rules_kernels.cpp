@@ -14,23 +14,11 @@
 #include "analysis/pytorch/tb_overview.h"
 #include "diagnose/rule_support.h"
 #include "diagnose/rules.h"
+#include "common/text.h"
 
 namespace tracedoc::diagnose {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool contains_any(const std::string& s, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (s.find(p) != std::string::npos) return true;
-  }
-  return false;
-}
 
 // Layout kernels: transposes, permutes and the copies PyTorch makes for .contiguous() / .to() /
 // format conversions (cuDNN's NCHW <-> NHWC kernels included).

@@ -16,9 +16,8 @@ namespace tracedoc {
 
 namespace {
 
-using protobuf::Field;
-using protobuf::Message;
-using protobuf::WireType;
+// The wire format's names, qualified: a `using` here would reach every file of a unity build.
+namespace pb = protobuf;
 
 constexpr std::string_view kMagic{"NVR\0", 4};
 constexpr std::string_view kZstdMagic{"\x28\xB5\x2F\xFD", 4};
@@ -29,31 +28,31 @@ constexpr uint64_t kMaxInflated = uint64_t{1} << 36;  // 64 GiB: a zstd bomb, no
 // when the message is corrupt or `on` refused a field.
 template <typename OnField>
 bool walk(std::string_view bytes, OnField&& on) {
-  Message m(bytes);
-  Field f;
+  pb::Message m(bytes);
+  pb::Field f;
   while (m.next(f)) {
     if (!on(f)) return false;
   }
   return !m.failed();
 }
 
-bool is_bytes(const Field& f) { return f.type == WireType::kBytes; }
-bool is_varint(const Field& f) { return f.type == WireType::kVarint; }
+bool is_bytes(const pb::Field& f) { return f.type == pb::WireType::kBytes; }
+bool is_varint(const pb::Field& f) { return f.type == pb::WireType::kVarint; }
 
 // MetricValue: one of 1 string, 2 float, 3 double, 4 uint32, 5 uint64.
 bool read_value(std::string_view bytes, NcuValue& v) {
-  return walk(bytes, [&](const Field& f) {
+  return walk(bytes, [&](const pb::Field& f) {
     switch (f.number) {
       case 1:
         if (!is_bytes(f)) return false;
         v.kind = NcuValue::Kind::kString, v.text.assign(f.bytes);
         return true;
       case 2:
-        if (f.type != WireType::kFixed32) return false;
+        if (f.type != pb::WireType::kFixed32) return false;
         v.kind = NcuValue::Kind::kFloat, v.real = f.as_float();
         return true;
       case 3:
-        if (f.type != WireType::kFixed64) return false;
+        if (f.type != pb::WireType::kFixed64) return false;
         v.kind = NcuValue::Kind::kDouble, v.real = f.as_double();
         return true;
       case 4:
@@ -75,7 +74,7 @@ class ResultReader {
 
   // ProfileMetricResult: 1 NameId, 2 MetricValue, 3 repeated {1 CorrelationId, 2 ElementValue}.
   bool metric(std::string_view bytes, NcuMetric& m) {
-    return walk(bytes, [&](const Field& f) {
+    return walk(bytes, [&](const pb::Field& f) {
       switch (f.number) {
         case 1:
           if (!is_varint(f)) return false;
@@ -87,7 +86,7 @@ class ResultReader {
           // Named references, not a structured binding: clang before 16 cannot capture one in a lambda.
           auto& instance = m.instances.emplace_back();
           NcuValue &id = instance.first, &value = instance.second;
-          return walk(f.bytes, [&](const Field& g) {
+          return walk(f.bytes, [&](const pb::Field& g) {
             if (g.number == 1) return is_bytes(g) && read_value(g.bytes, id);
             if (g.number == 2) return is_bytes(g) && read_value(g.bytes, value);
             return true;
@@ -101,19 +100,19 @@ class ResultReader {
   // RuleResult: 1 Identifier, 2 DisplayName, 3 Body {1 repeated Items {1 Message {1 text, 2 type}}},
   // 4 SectionIdentifier.
   bool rule(std::string_view bytes, NcuRuleResult& r) {
-    return walk(bytes, [&](const Field& f) {
+    return walk(bytes, [&](const pb::Field& f) {
       switch (f.number) {
         case 1: return is_bytes(f) && (r.identifier.assign(f.bytes), true);
         case 2: return is_bytes(f) && (r.display_name.assign(f.bytes), true);
         case 4: return is_bytes(f) && (r.section.assign(f.bytes), true);
         case 3:
-          return is_bytes(f) && walk(f.bytes, [&](const Field& item) {
+          return is_bytes(f) && walk(f.bytes, [&](const pb::Field& item) {
                    if (item.number != 1) return true;
-                   return is_bytes(item) && walk(item.bytes, [&](const Field& part) {
+                   return is_bytes(item) && walk(item.bytes, [&](const pb::Field& part) {
                             if (part.number != 1) return true;  // tables, charts, proposals
                             if (!is_bytes(part)) return false;
                             NcuRuleMessage& msg = r.messages.emplace_back();
-                            return walk(part.bytes, [&](const Field& x) {
+                            return walk(part.bytes, [&](const pb::Field& x) {
                               if (x.number == 1) return is_bytes(x) && (msg.text.assign(x.bytes), true);
                               if (x.number == 2)
                                 return is_varint(x) && (msg.type = static_cast<uint32_t>(x.value), true);
@@ -130,25 +129,25 @@ class ResultReader {
   // then the open ranges}}, 3 StartEndDomains {1 domain id, then the open ranges}, 4 DefaultDomain.
   // The range entries are counted (nvtx_open_entries), not decoded: no report seen holds one.
   bool nvtx(std::string_view bytes, NcuResult& r) {
-    auto ranges_after_domain_id = [&](const Field& state) {
-      return is_bytes(state) && walk(state.bytes, [&](const Field& x) {
+    auto ranges_after_domain_id = [&](const pb::Field& state) {
+      return is_bytes(state) && walk(state.bytes, [&](const pb::Field& x) {
                if (x.number != 1) ++r.nvtx_open_entries;
                return true;
              });
     };
-    return walk(bytes, [&](const Field& f) {
+    return walk(bytes, [&](const pb::Field& f) {
       switch (f.number) {
         case 1: {
           if (!is_bytes(f)) return false;
           auto& domain = r.nvtx_domains.emplace_back();
-          return walk(f.bytes, [&](const Field& x) {
+          return walk(f.bytes, [&](const pb::Field& x) {
             if (x.number == 1) return is_varint(x) && (domain.first = x.value, true);
             if (x.number == 2) return is_bytes(x) && (domain.second.assign(x.bytes), true);
             return true;  // registered strings, name tables
           });
         }
         case 2:
-          return is_bytes(f) && walk(f.bytes, [&](const Field& x) {
+          return is_bytes(f) && walk(f.bytes, [&](const pb::Field& x) {
                    if (x.number == 1) return is_varint(x) && (r.nvtx_thread = x.value, true);
                    if (x.number == 2) return ranges_after_domain_id(x);
                    return true;
@@ -162,15 +161,15 @@ class ResultReader {
 
   // ProfileResult: one profiled launch.
   bool result(std::string_view bytes, NcuResult& r) {
-    auto uint3 = [](const Field& f, std::array<uint64_t, 3>& xyz) {
-      return is_bytes(f) && walk(f.bytes, [&](const Field& g) {
+    auto uint3 = [](const pb::Field& f, std::array<uint64_t, 3>& xyz) {
+      return is_bytes(f) && walk(f.bytes, [&](const pb::Field& g) {
                if (g.number < 1 || g.number > 3) return true;
                if (!is_varint(g)) return false;
                xyz[g.number - 1] = g.value;
                return true;
              });
     };
-    const bool ok = walk(bytes, [&](const Field& f) {
+    const bool ok = walk(bytes, [&](const pb::Field& f) {
       switch (f.number) {
         case 1: return is_varint(f) && (r.thread_id = static_cast<uint32_t>(f.value), true);
         case 2: return is_varint(f) && (r.api_call_id = f.value, true);
@@ -213,11 +212,11 @@ class ResultReader {
 // ReportSessionDetails: the tool's version (8 VersionInfo) and the devices (6 DeviceAttributes
 // {1 ID, 2 Name, 3 repeated {1 Name, 2 Value}}). Several blocks carry details; a device is taken once.
 bool read_session(std::string_view bytes, NcuReport& report) {
-  return walk(bytes, [&](const Field& f) {
+  return walk(bytes, [&](const pb::Field& f) {
     if (f.number == 8) {
       if (!is_bytes(f)) return false;
       std::string provider, version;
-      const bool ok = walk(f.bytes, [&](const Field& g) {
+      const bool ok = walk(f.bytes, [&](const pb::Field& g) {
         if (g.number == 1) return is_bytes(g) && (provider.assign(g.bytes), true);
         if (g.number == 2) return is_bytes(g) && (version.assign(g.bytes), true);
         return true;
@@ -228,7 +227,7 @@ bool read_session(std::string_view bytes, NcuReport& report) {
     if (f.number == 6) {
       if (!is_bytes(f)) return false;
       NcuDevice d;
-      const bool ok = walk(f.bytes, [&](const Field& g) {
+      const bool ok = walk(f.bytes, [&](const pb::Field& g) {
         if (g.number == 1) return is_varint(g) && (d.id = static_cast<uint32_t>(g.value), true);
         if (g.number == 2) return is_bytes(g) && (d.name.assign(g.bytes), true);
         if (g.number != 3) return true;
@@ -236,7 +235,7 @@ bool read_session(std::string_view bytes, NcuReport& report) {
         auto& attribute = d.attributes.emplace_back();
         std::string& name = attribute.first;
         NcuValue& value = attribute.second;
-        return walk(g.bytes, [&](const Field& x) {
+        return walk(g.bytes, [&](const pb::Field& x) {
           if (x.number == 1) return is_bytes(x) && (name.assign(x.bytes), true);
           if (x.number == 2) return is_bytes(x) && read_value(x.bytes, value);
           return true;
@@ -277,7 +276,7 @@ Result<ReportHeader> read_header(std::string_view bytes, const std::string& name
   if (bytes.size() - kMagic.size() - 4 < n) return cut("file header cut short");
   ReportHeader h;
   h.size = kMagic.size() + 4 + n;
-  const bool ok = walk(bytes.substr(kMagic.size() + 4, n), [&](const Field& f) {
+  const bool ok = walk(bytes.substr(kMagic.size() + 4, n), [&](const pb::Field& f) {
     if (f.number == 1) return is_varint(f) && (h.version = static_cast<uint32_t>(f.value), true);
     return true;
   });
@@ -331,19 +330,19 @@ class ContainerReader {
     std::string_view header_bytes;
     if (!message(header_bytes)) return corrupt("block header cut short");
     BlockHeader h;
-    const bool ok = walk(header_bytes, [&](const Field& f) {
+    const bool ok = walk(header_bytes, [&](const pb::Field& f) {
       switch (f.number) {
         case 1: return is_varint(f) && (h.sources = f.value, true);
         case 2: return is_varint(f) && (h.results = f.value, true);
         case 3: return is_bytes(f) && read_session(f.bytes, report_);
         case 4:
-          return is_bytes(f) && walk(f.bytes, [&](const Field& g) {
+          return is_bytes(f) && walk(f.bytes, [&](const pb::Field& g) {
                    if (g.number == 1) return is_bytes(g) && (report_.metric_names.emplace_back(g.bytes), true);
                    return true;
                  });
         case 5: return is_varint(f) && (h.payload = f.value, true);
         case 6:
-          return is_bytes(f) && walk(f.bytes, [&](const Field& g) {
+          return is_bytes(f) && walk(f.bytes, [&](const pb::Field& g) {
                    if (g.number == 1) return is_varint(g) && (h.process_id = static_cast<uint32_t>(g.value), true);
                    return true;
                  });

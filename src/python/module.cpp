@@ -26,7 +26,7 @@
 #include "analysis/trace_filter.h"
 #include "budget/evaluate.h"
 #include "budget/measures.h"
-#include "common/split.h"
+#include "common/text.h"
 #include "compare/diff_parts.h"
 #include "compare/trace_diff.h"
 #include "common/memory_budget.h"

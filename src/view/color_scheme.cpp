@@ -15,6 +15,7 @@
 
 #include "common/input_file.h"
 #include "common/name_pattern.h"
+#include "common/text.h"
 #include "common/toml_file.h"
 
 namespace tracedoc::view {
@@ -58,14 +59,6 @@ constexpr size_t kMaxRules = 1000;
 constexpr uintmax_t kMaxFileBytes = 16u << 20;
 
 constexpr const char* kColorForms = "#rrggbb, #rgb, 0xRRGGBB, 0xAARRGGBB or an ARGB integer";
-
-char lower_char(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), lower_char);
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);

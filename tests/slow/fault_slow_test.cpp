@@ -66,6 +66,8 @@ fs::path large_export(const ScratchDir& dir, uint64_t min_bytes) {
   return p;
 }
 
+TRACEDOC_TEST_LABELS(SlowFaults, slow);
+
 // 3. Another process truncates the export to half while `summary` reads it. Before, the mapped
 // page scanner died of SIGBUS (exit 135, no message) in 9 runs of 10; now every run either finishes
 // (the truncation came after the read) or stops with the one-line error, and leaves no file.

@@ -7,14 +7,11 @@
 #include <utility>
 
 #include "analysis/pytorch/op_links.h"
+#include "common/text.h"
 
 namespace tracedoc::pytorch {
 
 namespace {
-
-bool contains(std::string_view s, std::string_view p, size_t from = 0) {
-  return from <= s.size() && s.find(p, from) != std::string_view::npos;
-}
 
 // Who a GPU activity or CPU event belongs to. A merged rank directory tags thread and process ids
 // with rank + 1 in their top bits (a single file with 0); nsys exports group by process.

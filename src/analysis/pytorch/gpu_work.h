@@ -103,8 +103,9 @@ std::string_view sync_name(int32_t sync_type);
 // The owner (GpuUnit::owner) of a CPU thread or process id: the rank tag in a PyTorch trace (rank + 1
 // in the top bits of a merged rank directory's ids, 0 in a single file), the process in an nsys
 // export.
+inline int64_t rank_tag_of(int64_t global_id) { return global_id >> 48; }
 inline int64_t owner_of_id(bool pytorch, int64_t global_id) {
-  return pytorch ? (global_id >> 48) : global_pid_of(global_id);
+  return pytorch ? rank_tag_of(global_id) : global_pid_of(global_id);
 }
 
 // An API call's name without nsys's version suffix (cudaLaunchKernel_v7000 -> cudaLaunchKernel).

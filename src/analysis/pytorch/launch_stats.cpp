@@ -9,12 +9,11 @@
 #include "analysis/checked_math.h"
 #include "analysis/intervals.h"
 #include "analysis/statistics.h"
+#include "common/text.h"
 
 namespace tracedoc::pytorch {
 
 namespace {
-
-bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
 bool is_gpu_api(std::string_view n) { return n.starts_with("cu") || n.starts_with("hip"); }
 

@@ -40,7 +40,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-constexpr uint32_t kNoText = TextIds::kNoText;
 constexpr size_t kMaxThreadsShown = 4;
 
 // One (operator, kernel) row while kernels are added.

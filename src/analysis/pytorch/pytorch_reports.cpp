@@ -21,8 +21,6 @@ namespace tracedoc::pytorch {
 
 namespace {
 
-constexpr uint32_t kNoText = TextIds::kNoText;
-
 struct OpGroup {
   StrId name = kNoStr, dims = kNoStr;  // first row's ids, for the label cells
   int64_t calls = 0, kernels = 0;
@@ -60,7 +58,7 @@ Status op_sum(const Trace& trace, const ReportArgs& args, RowSink& sink) {
   std::vector<OpGroup> groups;
   std::vector<uint32_t> group(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    const uint64_t dims = by_shapes ? texts.of(ops.input_dims[i]) : kNoText;
+    const uint64_t dims = by_shapes ? texts.of(ops.input_dims[i]) : TextIds::kNoText;
     const uint64_t key = (uint64_t{texts.of(ops.name[i])} << 32) | dims;
     const uint32_t g = group_ids.id(key);
     if (g == groups.size()) groups.push_back({ops.name[i], by_shapes ? ops.input_dims[i] : kNoStr});

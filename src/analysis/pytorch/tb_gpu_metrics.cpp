@@ -10,12 +10,11 @@
 #include "analysis/intervals.h"
 #include "analysis/pytorch/op_links.h"
 #include "analysis/pytorch/tb_overview.h"
+#include "analysis/pytorch/gpu_work.h"
 
 namespace tracedoc::pytorch {
 
 namespace {
-
-int64_t owner_of(int64_t global_id) { return global_id >> 48; }
 
 // Est. SM efficiency: the share of the GPU's SMs the running kernels can occupy (a kernel: its blocks
 // over the SM count; concurrent kernels add up, to at most all SMs), integrated over the window. The
@@ -123,7 +122,7 @@ std::vector<TbGpuMetrics> tb_gpu_metrics(const Trace& trace, const std::vector<T
 
   std::map<std::pair<int64_t, int32_t>, std::vector<uint32_t>> groups;
   for (size_t r = 0; r < k.size(); ++r)
-    groups[{owner_of(k.global_pid[r]), k.device[r]}].push_back(static_cast<uint32_t>(r));
+    groups[{rank_tag_of(k.global_pid[r]), k.device[r]}].push_back(static_cast<uint32_t>(r));
 
   std::vector<TbGpuMetrics> out;
   for (const auto& [key, rows] : groups) {

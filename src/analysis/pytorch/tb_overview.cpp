@@ -17,9 +17,6 @@ constexpr TimeNs kMaxTime = std::numeric_limits<TimeNs>::max();
 constexpr TimeNs kMinTime = std::numeric_limits<TimeNs>::min();
 constexpr int kClaimingRoles = kTbRoles - 1;  // Other is what they leave
 
-// The rank tag of a merged directory's ids (rank + 1 in the top bits; 0 in a single file).
-int64_t owner_of(int64_t global_id) { return global_id >> 48; }
-
 bool is_data_loader(std::string_view name) {
   return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
          name.starts_with("enumerate(DataPipe)#");
@@ -111,7 +108,7 @@ void Builder::gather() {
   auto add_gpu = [&](GpuKind kind, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
                      const std::vector<int64_t>& global_pid, auto role_of) {
     for (size_t r = 0; r < start.size(); ++r) {
-      const int64_t owner = owner_of(global_pid[r]);
+      const int64_t owner = rank_tag_of(global_pid[r]);
       UnitInput& u = unit(owner);
       u.roles[static_cast<int>(role_of(r))].push_back({start[r], end[r]});
       u.gpu_ops.push_back(static_cast<uint32_t>(ops_.size()));
@@ -134,7 +131,7 @@ void Builder::gather() {
   for (size_t a = 0; a < api.size(); ++a) {
     const auto cls = static_cast<ApiClass>(api.api_class[a]);
     if (cls != ApiClass::kCudaRuntime && (cls != ApiClass::kCudaDriver || o_.ignore_driver_calls)) continue;
-    UnitInput& u = unit(owner_of(api.global_tid[a]));
+    UnitInput& u = unit(rank_tag_of(api.global_tid[a]));
     u.has_cpu = true;
     u.roles[static_cast<int>(TbRole::kRuntime)].push_back({api.start[a], api.end[a]});
     u.runtimes.push_back(static_cast<uint32_t>(a));
@@ -145,7 +142,7 @@ void Builder::gather() {
   const bool ranges_in_span = !o_.cpu_span_ops_only || t_.pytorch.era <= 1;
   const OpTable& ops = t_.pytorch.ops;
   for (size_t i = 0; i < ops.size(); ++i) {
-    add_cpu(unit(owner_of(ops.global_tid[i])), ops.start[i], ops.end[i],
+    add_cpu(unit(rank_tag_of(ops.global_tid[i])), ops.start[i], ops.end[i],
             cpu_role(t_.str(ops.name[i]), o_.plugin_communication), true);
   }
   const RangeTable& r = t_.ranges;
@@ -158,14 +155,14 @@ void Builder::gather() {
     s.number = step_number(t_.str(s.name));
     s.host_start = r.start[row];
     s.host_end = r.end[row];
-    UnitInput& u = unit(owner_of(r.global_tid[row]));
+    UnitInput& u = unit(rank_tag_of(r.global_tid[row]));
     u.steps.push_back(s);
     u.has_cpu = true;
   }
   for (size_t i = 0; i < r.size(); ++i) {
     if (is_step[i] || r.end[i] == kNoTime) continue;
-    add_cpu(unit(owner_of(r.global_tid[i])), r.start[i], r.end[i], cpu_role(t_.str(r.text[i]), o_.plugin_communication),
-            ranges_in_span);
+    add_cpu(unit(rank_tag_of(r.global_tid[i])), r.start[i], r.end[i],
+            cpu_role(t_.str(r.text[i]), o_.plugin_communication), ranges_in_span);
   }
 
   // The plugin's view of GPU-side annotations: CPU annotations, the ProfilerStep#N ones steps. They
